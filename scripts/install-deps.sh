@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs every Debian package that forgectl's build, tests, benchmarks and runtime need.
+# Idempotent: does nothing (and prints nothing) when all of them are present.
+set -euo pipefail
+
+packages=(
+  # build
+  g++ meson ninja-build pkg-config
+  libcurl4-openssl-dev rapidjson-dev libyaml-cpp-dev libpoco-dev doctest-dev libcli11-dev
+  libarchive-dev libsqlite3-dev
+  # runtime: the engine, and what the local images are built from
+  docker.io busybox-static squid iptables
+  # benchmarks' references
+  curl python3-docker docker-compose
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: missing packages: ${missing[*]}; run this script as root (or install them)" >&2
+  exit 1
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+# A fresh machine has no package lists yet; refresh them once when the install cannot find a package.
+if ! apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; then
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# Debian's squid package starts a system squid on port 3128; forgectl only needs its files.
+if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet squid 2>/dev/null; then
+  systemctl stop squid || true
+fi

@@ -1,0 +1,39 @@
+// What every verb gets from main(): output streams, the logger, and the daemon connection.
+#pragma once
+
+#include <iosfwd>
+#include <memory>
+#include <string>
+
+#include "core/log.h"
+#include "engine/client.h"
+#include "engine/docker_host.h"
+
+namespace forge::cli {
+
+// Exit codes (docs/errors.md).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitInterrupted = 130;
+
+class Context {
+ public:
+  Context(std::ostream& out, std::ostream& err, LogLevel level) : out(out), err(err), log(err, level) {}
+  std::ostream& out;
+  std::ostream& err;
+  Logger log;
+  std::string host_flag;  // -H/--host; empty = DOCKER_HOST or the default socket
+
+  // Connects on first use (verbs that need no daemon never do).
+  Result<engine::Client*> client();
+  Result<engine::DockerHost> docker_host() const;
+
+  // Prints "forgectl: error: …" and returns kExitFailure (kExitUsage for kInvalid).
+  int report(const Error& e);
+
+ private:
+  std::unique_ptr<engine::Client> client_;
+};
+
+}  // namespace forge::cli

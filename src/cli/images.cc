@@ -1,0 +1,59 @@
+// `forgectl images build|ls`: the local images forgectl needs, built without any registry.
+#include <ostream>
+
+#include "cli/verbs.h"
+#include "core/strings.h"
+#include "engine/images.h"
+#include "stack/local_images.h"
+
+namespace forge::cli {
+
+void add_images(CLI::App& app, Context& ctx, int* rc) {
+  auto* images = app.add_subcommand("images", "Build or list forgectl's local images");
+  images->require_subcommand(1);
+
+  auto* build = images->add_subcommand("build", "Build the local images from the host's Debian packages (no registry)");
+  auto* busybox = build->add_option("--busybox", "busybox-static binary to put in the runner image")->default_val("/bin/busybox");
+  build->callback([&ctx, rc, busybox] {
+    auto c = ctx.client();
+    if (!c) {
+      *rc = ctx.report(c.error());
+      return;
+    }
+    auto helper = stack::find_exec_helper("");
+    if (!helper) {
+      *rc = ctx.report(helper.error());
+      return;
+    }
+    stack::ImageSources src{busybox->as<std::string>(), *helper};
+    auto id = stack::build_runner_image(**c, src, [&ctx](std::string_view line) { ctx.log.debug(trim(line)); });
+    if (!id) {
+      *rc = ctx.report(id.error());
+      return;
+    }
+    ctx.out << stack::kRunnerImage << ' ' << *id << '\n';
+    *rc = kExitOk;
+  });
+
+  auto* ls = images->add_subcommand("ls", "List the images forgectl built");
+  ls->callback([&ctx, rc] {
+    auto c = ctx.client();
+    if (!c) {
+      *rc = ctx.report(c.error());
+      return;
+    }
+    auto list = engine::list_images(**c, {{"label", {stack::kImageLabel}}});
+    if (!list) {
+      *rc = ctx.report(list.error());
+      return;
+    }
+    for (const auto& img : *list) {
+      std::string role = img.labels.count(stack::kImageLabel) ? img.labels.at(stack::kImageLabel) : "";
+      for (const auto& tag : img.repo_tags)
+        ctx.out << tag << '\t' << role << '\t' << img.id.substr(0, 19) << '\t' << human_bytes(img.size) << '\n';
+    }
+    *rc = kExitOk;
+  });
+}
+
+}  // namespace forge::cli

@@ -1,0 +1,14 @@
+// Each verb registers its CLI11 subcommand; one file per verb.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "cli/context.h"
+
+namespace forge::cli {
+
+// Each returns nothing; the subcommand's callback stores its exit code in `*rc`.
+void add_doctor(CLI::App& app, Context& ctx, int* rc);
+void add_images(CLI::App& app, Context& ctx, int* rc);
+
+}  // namespace forge::cli

@@ -1,0 +1,25 @@
+// Small string helpers: URL and base64 encoding, trimming, joining.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace forge {
+
+std::string url_encode(std::string_view s);
+// Standard base64 (RFC 4648 with padding); nullopt on malformed input.
+std::optional<std::string> base64_decode(std::string_view s);
+std::string base64_encode(std::string_view s);
+std::string trim(std::string_view s);
+std::string to_lower(std::string_view s);
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
+bool starts_with(std::string_view s, std::string_view prefix);
+// Random lower-case hex token of `n` bytes' entropy (from /dev/urandom).
+std::string random_hex(std::size_t n);
+// A human-readable byte count: "1.5 MiB".
+std::string human_bytes(std::uint64_t n);
+
+}  // namespace forge

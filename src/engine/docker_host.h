@@ -1,0 +1,34 @@
+// Where the daemon is: DOCKER_HOST, DOCKER_TLS_VERIFY, DOCKER_CERT_PATH, DOCKER_API_VERSION, as the docker CLI reads them.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "core/result.h"
+
+namespace forge::engine {
+
+inline constexpr const char* kDefaultSocket = "/var/run/docker.sock";
+
+struct DockerHost {
+  enum class Kind { kUnix, kTcp };
+  Kind kind = Kind::kUnix;
+  std::string socket_path = kDefaultSocket;  // kUnix
+  std::string address;                       // kTcp: "host:port"
+  bool tls = false;                          // DOCKER_TLS_VERIFY set (non-empty)
+  std::string ca_file, cert_file, key_file;  // from DOCKER_CERT_PATH (default ~/.docker)
+  std::string api_version;                   // DOCKER_API_VERSION, empty when unset
+
+  std::string describe() const;  // "unix:///var/run/docker.sock", "tcp://h:2376 (tls)"
+};
+
+using EnvLookup = std::function<std::optional<std::string>(const char*)>;
+EnvLookup process_env();
+
+// Parses a host URL as `docker -H` takes it ("unix:///path", "tcp://host:port"); `env` supplies the
+// TLS variables. An explicit `host` overrides DOCKER_HOST.
+Result<DockerHost> parse_docker_host(std::string_view host, const EnvLookup& env);
+Result<DockerHost> docker_host_from_env(const EnvLookup& env);
+
+}  // namespace forge::engine

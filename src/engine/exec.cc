@@ -1,0 +1,224 @@
+// Exec endpoints and exec_run.
+#include "engine/exec.h"
+
+#include <dirent.h>
+#include <signal.h>
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "core/strings.h"
+#include "engine/errors.h"
+#include "engine/stdcopy.h"
+
+namespace forge::engine {
+
+std::string exec_create_body(const ExecCreateSpec& s) {
+  json::Writer w;
+  w.begin_object()
+      .field("AttachStdin", s.attach_stdin)
+      .field("AttachStdout", true)
+      .field("AttachStderr", true)
+      .field("Tty", false)
+      .field("Cmd", s.cmd)
+      .field("Env", s.env);
+  if (!s.user.empty()) w.field("User", s.user);
+  if (!s.workdir.empty()) w.field("WorkingDir", s.workdir);
+  w.end_object();
+  return w.take();
+}
+
+Result<std::string> exec_create(Client& c, std::string_view container, const ExecCreateSpec& spec) {
+  auto resp = c.expect({201}, Method::kPost, "/containers/" + url_encode(container) + "/exec", exec_create_body(spec));
+  if (!resp) return resp.fail_with("creating exec in container '" + std::string(container) + "'");
+  auto doc = json::parse(resp->body, "exec create response");
+  if (!doc) return doc.fail();
+  return json::get_string(*doc, "Id");
+}
+
+Result<std::unique_ptr<Stream>> exec_start(Client& c, std::string_view exec_id) {
+  Request req{Method::kPost, c.versioned("/exec/" + std::string(exec_id) + "/start"), R"({"Detach":false,"Tty":false})",
+              "application/json", Millis(30000)};
+  auto s = c.transport().hijack(req);
+  if (!s) return s.fail_with("starting exec " + std::string(exec_id).substr(0, 12));
+  return s;
+}
+
+Result<ExecInspect> exec_inspect(Client& c, std::string_view exec_id) {
+  auto doc = c.get_json("/exec/" + std::string(exec_id) + "/json");
+  if (!doc) return doc.fail_with("inspecting exec " + std::string(exec_id).substr(0, 12));
+  ExecInspect i;
+  i.running = json::get_bool(*doc, "Running");
+  if (!json::has_null(*doc, "ExitCode")) i.exit_code = static_cast<int>(json::get_int(*doc, "ExitCode"));
+  i.pid = static_cast<int>(json::get_int(*doc, "Pid"));
+  i.container_id = json::get_string(*doc, "ContainerID");
+  return i;
+}
+
+namespace {
+
+enum class PumpEnd { kEof, kDeadline };
+
+// Moves bytes until the daemon closes the stream or the deadline passes: output into the
+// demuxer, pending stdin out (interleaved, so a process that echoes its input cannot deadlock us).
+struct Pump {
+  Stream& stream;
+  StdcopyDemuxer demux;
+  StdcopyDemuxer::Sink sink;
+  std::string_view stdin_left;
+  bool stdin_done = true;
+
+  Result<PumpEnd> run(Deadline deadline) {
+    char buf[64 * 1024];
+    for (;;) {
+      for (;;) {
+        auto r = stream.read_some(buf);
+        if (!r) return r.fail();
+        if (r->eof) return PumpEnd::kEof;
+        if (r->would_block) break;
+        if (auto st = demux.feed(std::string_view(buf, r->bytes), sink); !st) return st.fail();
+      }
+      while (!stdin_done && !stdin_left.empty()) {
+        auto w = stream.write_some(stdin_left.substr(0, 64 * 1024));
+        if (!w) {  // the process stopped reading (exited); its output still counts
+          stdin_left = {};
+          break;
+        }
+        if (w->would_block) break;
+        stdin_left.remove_prefix(w->bytes);
+      }
+      if (!stdin_done && stdin_left.empty()) {
+        (void)stream.close_write();
+        stdin_done = true;
+      }
+      if (deadline.expired()) return PumpEnd::kDeadline;
+      auto ready = stream.wait(!stdin_done, deadline);
+      if (!ready) return ready.fail();
+      if (!*ready) return PumpEnd::kDeadline;
+    }
+  }
+};
+
+// Reads one line of a /proc file; empty when unreadable.
+std::string read_proc(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// SIGKILLs every host process in session `sid` that belongs to `container_id`'s cgroup.
+// The cgroup check matters: if our PID namespace is not the daemon's, `sid` may name an
+// unrelated process of ours, and then nothing matches and nothing is killed.
+int kill_host_session(int sid, const std::string& container_id) {
+  if (sid <= 1 || container_id.empty()) return 0;
+  int killed = 0;
+  DIR* proc = opendir("/proc");
+  if (!proc) return 0;
+  while (dirent* e = readdir(proc)) {
+    char* end = nullptr;
+    long pid = std::strtol(e->d_name, &end, 10);
+    if (*end || pid <= 1) continue;
+    std::string base = std::string("/proc/") + e->d_name;
+    std::string stat = read_proc(base + "/stat");
+    auto close_paren = stat.rfind(')');
+    if (close_paren == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close_paren + 2));
+    std::string state;
+    long ppid = 0, pgrp = 0, session = 0;
+    rest >> state >> ppid >> pgrp >> session;
+    if (session != sid) continue;
+    if (read_proc(base + "/cgroup").find(container_id) == std::string::npos) continue;
+    if (::kill(static_cast<pid_t>(pid), SIGKILL) == 0) ++killed;
+  }
+  closedir(proc);
+  return killed;
+}
+
+}  // namespace
+
+Result<ExecResult> exec_run(Client& c, std::string_view container, const ExecOptions& o) {
+  auto start = Clock::now();
+  std::string what = "running '" + (o.cmd.empty() ? std::string() : o.cmd.front()) + "' in container '" +
+                     std::string(container) + "'";
+  if (o.cmd.empty()) return fail(Errc::kInvalid, what + ": empty command");
+
+  std::string token = o.helper.empty() ? std::string() : random_hex(8);
+  ExecCreateSpec spec{o.cmd, o.env, o.user, o.workdir, o.stdin_data.has_value()};
+  if (!o.helper.empty()) {
+    std::vector<std::string> wrapped{o.helper};
+    if (o.timeout.count() > 0) wrapped.insert(wrapped.end(), {"--timeout-ms", std::to_string(o.timeout.count())});
+    wrapped.insert(wrapped.end(), {"--token", token, "--"});
+    wrapped.insert(wrapped.end(), o.cmd.begin(), o.cmd.end());
+    spec.cmd = std::move(wrapped);
+  }
+  auto id = exec_create(c, container, spec);
+  if (!id) return id.fail_with(what);
+  auto stream = exec_start(c, *id);
+  if (!stream) return stream.fail_with(what);
+
+  ExecResult res;
+  std::string system_msg;
+  auto sink = [&](StdStream s, std::string_view data) {
+    if (s == StdStream::kSystem) {
+      system_msg.append(data);
+      return;
+    }
+    bool is_err = s == StdStream::kStderr;
+    std::string& buf = is_err ? res.err : res.out;
+    std::size_t room = o.output_cap > buf.size() ? o.output_cap - buf.size() : 0;
+    if (data.size() > room) (is_err ? res.err_truncated : res.out_truncated) = true;
+    buf.append(data.substr(0, room));
+  };
+  Pump pump{**stream, {}, sink, o.stdin_data ? std::string_view(*o.stdin_data) : std::string_view{},
+            !o.stdin_data.has_value()};
+
+  // With the helper inside, it enforces the deadline; ours is the fallback, a little later.
+  Deadline deadline = o.timeout.count() > 0
+                          ? Deadline(start + o.timeout + (o.helper.empty() ? Millis(0) : Millis(2000)))
+                          : Deadline::never();
+  auto end = pump.run(deadline);
+  if (!end) return end.fail_with(what);
+
+  if (*end == PumpEnd::kDeadline) {
+    res.timed_out = true;
+    auto ins = exec_inspect(c, *id);
+    if (ins && c.transport().is_local() && kill_host_session(ins->pid, ins->container_id) > 0)
+      res.kill_method = "host-session";
+    if (!res.kill_method.empty()) end = pump.run(Deadline::in(Millis(1000)));
+    if ((!end || *end == PumpEnd::kDeadline) && !o.helper.empty()) {
+      ExecOptions killer{{o.helper, "--kill-token", token}, {}, "0:0", {}, std::nullopt, Millis(5000), 4096, {}};
+      if (auto k = exec_run(c, container, killer); k && k->exit_code == 0) res.kill_method = "helper-token";
+      end = pump.run(Deadline::in(Millis(2500)));
+    }
+  }
+
+  // The exit code is set once the stream has ended; allow the daemon a moment to record it.
+  ExecInspect ins;
+  for (int i = 0; i < 50; ++i) {
+    auto r = exec_inspect(c, *id);
+    if (!r) return r.fail_with(what);
+    ins = *r;
+    if (!ins.running || res.timed_out) break;
+    std::this_thread::sleep_for(Millis(10));
+  }
+  res.exit_code = ins.exit_code.value_or(-1);
+  res.elapsed = elapsed_since(start);
+  if (!o.helper.empty() && res.exit_code == kHelperTimeoutExit && o.timeout.count() > 0 && res.elapsed >= o.timeout) {
+    res.timed_out = true;
+    res.kill_method = "helper";
+    // The helper's own note is not the command's output.
+    if (auto pos = res.err.rfind("forgectl-exec: timed out"); pos != std::string::npos) res.err.erase(pos);
+  }
+  if (!system_msg.empty()) res.err += system_msg;
+
+  // The runtime reports a command that could not start as exit 126/127 with its message on stdout.
+  if ((res.exit_code == 126 || res.exit_code == 127) && starts_with(res.out, "OCI runtime exec failed"))
+    return fail(Errc::kInvalid, what + ": " + trim(res.out));
+  if (res.exit_code == 126 && starts_with(res.out, "unable to find user"))
+    return fail(Errc::kInvalid, what + ": " + trim(res.out));
+  return res;
+}
+
+}  // namespace forge::engine

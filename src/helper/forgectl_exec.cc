@@ -1,0 +1,284 @@
+// forgectl-exec: static in-container wrapper that runs one command under a deadline and kills its whole process tree.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+namespace forge::helper {
+
+constexpr int kExitTimeout = 124;
+constexpr int kExitUsage = 125;
+constexpr int kExitNotExecutable = 126;
+constexpr int kExitNotFound = 127;
+constexpr char kTokenVar[] = "FORGECTL_EXEC_TOKEN";
+constexpr int kKillScanRounds = 3;
+constexpr long long kReapGraceMs = 100;        // how long to wait for killed orphans before leaving them to init
+constexpr long long kMaxTimeoutMs = 1LL << 40;  // ~35 years; keeps nanosecond arithmetic far from overflow
+constexpr char kUsage[] =
+    "usage: forgectl-exec [--timeout-ms N] [--token T] -- CMD [ARGS...]\n"
+    "       forgectl-exec --kill-token T\n"
+    "       forgectl-exec --version\n";
+
+struct Options {
+  long long timeout_ms = 0;  // 0 = no deadline
+  std::string token;         // empty = no token
+  char** cmd = nullptr;
+};
+
+[[noreturn]] void usage_error(const char* msg, const char* arg = nullptr) {
+  std::fprintf(stderr, "forgectl-exec: %s%s%s\n%s", msg, arg ? ": " : "", arg ? arg : "", kUsage);
+  std::exit(kExitUsage);
+}
+
+bool parse_ms(const char* s, long long* out) {
+  long long v = 0;
+  if (*s == '\0') return false;
+  for (; *s != '\0'; ++s) {
+    if (*s < '0' || *s > '9') return false;
+    v = v * 10 + (*s - '0');
+    if (v > kMaxTimeoutMs) return false;
+  }
+  *out = v;
+  return true;
+}
+
+// Run mode only; --version and --kill-token are handled in main and must stand alone.
+Options parse_args(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--") {
+      o.cmd = argv + i + 1;
+      if (*o.cmd == nullptr) usage_error("missing command after '--'");
+      return o;
+    }
+    const bool takes_value = a == "--timeout-ms" || a == "--token" || a == "--kill-token";
+    if (takes_value && i + 1 >= argc) usage_error("option requires a value", argv[i]);
+    if (a == "--version" || a == "--kill-token") usage_error("option must be used alone", argv[i]);
+    if (!takes_value) usage_error("unknown argument", argv[i]);
+    const char* v = argv[++i];
+    if (a == "--timeout-ms" && !parse_ms(v, &o.timeout_ms)) usage_error("invalid --timeout-ms value", v);
+    if (a == "--token" && *v == '\0') usage_error("empty --token");
+    if (a == "--token") o.token = v;
+  }
+  usage_error("missing '--' and command");
+}
+
+long long now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+timespec to_timespec(long long ns) {
+  timespec ts{};
+  ts.tv_sec = static_cast<time_t>(ns / 1000000000LL);
+  ts.tv_nsec = static_cast<long>(ns % 1000000000LL);
+  return ts;
+}
+
+// True if /proc/PID/environ holds exactly `entry` as one of its NUL-separated strings.
+bool environ_has(const char* pid, const std::string& entry) {
+  const std::string path = std::string("/proc/") + pid + "/environ";
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;  // gone, or another uid's process we could not kill anyway
+  std::string env;
+  char buf[8192];
+  for (;;) {
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    env.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  for (size_t pos = 0; pos < env.size();) {
+    size_t end = env.find('\0', pos);
+    if (end == std::string::npos) end = env.size();
+    if (end - pos == entry.size() && env.compare(pos, entry.size(), entry) == 0) return true;
+    pos = end + 1;
+  }
+  return false;
+}
+
+// One /proc pass: SIGKILL token holders not already in `killed`; returns how many were newly killed.
+int kill_token_once(const std::string& entry, std::vector<pid_t>& killed) {
+  DIR* dir = opendir("/proc");
+  if (dir == nullptr) return 0;
+  const pid_t self = getpid();
+  int count = 0;
+  while (const dirent* de = readdir(dir)) {
+    char* end = nullptr;
+    const long pid = std::strtol(de->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0' || pid == self) continue;
+    bool seen = false;
+    for (const pid_t k : killed) seen = seen || k == pid;
+    if (seen || !environ_has(de->d_name, entry)) continue;
+    if (kill(static_cast<pid_t>(pid), SIGKILL) == 0) {
+      killed.push_back(static_cast<pid_t>(pid));
+      ++count;
+    }
+  }
+  closedir(dir);
+  return count;
+}
+
+// Rescans because a token holder may have been mid-fork during the previous pass.
+int kill_token(const std::string& token) {
+  const std::string entry = std::string(kTokenVar) + "=" + token;
+  std::vector<pid_t> killed;
+  int total = 0;
+  for (int round = 0; round < kKillScanRounds; ++round) {
+    const int n = kill_token_once(entry, killed);
+    if (n == 0) break;
+    total += n;
+  }
+  return total;
+}
+
+// The child itself is killed by pid too, in case it moved out of its own group.
+void kill_tree(pid_t child, const std::string& token) {
+  kill(-child, SIGKILL);
+  kill(child, SIGKILL);
+  if (!token.empty()) kill_token(token);  // catches descendants that escaped via setsid
+}
+
+// Reaps other zombies on the way; reports the child's exit without reaping it, so its pgid stays valid.
+bool child_exited(pid_t child, siginfo_t* info) {
+  for (;;) {
+    siginfo_t si{};
+    if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0) return false;
+    if (si.si_pid == child) {
+      *info = si;
+      return true;
+    }
+    waitpid(si.si_pid, nullptr, 0);
+  }
+}
+
+// As subreaper we inherit orphaned descendants; reap the ones we killed so no zombies are left in the container.
+void reap_orphans() {
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  const long long give_up = now_ns() + kReapGraceMs * 1000000LL;
+  for (;;) {
+    const pid_t pid = waitpid(-1, nullptr, WNOHANG);
+    if (pid > 0) continue;
+    if (pid < 0 && errno != EINTR) return;  // ECHILD: nothing left
+    const long long left = give_up - now_ns();
+    if (left <= 0) return;  // survivors are escaped daemons we did not kill
+    const timespec ts = to_timespec(left);
+    sigtimedwait(&chld, nullptr, &ts);
+  }
+}
+
+[[noreturn]] void run_child(const Options& o, bool own_tty, const sigset_t& orig_mask,
+                           const struct sigaction& orig_chld) {
+  setpgid(0, 0);
+  // SIGTTOU is still blocked here, which is what lets tcsetpgrp succeed from a background group.
+  if (own_tty) tcsetpgrp(STDIN_FILENO, getpid());
+  if (!o.token.empty()) setenv(kTokenVar, o.token.c_str(), 1);
+  sigaction(SIGCHLD, &orig_chld, nullptr);
+  sigprocmask(SIG_SETMASK, &orig_mask, nullptr);
+  execvp(o.cmd[0], o.cmd);
+  const int err = errno;
+  std::fprintf(stderr, "forgectl-exec: cannot run %s: %s\n", o.cmd[0], std::strerror(err));
+  _exit(err == EACCES ? kExitNotExecutable : kExitNotFound);
+}
+
+int run(const Options& o) {
+  sigset_t handled;
+  sigemptyset(&handled);
+  for (const int s : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) sigaddset(&handled, s);
+  sigset_t blocked = handled;
+  sigaddset(&blocked, SIGTTOU);  // lets us write to / hand over a tty from a background group
+  // An inherited SIG_IGN for SIGCHLD would auto-reap the child and lose its status.
+  struct sigaction dfl{};
+  struct sigaction orig_chld{};
+  dfl.sa_handler = SIG_DFL;
+  sigaction(SIGCHLD, &dfl, &orig_chld);
+  sigset_t orig_mask;
+  sigprocmask(SIG_BLOCK, &blocked, &orig_mask);  // signals are consumed synchronously by sigtimedwait
+
+  setsid();  // fails harmlessly if we already lead a session
+  prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  const long long deadline = o.timeout_ms > 0 ? now_ns() + o.timeout_ms * 1000000LL : 0;
+  // With a controlling tty (docker exec -t) the command's group must be foreground, or reading stdin stops it.
+  // Decided before fork: once setpgid(child) has run, the child can no longer compare groups.
+  const bool own_tty = tcgetpgrp(STDIN_FILENO) == getpgrp();
+
+  const pid_t child = fork();
+  if (child < 0) {
+    std::fprintf(stderr, "forgectl-exec: fork: %s\n", std::strerror(errno));
+    return kExitUsage;
+  }
+  if (child == 0) run_child(o, own_tty, orig_mask, orig_chld);
+  setpgid(child, child);    // also here, so kill(-child) is right even before the child has run
+  signal(SIGPIPE, SIG_IGN);  // a closed stderr must not change our exit code
+
+  siginfo_t info{};
+  bool timed_out = false;
+  int fatal_sig = 0;
+  for (;;) {
+    timespec ts{};
+    const timespec* tsp = nullptr;
+    if (deadline != 0) {
+      const long long left = deadline - now_ns();
+      if (left <= 0) {
+        timed_out = true;
+        break;
+      }
+      ts = to_timespec(left);
+      tsp = &ts;
+    }
+    const int sig = sigtimedwait(&handled, nullptr, tsp);
+    if (sig < 0) continue;  // EAGAIN: deadline re-checked above; EINTR: retry
+    if (sig != SIGCHLD) {
+      fatal_sig = sig;
+      break;
+    }
+    if (child_exited(child, &info)) break;
+  }
+
+  if (timed_out || fatal_sig != 0) {
+    kill_tree(child, o.token);
+    siginfo_t si{};
+    while (waitid(P_PID, static_cast<id_t>(child), &si, WEXITED) < 0 && errno == EINTR) continue;
+    reap_orphans();
+    if (fatal_sig != 0) return 128 + fatal_sig;
+    std::fprintf(stderr, "forgectl-exec: timed out after %lld ms\n", o.timeout_ms);
+    return kExitTimeout;
+  }
+  // Background jobs still holding stdout would keep the Docker exec stream open after the command is done.
+  kill(-child, SIGKILL);
+  while (waitpid(child, nullptr, 0) < 0 && errno == EINTR) continue;
+  reap_orphans();
+  return info.si_code == CLD_EXITED ? info.si_status : 128 + info.si_status;
+}
+
+}  // namespace forge::helper
+
+int main(int argc, char** argv) {
+  using namespace forge::helper;
+  const std::string first = argc > 1 ? argv[1] : "";
+  if (first == "--version" && argc == 2) {
+    std::printf("forgectl-exec 1\n");
+    return 0;
+  }
+  if (first == "--kill-token" && argc == 3) {
+    if (*argv[2] == '\0') usage_error("empty --kill-token");
+    std::printf("%d\n", kill_token(argv[2]));
+    return 0;
+  }
+  return run(parse_args(argc, argv));
+}

@@ -1,0 +1,89 @@
+// The docker suite's main: connect, build the runner image, run the tests, remove what they made.
+// Without a daemon it skips (exit 77), unless FORGECTL_REQUIRE_DOCKER=1 makes that a failure.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <set>
+
+#include "core/strings.h"
+#include "engine/containers.h"
+#include "engine/networks.h"
+#include "stack/local_images.h"
+#include "support/docker_env.h"
+
+namespace forge::test {
+
+DockerEnv& docker_env() {
+  static DockerEnv env;  // test-suite state, set once by main
+  return env;
+}
+
+std::map<std::string, std::string> test_labels(std::map<std::string, std::string> extra) {
+  extra["io.forgectl.test"] = docker_env().run_value;
+  return extra;
+}
+
+std::string free_test_subnet() {
+  std::set<std::string> used;
+  if (auto nets = engine::list_networks(*docker_env().client))
+    for (const auto& n : *nets)
+      for (const auto& c : n.ipam) used.insert(c.subnet);
+  for (;;) {
+    unsigned r = static_cast<unsigned>(std::stoul(random_hex(2), nullptr, 16));
+    std::string subnet = "10.213." + std::to_string(r & 255) + "." + std::to_string((r >> 8 & 15) * 16) + "/28";
+    if (!used.count(subnet)) return subnet;
+  }
+}
+
+static void remove_leftovers(engine::Client& c) {
+  engine::Filters f{{"label", {docker_env().run_label}}};
+  if (auto cs = engine::list_containers(c, f))
+    for (const auto& x : *cs) (void)engine::remove_container(c, x.id);
+  if (auto ns = engine::list_networks(c, f))
+    for (const auto& n : *ns) (void)engine::remove_network(c, n.id);
+}
+
+}  // namespace forge::test
+
+int main(int argc, char** argv) {
+  using namespace forge;
+  bool required = [] {
+    const char* v = std::getenv("FORGECTL_REQUIRE_DOCKER");
+    return v && std::string(v) == "1";
+  }();
+  auto host = engine::docker_host_from_env(engine::process_env());
+  auto client = host ? engine::Client::connect(*host) : Result<std::unique_ptr<engine::Client>>(host.fail());
+  if (!client) {
+    std::cerr << "docker suite: " << client.error().what() << '\n';
+    if (required) {
+      std::cerr << "docker suite: FORGECTL_REQUIRE_DOCKER=1, so a missing daemon is a failure\n";
+      return 1;
+    }
+    std::cerr << "docker suite: skipped (set FORGECTL_REQUIRE_DOCKER=1 to make this a failure)\n";
+    return 77;
+  }
+  auto& env = test::docker_env();
+  env.client = client->get();
+  env.run_value = random_hex(6);
+  env.run_label = "io.forgectl.test=" + env.run_value;
+
+  auto helper = stack::find_exec_helper("");
+  if (!helper) {
+    std::cerr << "docker suite: " << helper.error().what() << '\n';
+    return 1;
+  }
+  auto image = stack::build_runner_image(*env.client, {"/bin/busybox", *helper});
+  if (!image) {
+    std::cerr << "docker suite: building the runner image: " << image.error().what() << '\n';
+    return 1;
+  }
+  env.runner_image = *image;
+
+  doctest::Context ctx;
+  ctx.applyCommandLine(argc, argv);
+  int rc = ctx.run();
+  test::remove_leftovers(*env.client);
+  return rc;
+}

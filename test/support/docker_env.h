@@ -1,0 +1,26 @@
+// Shared state of the docker suite: one client, the runner image, a label on everything created.
+#pragma once
+
+#include <string>
+
+#include "engine/client.h"
+
+namespace forge::test {
+
+struct DockerEnv {
+  engine::Client* client = nullptr;
+  std::string runner_image;  // id of forgectl/runner:local, built by the suite's main
+  std::string run_label;     // "io.forgectl.test=<random>": on every object the suite creates
+  std::string run_value;
+};
+
+// Set up by test/docker/main.cc before any test runs.
+DockerEnv& docker_env();
+
+// Labels for an object of this test run, plus `extra`.
+std::map<std::string, std::string> test_labels(std::map<std::string, std::string> extra = {});
+
+// A /28 from 10.213.0.0/16 not used by any network on the daemon (tests create their own subnets).
+std::string free_test_subnet();
+
+}  // namespace forge::test
