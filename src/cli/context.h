@@ -1,6 +1,7 @@
 // What every verb gets from main(): output streams, the logger, and the daemon connection.
 #pragma once
 
+#include <atomic>
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -24,6 +25,9 @@ class Context {
   std::ostream& err;
   Logger log;
   std::string host_flag;  // -H/--host; empty = DOCKER_HOST or the default socket
+  // SIGINT/SIGTERM received so far (counted by main's signal thread): 1 = stop and clean up,
+  // 2+ = hurry, but still clean up.
+  std::atomic<int> interrupted{0};
 
   // Connects on first use (verbs that need no daemon never do).
   Result<engine::Client*> client();

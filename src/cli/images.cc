@@ -14,7 +14,9 @@ void add_images(CLI::App& app, Context& ctx, int* rc) {
 
   auto* build = images->add_subcommand("build", "Build the local images from the host's Debian packages (no registry)");
   auto* busybox = build->add_option("--busybox", "busybox-static binary to put in the runner image")->default_val("/bin/busybox");
-  build->callback([&ctx, rc, busybox] {
+  auto* squid =
+      build->add_option("--squid", "squid binary to put in the egress proxy image")->default_val("/usr/sbin/squid");
+  build->callback([&ctx, rc, busybox, squid] {
     auto c = ctx.client();
     if (!c) {
       *rc = ctx.report(c.error());
@@ -25,13 +27,22 @@ void add_images(CLI::App& app, Context& ctx, int* rc) {
       *rc = ctx.report(helper.error());
       return;
     }
+    auto debug = [&ctx](std::string_view line) { ctx.log.debug(trim(line)); };
     stack::ImageSources src{busybox->as<std::string>(), *helper};
-    auto id = stack::build_runner_image(**c, src, [&ctx](std::string_view line) { ctx.log.debug(trim(line)); });
+    auto id = stack::build_runner_image(**c, src, debug);
     if (!id) {
       *rc = ctx.report(id.error());
       return;
     }
     ctx.out << stack::kRunnerImage << ' ' << *id << '\n';
+    stack::SquidSources squid_src;
+    squid_src.squid = squid->as<std::string>();
+    auto squid_id = stack::build_squid_image(**c, squid_src, debug);
+    if (!squid_id) {
+      *rc = ctx.report(squid_id.error());
+      return;
+    }
+    ctx.out << stack::kSquidImage << ' ' << *squid_id << '\n';
     *rc = kExitOk;
   });
 

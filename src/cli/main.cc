@@ -1,14 +1,41 @@
 // forgectl: evaluates untrusted LLM agents inside Docker. main() builds the context and dispatches.
+#include <signal.h>
+
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <thread>
 
 #include "cli/verbs.h"
+
+namespace {
+
+// SIGINT/SIGTERM are taken by one thread with sigwait (blocked everywhere else), so every other
+// thread sees them only as the context's counter and cleans up in its own time.
+void watch_signals(forge::cli::Context& ctx) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::thread([&ctx, set] {
+    for (;;) {
+      int sig = 0;
+      if (sigwait(&set, &sig) != 0) continue;
+      int n = ++ctx.interrupted;
+      if (n == 1) ctx.log.warn("interrupted: stopping and removing what was created (again to hurry)");
+      else ctx.log.warn("hurrying: forcing removal without waiting");
+    }
+  }).detach();
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace forge;
   const char* level = std::getenv("FORGECTL_LOG");
   cli::Context ctx(std::cout, std::cerr, Logger::parse_level(level ? level : "", LogLevel::kInfo));
+  watch_signals(ctx);
 
   CLI::App app{"forgectl: run untrusted LLM agents in hardened Docker sandboxes and grade them", "forgectl"};
   app.require_subcommand(1);
@@ -18,6 +45,10 @@ int main(int argc, char** argv) {
   int rc = cli::kExitOk;
   cli::add_doctor(app, ctx, &rc);
   cli::add_images(app, ctx, &rc);
+  cli::add_up(app, ctx, &rc);
+  cli::add_down(app, ctx, &rc);
+  cli::add_ps(app, ctx, &rc);
+  cli::add_validate(app, ctx, &rc);
 
   try {
     app.parse(argc, argv);

@@ -10,5 +10,9 @@ namespace forge::cli {
 // Each returns nothing; the subcommand's callback stores its exit code in `*rc`.
 void add_doctor(CLI::App& app, Context& ctx, int* rc);
 void add_images(CLI::App& app, Context& ctx, int* rc);
+void add_up(CLI::App& app, Context& ctx, int* rc);
+void add_down(CLI::App& app, Context& ctx, int* rc);
+void add_ps(CLI::App& app, Context& ctx, int* rc);
+void add_validate(CLI::App& app, Context& ctx, int* rc);
 
 }  // namespace forge::cli

@@ -75,6 +75,11 @@ std::string container_create_body(const ContainerSpec& s) {
   if (!s.stop_signal.empty()) w.field("StopSignal", s.stop_signal);
   if (s.stop_timeout) w.field("StopTimeout", *s.stop_timeout);
   if (s.open_stdin) w.field("OpenStdin", true);
+  if (!s.volumes.empty()) {
+    w.key("Volumes").begin_object();
+    for (const auto& v : s.volumes) w.key(v).begin_object().end_object();
+    w.end_object();
+  }
   if (s.healthcheck) {
     const auto& hc = *s.healthcheck;
     w.key("Healthcheck").begin_object().field("Test", hc.test);

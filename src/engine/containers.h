@@ -52,6 +52,9 @@ struct ContainerSpec {
   std::string stop_signal;
   std::optional<int> stop_timeout;  // seconds
   bool open_stdin = false;
+  // Anonymous volumes (Config.Volumes): writable through the archive API even on a read-only
+  // root filesystem, and removed with the container.
+  std::vector<std::string> volumes;
   HostSpec host;
   std::string network;               // the one network joined at create (API 1.41 takes one)
   std::vector<std::string> aliases;  // on that network

@@ -3,11 +3,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <set>
 
 #include "core/strings.h"
 #include "engine/images.h"
@@ -93,6 +95,151 @@ Result<std::string> build_runner_image(engine::Client& c, const ImageSources& sr
   spec.tags = {kRunnerImage};
   spec.labels = {{kImageLabel, "runner"}};
   return engine::build_image(c, spec, progress);
+}
+
+// The shared libraries `binary` loads, with the dynamic loader, as absolute host paths (what
+// `ldd` prints after "=>", or first for the loader). A static binary has none.
+static Result<std::vector<std::string>> shared_libraries(const std::string& binary) {
+  if (binary.find('\'') != std::string::npos) return fail(Errc::kInvalid, "cannot quote '" + binary + "' for ldd");
+  std::string cmd = "ldd '" + binary + "' 2>&1";
+  FILE* raw = ::popen(cmd.c_str(), "r");
+  if (!raw) return fail(Errc::kUnsupported, "cannot run ldd (from libc-bin) on " + binary);
+  std::unique_ptr<FILE, int (*)(FILE*)> p(raw, ::pclose);
+  std::vector<std::string> libs;
+  std::string output, missing;
+  std::array<char, 512> buf{};
+  while (std::fgets(buf.data(), buf.size(), p.get())) {
+    std::string l = trim(buf.data());
+    output += l + "\n";
+    auto arrow = l.find("=>");
+    std::string path = arrow == std::string::npos ? l : trim(l.substr(arrow + 2));
+    path = path.substr(0, path.find(' '));
+    if (path == "not")
+      missing += (missing.empty() ? "" : ", ") + l.substr(0, l.find(' '));
+    else if (starts_with(path, "/"))
+      libs.push_back(path);
+  }
+  int status = ::pclose(p.release());
+  if (!missing.empty()) return fail(Errc::kNotFound, binary + " needs libraries that are not installed: " + missing);
+  if (status != 0) {
+    if (output.find("not a dynamic executable") != std::string::npos) return std::vector<std::string>{};
+    return fail(Errc::kIo, "ldd " + binary + " failed: " + trim(output));
+  }
+  return libs;
+}
+
+namespace {
+
+// Adds host files under rootfs/ at their host paths, creating each parent directory once.
+class RootfsBuilder {
+ public:
+  explicit RootfsBuilder(engine::TarWriter& tar) : tar_(tar) {}
+
+  void dir(const std::string& path, unsigned mode = 0755) {
+    if (!dirs_.insert(path).second) return;
+    parents(path);
+    steps_.push_back(tar_.add_directory("rootfs" + path + "/", mode));
+  }
+  void file(const std::string& path, const std::string& host_path) {
+    parents(path);
+    steps_.push_back(tar_.add_host_file("rootfs" + path, host_path));
+  }
+  void text(const std::string& path, std::string_view content) {
+    parents(path);
+    steps_.push_back(tar_.add_file("rootfs" + path, content));
+  }
+  // Copies the regular files below `host_dir` (symlinks followed) to `path`, sorted for stable bytes.
+  void tree(const std::string& path, const std::string& host_dir) {
+    std::error_code ec, ignored;  // a dangling link is skipped, not an error
+    std::vector<std::string> files;
+    for (fs::recursive_directory_iterator it(host_dir, ec), end; !ec && it != end; it.increment(ec))
+      if (fs::is_regular_file(it->path(), ignored)) files.push_back(it->path().lexically_relative(host_dir).string());
+    if (ec) steps_.push_back(fail(Errc::kIo, "reading " + host_dir + ": " + ec.message()));
+    std::sort(files.begin(), files.end());
+    dir(path);
+    for (const auto& f : files) file(path + "/" + f, host_dir + "/" + f);
+  }
+  Status status() const {
+    for (const auto& st : steps_)
+      if (!st) return st;
+    return {};
+  }
+
+ private:
+  void parents(const std::string& path) {
+    auto slash = path.rfind('/');
+    if (slash != std::string::npos && slash > 0) dir(path.substr(0, slash));
+  }
+  engine::TarWriter& tar_;
+  std::set<std::string> dirs_;
+  std::vector<Status> steps_;
+};
+
+}  // namespace
+
+Result<std::string> squid_build_context(const SquidSources& src) {
+  if (::access(src.squid.c_str(), X_OK) != 0)
+    return fail(Errc::kNotFound, "'" + src.squid + "' is missing; install squid (scripts/install-deps.sh installs it)");
+  for (const auto& [path, package] : {std::pair{src.unlinkd, "squid"},
+                                      {src.mime_conf, "squid-common"},
+                                      {src.errorpage_css, "squid-common"},
+                                      {src.icons, "squid-common"},
+                                      {src.error_templates, "squid-langpack"}})
+    if (::access(path.c_str(), R_OK) != 0)
+      return fail(Errc::kNotFound,
+                  "'" + path + "' is missing; install " + package + " (scripts/install-deps.sh installs it)");
+  std::set<std::string> libs;
+  for (const auto* binary : {&src.squid, &src.unlinkd}) {
+    auto l = shared_libraries(*binary);
+    if (!l) return l.fail_with("assembling the squid image");
+    libs.insert(l->begin(), l->end());
+  }
+
+  engine::TarWriter tar;
+  // COPY gives files uid 0 whatever the tar says, so the proxy-owned directories get --chown.
+  // (With --user 13:13 and stdout logs squid writes nowhere; they matter for root-start images.)
+  Status df = tar.add_file("Dockerfile",
+                           "FROM scratch\n"
+                           "COPY rootfs/ /\n"
+                           "COPY --chown=13:13 owned/ /run/squid/\n"
+                           "COPY --chown=13:13 owned/ /var/spool/squid/\n"
+                           "COPY --chown=13:13 owned/ /var/log/squid/\n"
+                           "USER 13:13\n"
+                           "EXPOSE 3128\n"
+                           "ENTRYPOINT [\"/usr/sbin/squid\", \"-f\", \"/etc/squid/squid.conf\", \"-N\"]\n");
+  if (!df) return df.fail_with("assembling the squid image");
+  RootfsBuilder root(tar);
+  root.dir("");  // "rootfs/": the image's / keeps 0755
+  root.file("/usr/sbin/squid", src.squid);
+  root.file("/usr/lib/squid/unlinkd", src.unlinkd);
+  for (const auto& lib : libs) root.file(lib, lib);  // same paths: the loader's and the binaries' own
+  root.file("/usr/share/squid/mime.conf", src.mime_conf);
+  root.file("/etc/squid/errorpage.css", src.errorpage_css);  // also makes /etc/squid for the config
+  root.tree("/usr/share/squid/icons", src.icons);
+  root.tree("/usr/share/squid/errors/templates", src.error_templates);
+  root.text("/etc/passwd", "root:x:0:0:root:/root:/sbin/nologin\nproxy:x:13:13:proxy:/bin:/usr/sbin/nologin\n");
+  root.text("/etc/group", "root:x:0:\nproxy:x:13:\n");
+  root.dir("/tmp", 01777);
+  for (const char* d : {"/run", "/var/spool", "/var/log", "/proc", "/dev"}) root.dir(d);
+  Status owned = tar.add_directory("owned", 0755);
+  if (!owned) return owned.fail_with("assembling the squid image");
+  if (auto st = root.status(); !st) return st.fail_with("assembling the squid image");
+  auto bytes = tar.finish();
+  if (!bytes) return bytes.fail_with("assembling the squid image");
+  return bytes;
+}
+
+Result<std::string> build_squid_image(engine::Client& c, const SquidSources& src,
+                                      const std::function<void(std::string_view)>& progress) {
+  auto ctx = squid_build_context(src);
+  if (!ctx) return ctx.fail();
+  engine::BuildSpec spec;
+  spec.context_tar = std::move(*ctx);
+  spec.tags = {kSquidImage};
+  spec.labels = {{kImageLabel, "squid"}};
+  auto id = engine::build_image(c, spec, progress);
+  if (!id) return id.fail_with("building " + std::string(kSquidImage));
+  return id;
 }
 
 }  // namespace forge::stack

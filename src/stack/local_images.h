@@ -12,6 +12,7 @@ namespace forge::stack {
 // Tags of the local images. Image labels use their own key (io.forgectl.image), never the stack
 // keys: containers inherit image labels, and teardown by label must not match foreign containers.
 inline constexpr const char* kRunnerImage = "forgectl/runner:local";
+inline constexpr const char* kSquidImage = "forgectl/squid:local";
 inline constexpr const char* kImageLabel = "io.forgectl.image";
 
 struct ImageSources {
@@ -29,5 +30,27 @@ Result<std::string> runner_build_context(const ImageSources& src);
 // Builds the runner image and returns its id.
 Result<std::string> build_runner_image(engine::Client& c, const ImageSources& src,
                                        const std::function<void(std::string_view)>& progress = {});
+
+// Host files the squid image is made of: Debian's squid and squid-langpack packages.
+struct SquidSources {
+  std::string squid = "/usr/sbin/squid";
+  std::string unlinkd = "/usr/lib/squid/unlinkd";  // squid FATALs at startup without it, even unused
+  std::string mime_conf = "/usr/share/squid/mime.conf";
+  std::string errorpage_css = "/etc/squid/errorpage.css";
+  // squid FATALs without its icon directory.
+  std::string icons = "/usr/share/squid/icons";
+  // The English ERR_* pages; squid falls back to them with error_directory unset.
+  std::string error_templates = "/usr/share/squid-langpack/templates";
+};
+
+// The squid sidecar image (reference/egress.md §2): FROM scratch, squid and unlinkd with the
+// shared libraries `ldd` lists, squid's data files, /etc/passwd with proxy (13), /etc/squid
+// (where the config goes), and /run/squid, /var/spool/squid and /var/log/squid owned by 13:13.
+// Runs as 13:13 with ENTRYPOINT squid -f /etc/squid/squid.conf -N. A missing file is kNotFound
+// and says which package to install.
+Result<std::string> squid_build_context(const SquidSources& src);
+// Builds the squid image (tag kSquidImage, no network, nothing pulled) and returns its id.
+Result<std::string> build_squid_image(engine::Client& c, const SquidSources& src,
+                                      const std::function<void(std::string_view)>& progress = {});
 
 }  // namespace forge::stack

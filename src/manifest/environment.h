@@ -1,0 +1,67 @@
+// The environment manifest (docs/environment.md): a standalone YAML file or the `environment:`
+// block of a task.yaml. Value types; parsed in environment_parse.cc.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "manifest/compose.h"
+
+namespace forge::manifest {
+
+enum class NetworkPolicy { kNoInternet, kLimitedInternet, kFullInternet };
+const char* policy_name(NetworkPolicy p);  // "no_internet", …
+std::optional<NetworkPolicy> policy_from_name(std::string_view name);
+
+struct Resources {
+  std::int64_t memory = 0;  // bytes; 0 = forgectl's default for the role
+  double cpus = 0;          // 0 = default
+  std::int64_t pids_limit = 0;
+};
+
+struct RunnerSpec {
+  std::string image;    // empty: forgectl/runner:local
+  std::string user;     // "uid:gid"; empty: root inside the runner (with every capability but one dropped)
+  std::string workdir;  // empty: /work
+  Resources resources;
+  std::vector<std::string> env_passthrough;  // host variables that may cross into the runner
+};
+
+// Per-service isolation options (environment.services.<name>), tightening what the compose
+// file says; forgectl's hardening defaults apply on top.
+struct ServiceIsolation {
+  std::optional<bool> read_only;
+  Resources resources;
+  std::vector<std::string> env_passthrough;
+  SourceLocation where;  // the service's key under environment.services, for messages
+};
+
+struct EnvironmentManifest {
+  std::string path;  // the file it came from (absolute); for messages
+  SourceLocation where;
+  NetworkPolicy network_policy = NetworkPolicy::kNoInternet;
+  std::vector<std::string> allowlist;  // limited_internet_allowlist, as written
+  bool allow_private = false;          // limited_internet_allow_private
+  bool allow_plain_http = false;       // limited_internet_allow_http: GET/HEAD on port 80 too
+  std::vector<int> connect_ports{443};  // limited_internet_ports
+  std::string compose_file;             // absolute; empty: the built-in `stack`
+  std::string stack = "core";           // core | full | none (runner only); used without compose_file
+  RunnerSpec runner;
+  std::map<std::string, ServiceIsolation> services;
+};
+
+// What `forgectl up` and `validate` load from a path: a task directory, a task.yaml, or a
+// standalone manifest, with its compose file (or built-in stack) already parsed.
+struct LoadedEnvironment {
+  std::string source;   // the file the manifest came from
+  std::string task_id;  // empty for a standalone manifest
+  std::string base_dir; // directory relative paths resolve against
+  EnvironmentManifest manifest;
+  ComposeFile compose;  // the task's compose file or the built-in stack
+};
+
+}  // namespace forge::manifest

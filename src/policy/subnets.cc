@@ -1,0 +1,195 @@
+// The address pool, with reservations under an exclusive lock (flock) in the state directory.
+#include "policy/subnets.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/process_identity.h"
+
+namespace forge::policy {
+
+std::string Ipv4Net::str() const {
+  return std::to_string(base >> 24) + "." + std::to_string(base >> 16 & 255) + "." + std::to_string(base >> 8 & 255) +
+         "." + std::to_string(base & 255) + "/" + std::to_string(prefix);
+}
+
+std::string Ipv4Net::gateway() const {
+  Ipv4Net g{base + 1, 32};
+  auto s = g.str();
+  return s.substr(0, s.find('/'));
+}
+
+bool Ipv4Net::overlaps(const Ipv4Net& o) const {
+  std::uint64_t a0 = base, a1 = a0 + size(), b0 = o.base, b1 = b0 + o.size();
+  return a0 < b1 && b0 < a1;
+}
+
+Result<Ipv4Net> parse_cidr(std::string_view s) {
+  std::string str(s);
+  unsigned a, b, c, d;
+  int prefix;
+  char tail;
+  if (std::sscanf(str.c_str(), "%u.%u.%u.%u/%d%c", &a, &b, &c, &d, &prefix, &tail) != 5 || a > 255 || b > 255 ||
+      c > 255 || d > 255 || prefix < 0 || prefix > 32)
+    return fail(Errc::kInvalid, "'" + str + "' is not an IPv4 subnet like 10.231.0.0/16");
+  std::uint32_t base = a << 24 | b << 16 | c << 8 | d;
+  std::uint32_t mask = prefix == 0 ? 0 : ~0u << (32 - prefix);
+  if (base & ~mask) return fail(Errc::kInvalid, "'" + str + "' has host bits set; did you mean " + Ipv4Net{base & mask, prefix}.str() + "?");
+  return Ipv4Net{base, prefix};
+}
+
+int prefix_for(int containers) {
+  int prefix = 28;
+  while (prefix > 16 && (1 << (32 - prefix)) - 3 < containers) --prefix;
+  return prefix;
+}
+
+std::string default_state_dir() {
+  if (const char* d = std::getenv("FORGECTL_STATE_DIR"); d && *d) return d;
+  if (::geteuid() == 0) return "/run/forgectl";
+  return "/tmp/forgectl-" + std::to_string(::geteuid());
+}
+
+Result<SubnetPool> SubnetPool::from_env() {
+  const char* p = std::getenv("FORGECTL_SUBNET_POOL");
+  auto pool = parse_cidr(p && *p ? p : kDefaultPool);
+  if (!pool) return pool.fail_with("FORGECTL_SUBNET_POOL");
+  if (pool->prefix > 28) return fail(Errc::kInvalid, "FORGECTL_SUBNET_POOL " + pool->str() + " is smaller than one /28");
+  return SubnetPool(*pool, default_state_dir());
+}
+
+namespace {
+
+struct Reservation {
+  std::string subnet;
+  std::string owner;  // ProcessIdentity::str()
+  long long expires = 0;
+};
+
+// An exclusive flock held for the scope; the lock file is never removed (removing it would
+// let two processes lock different inodes).
+class FileLock {
+ public:
+  static Result<FileLock> acquire(const std::string& dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    std::string path = dir + "/subnets.lock";
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) return fail(Errc::kIo, "cannot open " + path + ": " + std::strerror(errno));
+    while (::flock(fd, LOCK_EX) != 0) {
+      if (errno != EINTR) {
+        ::close(fd);
+        return fail(Errc::kIo, "cannot lock " + path + ": " + std::strerror(errno));
+      }
+    }
+    return FileLock(fd);
+  }
+  FileLock(FileLock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  FileLock(const FileLock&) = delete;
+  ~FileLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+  }
+
+ private:
+  explicit FileLock(int fd) : fd_(fd) {}
+  int fd_;
+};
+
+std::vector<Reservation> load(const std::string& path) {
+  std::vector<Reservation> out;
+  std::ifstream f(path);
+  std::string line;
+  while (std::getline(f, line)) {
+    std::istringstream ss(line);
+    Reservation r;
+    if (ss >> r.subnet >> r.owner >> r.expires) out.push_back(r);
+  }
+  return out;
+}
+
+Status store(const std::string& path, const std::vector<Reservation>& rs) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::trunc);
+    for (const auto& r : rs) f << r.subnet << ' ' << r.owner << ' ' << r.expires << '\n';
+    if (!f) return fail(Errc::kIo, "cannot write " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) return fail(Errc::kIo, "cannot replace " + path + ": " + std::strerror(errno));
+  return {};
+}
+
+bool live(const Reservation& r, long long now) {
+  if (r.expires <= now) return false;
+  auto owner = ProcessIdentity::parse(r.owner);
+  return owner && owner->liveness() != ProcessIdentity::Liveness::kDead;
+}
+
+}  // namespace
+
+Result<std::vector<Ipv4Net>> SubnetPool::reserve(const std::vector<int>& prefixes, const std::vector<std::string>& in_use,
+                                                 std::chrono::seconds ttl) {
+  auto lock = FileLock::acquire(state_dir_);
+  if (!lock) return lock.fail_with("reserving subnets");
+  std::string path = state_dir_ + "/subnets.reserved";
+  long long now = std::time(nullptr);
+  std::vector<Reservation> kept;
+  std::vector<Ipv4Net> taken;
+  for (const auto& r : load(path)) {
+    if (!live(r, now)) continue;
+    kept.push_back(r);
+    if (auto n = parse_cidr(r.subnet)) taken.push_back(*n);
+  }
+  for (const auto& s : in_use)
+    if (auto n = parse_cidr(s)) taken.push_back(*n);  // IPv6 and odd entries cannot overlap ours
+
+  std::string me = ProcessIdentity::current().str();
+  std::vector<Ipv4Net> out;
+  for (int prefix : prefixes) {
+    if (prefix < pool_.prefix) return fail(Errc::kInvalid, "a /" + std::to_string(prefix) + " does not fit in the pool " + pool_.str());
+    std::uint64_t step = 1ULL << (32 - prefix);
+    bool found = false;
+    for (std::uint64_t b = pool_.base; b + step <= std::uint64_t(pool_.base) + pool_.size(); b += step) {
+      Ipv4Net cand{static_cast<std::uint32_t>(b), prefix};
+      bool clash = false;
+      for (const auto& t : taken) clash = clash || cand.overlaps(t);
+      if (clash) continue;
+      taken.push_back(cand);
+      out.push_back(cand);
+      kept.push_back({cand.str(), me, now + ttl.count()});
+      found = true;
+      break;
+    }
+    if (!found)
+      return fail(Errc::kUnavailable, "the subnet pool " + pool_.str() + " is exhausted (" + std::to_string(taken.size()) +
+                                          " subnets in use or reserved); remove stale stacks with 'forgectl down --orphans' "
+                                          "or set FORGECTL_SUBNET_POOL to a larger range");
+  }
+  if (auto st = store(path, kept); !st) return st.fail_with("reserving subnets");
+  return out;
+}
+
+Status SubnetPool::release(const std::vector<Ipv4Net>& subnets) {
+  if (subnets.empty()) return {};
+  auto lock = FileLock::acquire(state_dir_);
+  if (!lock) return lock.fail_with("releasing subnets");
+  std::string path = state_dir_ + "/subnets.reserved";
+  std::vector<Reservation> kept;
+  for (const auto& r : load(path)) {
+    bool drop = false;
+    for (const auto& s : subnets) drop = drop || r.subnet == s.str();
+    if (!drop) kept.push_back(r);
+  }
+  return store(path, kept);
+}
+
+}  // namespace forge::policy

@@ -1,0 +1,57 @@
+// forgectl's own address pool: small subnets per network, never Docker's default pools (about 30
+// networks), safe between concurrent forgectl processes on one host.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+
+namespace forge::policy {
+
+struct Ipv4Net {
+  std::uint32_t base = 0;  // host byte order, aligned to the prefix
+  int prefix = 32;
+  std::string str() const;      // "10.231.0.16/28"
+  std::string gateway() const;  // the first host address
+  bool overlaps(const Ipv4Net& o) const;
+  std::uint64_t size() const { return 1ULL << (32 - prefix); }
+};
+Result<Ipv4Net> parse_cidr(std::string_view s);
+
+inline constexpr const char* kDefaultPool = "10.231.0.0/16";
+
+// The prefix that fits `containers` addresses plus network, gateway and broadcast: /28 for up
+// to 13 containers, growing as needed.
+int prefix_for(int containers);
+
+class SubnetPool {
+ public:
+  // `state_dir` holds the lock and the reservations file.
+  SubnetPool(Ipv4Net pool, std::string state_dir) : pool_(pool), state_dir_(std::move(state_dir)) {}
+  // From FORGECTL_SUBNET_POOL and FORGECTL_STATE_DIR, else the defaults.
+  static Result<SubnetPool> from_env();
+
+  // Reserves one subnet per entry of `prefixes`, none overlapping `in_use` (what the daemon has)
+  // or another live reservation. Reservations lapse after `ttl` or when their owner process is
+  // gone; by then the networks exist and the daemon's list covers them.
+  Result<std::vector<Ipv4Net>> reserve(const std::vector<int>& prefixes, const std::vector<std::string>& in_use,
+                                       std::chrono::seconds ttl = std::chrono::seconds(600));
+  // Drops reservations of these subnets (once their networks exist, or on failure).
+  Status release(const std::vector<Ipv4Net>& subnets);
+
+  const Ipv4Net& pool() const { return pool_; }
+  const std::string& state_dir() const { return state_dir_; }
+
+ private:
+  Ipv4Net pool_;
+  std::string state_dir_;
+};
+
+// Where forgectl keeps host-local state: $FORGECTL_STATE_DIR, /run/forgectl as root, else
+// /tmp/forgectl-<uid>.
+std::string default_state_dir();
+
+}  // namespace forge::policy

@@ -1,0 +1,176 @@
+// Network posture → topology.
+#include "policy/topology.h"
+
+#include <algorithm>
+#include <set>
+
+#include "core/strings.h"
+#include "policy/allowlist.h"
+#include "policy/squid_conf.h"
+
+namespace forge::policy {
+
+using manifest::NetworkPolicy;
+
+std::vector<std::string> network_keys(NetworkPolicy p) {
+  switch (p) {
+    case NetworkPolicy::kNoInternet: return {"internal"};
+    case NetworkPolicy::kLimitedInternet: return {"internal", "edge"};
+    case NetworkPolicy::kFullInternet: return {"net"};
+  }
+  return {"internal"};
+}
+
+std::vector<int> network_prefixes(const manifest::LoadedEnvironment& env) {
+  // Services, the runner and a proxy share the task network; the edge holds only the proxy.
+  int members = static_cast<int>(env.compose.services.size()) + 2;
+  std::vector<int> out;
+  for (const auto& key : network_keys(env.manifest.network_policy)) out.push_back(key == "edge" ? 29 : prefix_for(members));
+  return out;
+}
+
+namespace {
+
+std::vector<std::string> proxy_env(const std::vector<std::string>& no_proxy_names) {
+  std::string url = "http://" + std::string(kProxyAlias) + ":" + std::to_string(kProxyPort);
+  std::vector<std::string> names{"localhost", "127.0.0.1", "::1"};
+  names.insert(names.end(), no_proxy_names.begin(), no_proxy_names.end());
+  std::string no_proxy = join(names, ",");
+  // Both cases: curl reads only the lower-case http_proxy; others read the upper-case names.
+  return {"HTTP_PROXY=" + url, "HTTPS_PROXY=" + url, "http_proxy=" + url, "https_proxy=" + url,
+          "NO_PROXY=" + no_proxy, "no_proxy=" + no_proxy};
+}
+
+Result<std::vector<std::string>> passthrough(const std::vector<std::string>& names, const PlanOptions& opts,
+                                             const std::string& who) {
+  std::vector<std::string> out;
+  for (const auto& n : names) {
+    auto v = opts.host_env ? opts.host_env(n) : std::nullopt;
+    if (!v) return fail(Errc::kInvalid, who + ": env_passthrough names " + n + ", which is not set on the host");
+    out.push_back(n + "=" + *v);
+  }
+  return out;
+}
+
+std::string bridge_name(const std::string& stack, const std::string& key) {
+  // Linux limits interface names to 15 characters; derive a stable, unique-enough one.
+  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a over "<stack>/<key>"
+  for (char c : stack + "/" + key) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "fg";
+  for (int i = 0; i < 11; ++i) out += kHex[(h >> (4 * i)) & 15];
+  return out;
+}
+
+}  // namespace
+
+Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanOptions& opts,
+                             const std::vector<Ipv4Net>& subnets) {
+  const auto& m = env.manifest;
+  StackPlan plan;
+  plan.name = opts.stack_name;
+  plan.policy = m.network_policy;
+  auto keys = network_keys(m.network_policy);
+  if (subnets.size() != keys.size())
+    return fail(Errc::kInvalid, "planning stack '" + plan.name + "': " + std::to_string(keys.size()) + " subnets needed");
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    plan.networks.push_back({keys[i], plan.name + "-" + keys[i], keys[i] != "edge" && keys[i] != "net", subnets[i],
+                             bridge_name(plan.name, keys[i])});
+  const std::string task_net = keys.front();
+  bool closed = m.network_policy != NetworkPolicy::kFullInternet;
+
+  // Every name a container answers to on the task network: services, their aliases, the runner.
+  std::vector<std::string> names;
+  std::set<std::string> taken{kRunnerKey, kProxyKey};
+  for (const auto& svc : env.compose.services) {
+    if (svc.name == kRunnerKey || svc.name == kProxyKey)
+      return fail(Errc::kInvalid, env.compose.path + ":" + std::to_string(svc.where.line) + ": service name '" + svc.name +
+                                      "' is reserved for forgectl's own " + (svc.name == kRunnerKey ? "runner" : "proxy"));
+    names.push_back(svc.name);
+    for (const auto& [net, aliases] : svc.networks) names.insert(names.end(), aliases.begin(), aliases.end());
+  }
+  std::vector<std::string> allowlist;
+  if (m.network_policy == NetworkPolicy::kLimitedInternet) {
+    auto norm = normalise_allowlist(m.allowlist);
+    if (!norm) return norm.fail_with(m.path + ": limited_internet_allowlist");
+    allowlist = *norm;
+    // An alias on the task network would answer for the real host of that name.
+    for (const auto& n : names)
+      for (const auto& a : allowlist)
+        if (to_lower(n) == a || (a.front() == '.' && (to_lower(n) == a.substr(1) || to_lower(n).ends_with(a))))
+          return fail(Errc::kInvalid, "service name or alias '" + n + "' would shadow the allowlisted host '" + a + "'");
+  }
+  std::vector<std::string> no_proxy = names;
+  no_proxy.push_back(kRunnerKey);
+  std::vector<std::string> penv = m.network_policy == NetworkPolicy::kLimitedInternet ? proxy_env(no_proxy)
+                                                                                    : std::vector<std::string>{};
+
+  for (const auto& svc : env.compose.services) {
+    ContainerPlan c;
+    c.key = svc.name;
+    c.role = Role::kService;
+    c.name = plan.name + "-" + svc.name;
+    c.image = svc.image;
+    c.build = svc.build;
+    c.cmd = svc.command;
+    c.entrypoint = svc.entrypoint;
+    c.env = svc.environment;
+    c.env.insert(c.env.end(), penv.begin(), penv.end());
+    const manifest::ServiceIsolation* iso = nullptr;
+    if (auto it = m.services.find(svc.name); it != m.services.end()) {
+      iso = &it->second;
+      auto pass = passthrough(iso->env_passthrough, opts, "service '" + svc.name + "'");
+      if (!pass) return pass.fail();
+      c.env.insert(c.env.end(), pass->begin(), pass->end());
+    }
+    c.workdir = svc.working_dir;
+    c.labels = svc.labels;
+    c.healthcheck = svc.healthcheck;
+    c.hardening = service_hardening(svc, iso);
+    std::vector<std::string> aliases{svc.name};
+    for (const auto& [net, as] : svc.networks)
+      for (const auto& a : as)
+        if (std::find(aliases.begin(), aliases.end(), a) == aliases.end()) aliases.push_back(a);
+    c.networks = {{task_net, aliases}};
+    if (closed) c.dns_options = kFastDnsOptions;
+    c.depends_on = svc.depends_on;
+    plan.services.push_back(std::move(c));
+  }
+
+  ContainerPlan& r = plan.runner;
+  r.key = kRunnerKey;
+  r.role = Role::kRunner;
+  r.name = plan.name + "-" + kRunnerKey;
+  r.image = !opts.runner_image.empty() ? opts.runner_image : !m.runner.image.empty() ? m.runner.image : kDefaultRunnerImage;
+  r.cmd = std::vector<std::string>{"sleep", "2147483647"};
+  r.workdir = m.runner.workdir.empty() ? kDefaultWorkdir : m.runner.workdir;
+  r.env = penv;
+  auto pass = passthrough(m.runner.env_passthrough, opts, "runner");
+  if (!pass) return pass.fail();
+  r.env.insert(r.env.end(), pass->begin(), pass->end());
+  r.hardening = runner_hardening(m.runner);
+  r.networks = {{task_net, {kRunnerKey}}};
+  if (closed) r.dns_options = kFastDnsOptions;
+
+  if (m.network_policy == NetworkPolicy::kLimitedInternet) {
+    ContainerPlan p;
+    p.key = kProxyKey;
+    p.role = Role::kProxy;
+    p.name = plan.name + "-" + kProxyKey;
+    p.image = opts.proxy_image;
+    p.hardening = proxy_hardening();
+    p.networks = {{task_net, {kProxyKey}}, {"edge", {}}};
+    p.volumes = {"/etc/squid"};  // the config goes in through the archive API before start
+    plan.proxy = std::move(p);
+    SquidOptions so;
+    so.internal_subnet = plan.networks.front().subnet.str();
+    so.allowlist = allowlist;
+    so.deny_private = !m.allow_private;
+    so.allow_plain_http = m.allow_plain_http;
+    so.connect_ports = m.connect_ports;
+    plan.squid_conf = squid_conf(so);
+  }
+  return plan;
+}
+
+}  // namespace forge::policy

@@ -1,0 +1,82 @@
+// Network posture → topology: which networks a stack gets, which container sits where, with which
+// aliases, environment and hardening. Pure planning; the stack layer carries it out.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "manifest/environment.h"
+#include "policy/hardening.h"
+#include "policy/subnets.h"
+
+namespace forge::policy {
+
+inline constexpr const char* kRunnerKey = "runner";
+inline constexpr const char* kProxyKey = "egress-proxy";
+inline constexpr const char* kDefaultRunnerImage = "forgectl/runner:local";
+inline constexpr const char* kDefaultWorkdir = "/work";
+// Unknown names fail in about a second instead of ~10 s on networks with no way out.
+inline const std::vector<std::string> kFastDnsOptions{"timeout:1", "attempts:1"};
+
+struct NetworkPlan {
+  std::string key;   // "internal" | "edge" | "net" (full_internet)
+  std::string name;  // the Docker network's name: "<stack>-<key>"
+  bool internal = true;
+  Ipv4Net subnet;
+  std::string bridge;  // the host bridge's name (≤ 15 chars), so host firewall rules can name it
+};
+
+struct Attachment {
+  std::string network_key;
+  std::vector<std::string> aliases;
+};
+
+struct ContainerPlan {
+  std::string key;   // the compose service name, kRunnerKey or kProxyKey
+  Role role = Role::kService;
+  std::string name;  // the container's name: "<stack>-<key>"
+  std::string image;
+  std::optional<manifest::ComposeBuild> build;  // build `image` from this first
+  std::optional<std::vector<std::string>> cmd, entrypoint;
+  std::vector<std::string> env;  // "K=V"
+  std::string workdir;
+  std::map<std::string, std::string> labels;  // the compose file's labels
+  std::optional<manifest::ComposeHealthcheck> healthcheck;
+  Hardening hardening;
+  std::vector<Attachment> networks;  // the first is joined at create, the rest before start
+  std::vector<std::string> volumes;  // anonymous volumes
+  std::vector<std::string> dns_options;
+  std::map<std::string, manifest::DependCondition> depends_on;
+};
+
+struct StackPlan {
+  std::string name;
+  manifest::NetworkPolicy policy = manifest::NetworkPolicy::kNoInternet;
+  std::vector<NetworkPlan> networks;
+  std::vector<ContainerPlan> services;  // in file order
+  std::optional<ContainerPlan> proxy;
+  ContainerPlan runner;
+  std::string squid_conf;  // with a proxy: the config to put at /etc/squid/squid.conf
+};
+
+struct PlanOptions {
+  std::string stack_name;
+  std::string runner_image;  // overrides the manifest's and the default
+  std::string proxy_image;
+  // Host environment, for env_passthrough (nullopt: not set on the host).
+  std::function<std::optional<std::string>(const std::string&)> host_env;
+};
+
+// The networks a stack of this environment needs, in order; their subnets are reserved first.
+std::vector<std::string> network_keys(manifest::NetworkPolicy p);
+// The prefix each of those networks needs.
+std::vector<int> network_prefixes(const manifest::LoadedEnvironment& env);
+
+// Plans the stack; `subnets` follow network_keys(). Errors name the offending service or key.
+Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanOptions& opts,
+                             const std::vector<Ipv4Net>& subnets);
+
+}  // namespace forge::policy

@@ -1,0 +1,44 @@
+// Host firewall rules through the iptables command.
+#include "stack/host_firewall.h"
+
+#include <cstdlib>
+
+#include "core/strings.h"
+#include "core/subprocess.h"
+#include "policy/firewall.h"
+
+namespace forge::stack {
+
+FirewallMode firewall_mode_from_env() {
+  const char* v = std::getenv("FORGECTL_HOST_FIREWALL");
+  return v && std::string(v) == "off" ? FirewallMode::kOff : FirewallMode::kEnforce;
+}
+
+Status close_host(const std::string& bridge, const std::string& stack) {
+  auto rules = policy::firewall_add(bridge, stack);
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    bool v4 = i == 0;
+    auto r = run_process(rules[i]);
+    if (!r || r->exit_code != 0) {
+      if (!v4) continue;
+      std::string why = r ? trim(r->err) : r.error().what();
+      return fail(Errc::kUnsupported, "cannot add the host firewall rule for bridge " + bridge + " (" + why +
+                                          "); forgectl needs root and iptables on the daemon's host to close the host "
+                                          "to task networks, or FORGECTL_HOST_FIREWALL=off to run without");
+    }
+  }
+  return {};
+}
+
+Status reopen_host(const std::string& bridge, const std::string& stack) {
+  for (const auto& argv : policy::firewall_delete(bridge, stack)) {
+    // Delete every copy (a rule added twice would otherwise survive); stop when none is left.
+    for (int i = 0; i < 8; ++i) {
+      auto r = run_process(argv);
+      if (!r || r->exit_code != 0) break;
+    }
+  }
+  return {};
+}
+
+}  // namespace forge::stack

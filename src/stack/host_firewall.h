@@ -1,0 +1,22 @@
+// Applies the policy layer's firewall rules on this host (iptables), where the daemon is local.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+
+namespace forge::stack {
+
+enum class FirewallMode { kEnforce, kOff };
+// FORGECTL_HOST_FIREWALL=off turns host rules off (remote daemons, rootless setups); anything
+// else enforces them.
+FirewallMode firewall_mode_from_env();
+
+// Adds the rule closing the host to `bridge`. IPv4 must succeed; IPv6 is best effort (hosts
+// without ip6tables or with IPv6 disabled have nothing to close).
+Status close_host(const std::string& bridge, const std::string& stack);
+// Removes it; a rule already gone is not an error.
+Status reopen_host(const std::string& bridge, const std::string& stack);
+
+}  // namespace forge::stack

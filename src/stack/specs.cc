@@ -1,0 +1,86 @@
+// Plans → Engine API specs.
+#include "stack/specs.h"
+
+#include <algorithm>
+
+#include "stack/labels.h"
+
+namespace forge::stack {
+
+engine::NetworkSpec network_spec(const policy::NetworkPlan& n, std::map<std::string, std::string> labels) {
+  engine::NetworkSpec s;
+  s.name = n.name;
+  s.internal = n.internal;
+  s.ipam = engine::IpamConfig{n.subnet.str(), n.subnet.gateway()};
+  labels[kLabelRole] = "network";
+  labels[kLabelBridge] = n.bridge;
+  s.labels = std::move(labels);
+  s.options = {{"com.docker.network.bridge.name", n.bridge}};
+  return s;
+}
+
+static engine::Healthcheck healthcheck_of(const manifest::ComposeHealthcheck& h) {
+  engine::Healthcheck e;
+  e.test = h.disable ? std::vector<std::string>{"NONE"} : h.test;
+  e.interval = h.interval;
+  e.timeout = h.timeout;
+  e.start_period = h.start_period;
+  e.retries = h.retries;
+  return e;
+}
+
+engine::ContainerSpec container_spec(const policy::ContainerPlan& c, const std::map<std::string, std::string>& stack_labels,
+                                     const std::map<std::string, std::string>& network_names) {
+  engine::ContainerSpec s;
+  s.name = c.name;
+  s.image = c.image;
+  s.cmd = c.cmd;
+  s.entrypoint = c.entrypoint;
+  s.env = c.env;
+  s.user = c.hardening.user;
+  s.workdir = c.workdir;
+  s.labels = c.labels;
+  for (const auto& [k, v] : stack_labels) s.labels[k] = v;  // ours win over the compose file's
+  s.labels[kLabelRole] = policy::role_name(c.role);
+  s.labels[kLabelService] = c.key;
+  if (c.healthcheck) s.healthcheck = healthcheck_of(*c.healthcheck);
+  s.volumes = c.volumes;
+  const auto& h = c.hardening;
+  s.host.cap_drop = h.cap_drop;
+  s.host.cap_add = h.cap_add;
+  if (h.no_new_privileges) s.host.security_opt = {"no-new-privileges:true"};
+  s.host.pids_limit = h.pids_limit;
+  s.host.memory = h.memory;
+  s.host.memory_swap = h.memory_swap;
+  s.host.nano_cpus = h.nano_cpus;
+  s.host.readonly_rootfs = h.readonly_rootfs;
+  s.host.tmpfs = h.tmpfs;
+  s.host.init = h.init;
+  s.host.dns_options = c.dns_options;
+  if (!c.networks.empty()) {
+    s.network = network_names.at(c.networks.front().network_key);
+    s.aliases = c.networks.front().aliases;
+  }
+  return s;
+}
+
+policy::Hardening applied_hardening(const engine::ContainerInfo& info) {
+  policy::Hardening h;
+  const auto& host = info.host;
+  h.cap_drop = host.cap_drop;
+  h.cap_add = host.cap_add;
+  h.no_new_privileges = std::any_of(host.security_opt.begin(), host.security_opt.end(), [](const std::string& o) {
+    return o == "no-new-privileges" || o == "no-new-privileges:true" || o == "no-new-privileges=true";
+  });
+  h.pids_limit = host.pids_limit;
+  h.memory = host.memory;
+  h.memory_swap = host.memory_swap;
+  h.nano_cpus = host.nano_cpus;
+  h.readonly_rootfs = host.readonly_rootfs;
+  h.tmpfs = host.tmpfs;
+  h.init = host.init;
+  h.user = info.user;
+  return h;
+}
+
+}  // namespace forge::stack

@@ -1,0 +1,61 @@
+// Stack teardown by label.
+#include "stack/teardown.h"
+
+#include <mutex>
+#include <thread>
+
+#include "core/parallel.h"
+#include "engine/containers.h"
+#include "engine/networks.h"
+#include "stack/host_firewall.h"
+#include "stack/labels.h"
+
+namespace forge::stack {
+
+TeardownReport remove_stack(engine::Client& c, const std::string& stack) {
+  TeardownReport rep;
+  std::mutex mu;
+  engine::Filters f{{"label", {std::string(kLabelStack) + "=" + stack}}};
+  auto note = [&](const std::string& e) {
+    std::lock_guard lock(mu);
+    rep.errors.push_back(e);
+  };
+
+  auto containers = engine::list_containers(c, f);
+  if (!containers) {
+    note(containers.error().what());
+    return rep;
+  }
+  parallel_for(containers->size(), [&](std::size_t i) {
+    auto st = engine::remove_container(c, (*containers)[i].id);
+    if (!st) return note(st.error().what());
+    std::lock_guard lock(mu);
+    ++rep.containers;
+  });
+
+  auto networks = engine::list_networks(c, f);
+  if (!networks) {
+    note(networks.error().what());
+    return rep;
+  }
+  parallel_for(networks->size(), [&](std::size_t i) {
+    const auto& n = (*networks)[i];
+    auto st = engine::remove_network(c, n.id);
+    if (!st && st.error().code == Errc::kForbidden) {
+      // Something foreign (or a container created after our list) still holds an endpoint.
+      if (auto info = engine::inspect_network(c, n.id))
+        for (const auto& [cid, ep] : info->containers) (void)engine::disconnect_network(c, n.id, cid, true);
+      for (int attempt = 0; attempt < 5 && !st; ++attempt) {
+        std::this_thread::sleep_for(Millis(100 << attempt));
+        st = engine::remove_network(c, n.id);
+      }
+    }
+    if (!st && st.error().code != Errc::kNotFound) return note(st.error().what());
+    if (auto b = n.labels.find(kLabelBridge); b != n.labels.end()) (void)reopen_host(b->second, stack);
+    std::lock_guard lock(mu);
+    ++rep.networks;
+  });
+  return rep;
+}
+
+}  // namespace forge::stack

@@ -1,0 +1,45 @@
+// `up`: materialise a stack from a loaded environment — networks, host firewall, sidecar,
+// services in dependency order, health waits, then the runner — every container's hardening
+// read back; on any failure or interruption everything created is removed again.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "engine/client.h"
+#include "manifest/environment.h"
+#include "policy/topology.h"
+#include "stack/labels.h"
+
+namespace forge::stack {
+
+inline constexpr const char* kDefaultProxyImage = "forgectl/squid:local";
+
+struct UpOptions {
+  std::string runner_image;  // overrides the manifest's
+  std::string proxy_image;   // empty: $FORGECTL_PROXY_IMAGE, else forgectl/squid:local
+  OwnerMode mode = OwnerMode::kDetached;
+  std::chrono::seconds lease{12 * 3600};
+  std::string run_id;  // empty: a fresh one
+  Millis health_timeout{120000};
+  std::function<void(std::string_view)> progress;  // one line per step; may be empty
+  const std::atomic<int>* interrupted = nullptr;   // > 0: stop and tear down
+};
+
+struct UpResult {
+  std::string name;
+  policy::StackPlan plan;
+  std::map<std::string, std::string> containers;  // plan key → container id
+  std::map<std::string, std::string> networks;    // plan key → network id
+  Millis took{0};
+};
+
+Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& env, const UpOptions& opts);
+
+// "fg-<slug>-<random>": lower-case, safe for container and DNS names.
+std::string new_stack_name(std::string_view hint);
+
+}  // namespace forge::stack
