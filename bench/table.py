@@ -3,6 +3,9 @@
 table.py TITLE DIR BASELINE WAY=LABEL... [--target WAY:REF[,REF...]:MAX]
 Each DIR/WAY holds one duration in ms per line. A target with several REFs compares with the best
 (lowest median) of them.
+
+table.py --phases TITLE LOG: median [p25-p75] of each key of the "phase NAME key=value ..." lines
+in LOG (engine_bench stack's split of an up and a down), one block per NAME.
 """
 import statistics
 import sys
@@ -18,7 +21,35 @@ def summary(xs):
     return med, p25, p75
 
 
+def phases(title, log):
+    found = {}  # phase name -> key -> values, keys in first-seen order
+    with open(log) as f:
+        for line in f:
+            words = line.split()
+            if len(words) < 3 or words[0] != "phase":
+                continue
+            keys = found.setdefault(words[1], {})
+            for kv in words[2:]:
+                k, _, v = kv.partition("=")
+                keys.setdefault(k, []).append(float(v))
+    print(f"\n{title}")
+    for name, keys in found.items():
+        cells = []
+        for k, xs in keys.items():
+            if len(xs) < 2:
+                cells.append(f"{k} {xs[0]:.1f}")
+                continue
+            med, p25, p75 = summary(xs)
+            cells.append(f"{k} {med:.0f}" if k == "calls" else f"{k} {med:.1f} [{p25:.1f}-{p75:.1f}]")
+        print(f"  {name} (n={len(next(iter(keys.values())))}):")
+        for i in range(0, len(cells), 4):
+            print("    " + "   ".join(cells[i:i + 4]))
+
+
 def main():
+    if sys.argv[1] == "--phases":
+        phases(*sys.argv[2:4])
+        return
     title, folder, base, *rest = sys.argv[1:]
     ways, targets = [], []
     args = iter(rest)

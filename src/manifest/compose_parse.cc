@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "manifest/compose_rules.h"
 #include "manifest/compose_service.h"
 #include "manifest/files.h"
 #include "manifest/scalar_parse.h"
@@ -19,23 +20,6 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::vector<std::string> kTopKeys = {"services", "networks", "version", "name"};
-
-const std::map<std::string_view, std::string_view> kRefusedTop = {
-    {"volumes", "named and host volumes are not allowed; use tmpfs, or build the files into the image"},
-    {"secrets", "secrets never enter containers; LLM calls run on the host"},
-    {"configs", "build the files into the image"},
-    {"include", "put every service in one file"},
-};
-
-const std::map<std::string_view, std::string_view> kRefusedNetworkKeys = {
-    {"external", "forgectl creates every network itself, per trial; an external network would join the sandbox to "
-                 "something outside it"},
-    {"ipam", "forgectl assigns subnets from its own pool"},
-    {"driver_opts", "forgectl configures its networks itself"},
-    {"name", "names are forgectl's; refer to the network by its key"},
-    {"enable_ipv6", "task networks are IPv4 only"},
-    {"attachable", "only forgectl attaches containers to task networks"},
-};
 
 ComposeNetwork parse_network(YamlReader& r, const Field& entry) {
   ComposeNetwork n;
@@ -54,8 +38,8 @@ ComposeNetwork parse_network(YamlReader& r, const Field& entry) {
     } else if (k.key == "driver") {
       auto d = r.string(k, what);
       if (d && *d != "bridge") r.error(k, subject(what, "driver") + " must be bridge, got '" + *d + "'");
-    } else if (auto it = kRefusedNetworkKeys.find(k.key); it != kRefusedNetworkKeys.end()) {
-      r.error(k, what + ": unsupported key '" + k.key + "'", std::string(it->second), At::kKey);
+    } else if (auto hint = refused_network_key(k.key)) {
+      r.error(k, what + ": unsupported key '" + k.key + "'", std::string(*hint), At::kKey);
     } else {
       r.unknown_key(k, what, {"internal", "driver"}, "supported: internal, driver");
     }
@@ -79,8 +63,8 @@ void check_references(YamlReader& r, const ComposeFile& file, const std::vector<
                 close.empty() ? "" : "did you mean '" + close + "'?");
       } else if (s.depends_on.at(dep.name) == DependCondition::kHealthy &&
                  (!target->healthcheck || target->healthcheck->disable)) {
-        r.error(dep.at, what + ": depends on '" + dep.name + "' being healthy, but '" + dep.name +
-                            "' has no healthcheck",
+        r.error(dep.at,
+                what + ": depends on '" + dep.name + "' being healthy, but '" + dep.name + "' has no healthcheck",
                 "add a healthcheck to '" + dep.name + "', or use condition: service_started");
       }
     }
@@ -113,8 +97,8 @@ void check_cycles(YamlReader& r, const ComposeFile& file) {
     text += file.services[cycle.front()].name;
     if (!reported.insert(text).second) return;
     const SourceLocation& at = file.services[cycle.front()].where;
-    r.diagnostics().add(Diagnostic{at.file, at.line, at.column, "dependency cycle: " + text,
-                                   "remove one of the depends_on entries"});
+    r.diagnostics().add(
+        Diagnostic{at.file, at.line, at.column, "dependency cycle: " + text, "remove one of the depends_on entries"});
   };
   auto visit = [&](auto&& self, std::size_t i) -> void {
     color[i] = Color::kGrey;
@@ -150,7 +134,9 @@ ComposeFile parse_compose(std::string_view text, const std::string& path, Diagno
   auto root = r.parse(text);
   if (!root) return file;
   if (root->is_null()) {
-    diags.add(Diagnostic{path, 0, 0, "the compose file is empty", "declare at least one service under 'services'"});
+    diags.add(Diagnostic{
+        path, 0, 0, "the compose file is empty",
+        "declare services under 'services'; a runner-only environment needs no compose file: use stack: none"});
     return file;
   }
   const Field* services = nullptr;
@@ -162,8 +148,8 @@ ComposeFile parse_compose(std::string_view text, const std::string& path, Diagno
       for (const auto& n : r.mapping_or_null(e, "")) file.networks[n.key] = parse_network(r, n);
     } else if (e.key == "version" || e.key == "name" || e.key.rfind("x-", 0) == 0) {
       // Informational in compose, and forgectl names stacks itself.
-    } else if (auto it = kRefusedTop.find(e.key); it != kRefusedTop.end()) {
-      r.error(e, "unsupported top-level key '" + e.key + "'", std::string(it->second), At::kKey);
+    } else if (auto hint = refused_top_level_key(e.key)) {
+      r.error(e, "unsupported top-level key '" + e.key + "'", std::string(*hint), At::kKey);
     } else {
       r.unknown_key(e, "", kTopKeys, "supported top-level keys: services, networks, version, name, x-*");
     }

@@ -2,148 +2,27 @@
 #include "manifest/compose_service.h"
 
 #include <algorithm>
-#include <map>
-#include <set>
 
+#include "manifest/compose_rules.h"
 #include "manifest/scalar_parse.h"
 
 namespace forge::manifest {
 
 namespace {
 
-const std::vector<std::string> kServiceKeys = {
-    "image",   "build",      "command", "entrypoint", "environment", "env_file",   "working_dir",
-    "user",    "healthcheck", "depends_on", "networks", "tmpfs",     "read_only",  "cap_add",
-    "cap_drop", "mem_limit", "cpus",    "pids_limit", "labels",      "expose"};
+enum class Caps { kAdd, kDrop };
 
-constexpr std::string_view kNamesHint = "names are forgectl's; services reach each other by service name or network alias";
-constexpr std::string_view kNamespaceHint = "every container gets its own namespaces; remove it";
-constexpr std::string_view kResourcesHint = "use mem_limit, cpus and pids_limit";
-constexpr std::string_view kDnsHint = "forgectl owns name resolution on the task network; use network aliases";
-
-// Keys compose knows and forgectl refuses, with what to do instead.
-const std::map<std::string_view, std::string_view> kRefused = {
-    {"ports", "services are reached by name on the task network; remove ports"},
-    {"privileged", "forgectl never runs privileged containers"},
-    {"network_mode", "forgectl owns networking; use networks"},
-    {"volumes", "host volumes are not allowed; use tmpfs, or build the files into the image"},
-    {"volumes_from", "host volumes are not allowed; use tmpfs, or build the files into the image"},
-    {"devices", "host devices never enter a sandbox"},
-    {"device_cgroup_rules", "host devices never enter a sandbox"},
-    {"gpus", "host devices never enter a sandbox"},
-    {"pid", kNamespaceHint},
-    {"ipc", kNamespaceHint},
-    {"uts", kNamespaceHint},
-    {"userns_mode", kNamespaceHint},
-    {"cgroup", kNamespaceHint},
-    {"cgroup_parent", "forgectl places containers in cgroups itself"},
-    {"security_opt", "forgectl sets the security options (no-new-privileges, the default seccomp and AppArmor profiles)"},
-    {"runtime", "forgectl chooses the container runtime"},
-    {"isolation", "forgectl chooses the container runtime"},
-    {"restart", "forgectl manages lifecycles; remove restart"},
-    {"container_name", kNamesHint},
-    {"hostname", kNamesHint},
-    {"domainname", kNamesHint},
-    {"mac_address", "addresses are forgectl's"},
-    {"extra_hosts", kDnsHint},
-    {"dns", kDnsHint},
-    {"dns_search", kDnsHint},
-    {"dns_opt", kDnsHint},
-    {"links", "services on a shared network reach each other by name; use depends_on for ordering"},
-    {"external_links", "a task's services cannot reach containers outside its stack"},
-    {"sysctls", "kernel parameters are not set from task files"},
-    {"ulimits", "use pids_limit and mem_limit"},
-    {"deploy", kResourcesHint},
-    {"mem_reservation", kResourcesHint},
-    {"memswap_limit", kResourcesHint},
-    {"mem_swappiness", kResourcesHint},
-    {"oom_kill_disable", kResourcesHint},
-    {"oom_score_adj", kResourcesHint},
-    {"cpu_shares", kResourcesHint},
-    {"cpu_quota", kResourcesHint},
-    {"cpu_period", kResourcesHint},
-    {"cpuset", kResourcesHint},
-    {"cpu_count", kResourcesHint},
-    {"cpu_percent", kResourcesHint},
-    {"blkio_config", kResourcesHint},
-    {"shm_size", "use tmpfs"},
-    {"profiles", "every service in the file is started; remove profiles"},
-    {"scale", "each service runs once per trial"},
-    {"secrets", "secrets never enter containers; LLM calls run on the host"},
-    {"configs", "build the files into the image"},
-    {"init", "forgectl runs every container with an init"},
-    {"logging", "forgectl collects every container's logs itself"},
-    {"group_add", "use user: \"uid:gid\""},
-    {"stop_signal", "forgectl manages lifecycles"},
-    {"stop_grace_period", "forgectl manages lifecycles"},
-    {"extends", "write the service out in full"},
-    {"pull_policy", "images are never pulled; build them locally"},
-    {"platform", "services run on the host's platform"},
-    {"stdin_open", "services run detached"},
-    {"tty", "services run detached"},
-};
-
-// Capabilities a service may add back: the harmless part of Docker's default set.
-const std::set<std::string, std::less<>> kAllowedCaps = {
-    "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "SETFCAP", "NET_BIND_SERVICE",
-    "SYS_CHROOT", "AUDIT_WRITE"};
-
-// Why the well-known dangerous ones are refused.
-const std::map<std::string_view, std::string_view> kDangerousCaps = {
-    {"ALL", "ALL would restore every capability, SYS_ADMIN included"},
-    {"SYS_ADMIN", "SYS_ADMIN is close to root on the host kernel (mounts, namespaces, BPF)"},
-    {"NET_ADMIN", "NET_ADMIN would let the service reconfigure the task network and its firewall"},
-    {"NET_RAW", "NET_RAW allows spoofed packets on the task network"},
-    {"SYS_PTRACE", "SYS_PTRACE would let the service inspect and alter other processes"},
-    {"SYS_MODULE", "SYS_MODULE loads kernel modules into the host kernel"},
-    {"DAC_READ_SEARCH", "DAC_READ_SEARCH bypasses read checks and enables open_by_handle_at escapes"},
-    {"SYS_RAWIO", "SYS_RAWIO gives raw access to host I/O ports and memory"},
-    {"SYS_BOOT", "SYS_BOOT can reboot the host"},
-    {"SYS_TIME", "SYS_TIME sets the host's clock"},
-    {"MKNOD", "MKNOD creates device nodes"},
-    {"BPF", "BPF loads programs into the host kernel"},
-    {"PERFMON", "PERFMON exposes host kernel performance data"},
-    {"MAC_ADMIN", "MAC_ADMIN changes the host's mandatory access control"},
-    {"MAC_OVERRIDE", "MAC_OVERRIDE bypasses mandatory access control"},
-};
-
-const std::set<std::string, std::less<>> kAllCaps = {
-    "AUDIT_CONTROL", "AUDIT_READ", "AUDIT_WRITE", "BLOCK_SUSPEND", "BPF", "CHECKPOINT_RESTORE", "CHOWN",
-    "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID", "IPC_LOCK", "IPC_OWNER", "KILL", "LEASE",
-    "LINUX_IMMUTABLE", "MAC_ADMIN", "MAC_OVERRIDE", "MKNOD", "NET_ADMIN", "NET_BIND_SERVICE", "NET_BROADCAST",
-    "NET_RAW", "PERFMON", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYSLOG", "SYS_ADMIN", "SYS_BOOT",
-    "SYS_CHROOT", "SYS_MODULE", "SYS_NICE", "SYS_PACCT", "SYS_PTRACE", "SYS_RAWIO", "SYS_RESOURCE", "SYS_TIME",
-    "SYS_TTY_CONFIG", "WAKE_ALARM", "ALL"};
-
-// Docker refuses memory limits below 6 MiB; say so here rather than at container create.
-constexpr std::int64_t kMinMemory = 6 * 1024 * 1024;
-
-std::string allowed_caps_list() {
-  std::string out;
-  for (const auto& c : kAllowedCaps) out += (out.empty() ? "" : ", ") + c;
-  return out;
-}
-
-// "cap_net_raw" → "NET_RAW", as Docker accepts either form.
-std::string normalise_cap(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-  if (s.rfind("CAP_", 0) == 0) s.erase(0, 4);
-  return s;
-}
-
-std::vector<std::string> parse_caps(YamlReader& r, const Field& f, std::string_view what, bool adding) {
+std::vector<std::string> parse_caps(YamlReader& r, const Field& f, std::string_view what, Caps which) {
   std::vector<std::string> out;
   for (const auto& item : r.sequence(f, what)) {
     auto s = r.string(item, what);
     if (!s) continue;
-    std::string cap = normalise_cap(*s);
-    if (!kAllCaps.count(cap)) {
+    std::string cap = normalise_capability(*s);
+    std::string refusal = which == Caps::kAdd ? cap_add_refusal(cap) : "";  // dropping is always safe
+    if (!is_capability(cap)) {
       r.error(item, prefix(what) + "'" + *s + "' in '" + f.key + "' is not a Linux capability");
-    } else if (adding && !kAllowedCaps.count(cap)) {
-      auto it = kDangerousCaps.find(cap);
-      std::string why = it != kDangerousCaps.end() ? std::string(it->second) + "; " : "";
-      r.error(item, prefix(what) + "cap_add '" + cap + "' is not allowed",
-              why + "a service may add only " + allowed_caps_list());
+    } else if (!refusal.empty()) {
+      r.error(item, prefix(what) + "cap_add '" + cap + "' is not allowed", refusal);
     } else if (std::find(out.begin(), out.end(), cap) == out.end()) {
       out.push_back(cap);
     }
@@ -162,7 +41,7 @@ std::optional<std::vector<std::string>> parse_command(YamlReader& r, const Field
     }
     return *words;
   }
-  return r.strings(f, what, /*allow_single=*/true);
+  return r.strings(f, what, Strings::kStringOrList);
 }
 
 void parse_depends_on(YamlReader& r, const Field& f, std::string_view what, ComposeService& s, ServiceRefs& refs) {
@@ -209,7 +88,8 @@ void parse_depends_on(YamlReader& r, const Field& f, std::string_view what, Comp
 
 bool is_alias(std::string_view a) {
   if (a.empty() || !std::isalnum(static_cast<unsigned char>(a.front()))) return false;
-  return std::all_of(a.begin(), a.end(), [](unsigned char c) { return std::isalnum(c) || c == '-' || c == '_' || c == '.'; });
+  return std::all_of(a.begin(), a.end(),
+                     [](unsigned char c) { return std::isalnum(c) || c == '-' || c == '_' || c == '.'; });
 }
 
 void parse_service_networks(YamlReader& r, const Field& f, std::string_view what, ComposeService& s,
@@ -238,13 +118,15 @@ void parse_service_networks(YamlReader& r, const Field& f, std::string_view what
         for (const auto& a : r.sequence(k, net_what)) {
           auto alias = r.string(a, net_what);
           if (!alias) continue;
-          if (!is_alias(*alias)) r.error(a, prefix(net_what) + "alias '" + *alias + "' is not a valid host name");
-          else aliases->push_back(*alias);
+          if (!is_alias(*alias))
+            r.error(a, prefix(net_what) + "alias '" + *alias + "' is not a valid host name");
+          else
+            aliases->push_back(*alias);
         }
       } else if (k.key == "ipv4_address" || k.key == "ipv6_address" || k.key == "link_local_ips" ||
                  k.key == "mac_address") {
-        r.error(k, prefix(net_what) + "unsupported key '" + k.key + "'",
-                "addresses are forgectl's, from its own pool", At::kKey);
+        r.error(k, prefix(net_what) + "unsupported key '" + k.key + "'", "addresses are forgectl's, from its own pool",
+                At::kKey);
       } else {
         r.unknown_key(k, net_what, {"aliases"}, "supported: aliases");
       }
@@ -324,8 +206,10 @@ void parse_expose(YamlReader& r, const Field& f, std::string_view what, ComposeS
     bool ok = (proto.empty() || proto == "tcp" || proto == "udp") &&
               (dash == std::string_view::npos ? is_port(ports)
                                               : is_port(ports.substr(0, dash)) && is_port(ports.substr(dash + 1)));
-    if (!ok) r.error(item, subject(what, f.key) + ": '" + *e + "' is not a port", "write 8080, 8080/tcp or 8000-8010");
-    else s.expose.push_back(*e);
+    if (!ok)
+      r.error(item, subject(what, f.key) + ": '" + *e + "' is not a port", "write 8080, 8080/tcp or 8000-8010");
+    else
+      s.expose.push_back(*e);
   }
 }
 
@@ -381,31 +265,38 @@ ComposeService parse_service(YamlReader& r, const Field& entry, const std::files
     } else if (k == "read_only") {
       if (auto v = r.boolean(f, what)) s.read_only = *v;
     } else if (k == "cap_add") {
-      s.cap_add = parse_caps(r, f, what, /*adding=*/true);
+      s.cap_add = parse_caps(r, f, what, Caps::kAdd);
     } else if (k == "cap_drop") {
-      s.cap_drop = parse_caps(r, f, what, /*adding=*/false);
+      s.cap_drop = parse_caps(r, f, what, Caps::kDrop);
     } else if (k == "mem_limit") {
       auto text = r.string(f, what);
       auto bytes = text ? parse_memory(*text) : std::nullopt;
-      if (text && !bytes) r.error(f, subject(what, k) + ": '" + *text + "' is not a size", "write e.g. 256m or 1g");
-      else if (bytes && *bytes < kMinMemory) r.error(f, subject(what, k) + " is below Docker's minimum of 6m");
-      else if (bytes) s.mem_limit = *bytes;
+      if (text && !bytes)
+        r.error(f, subject(what, k) + ": '" + *text + "' is not a size", "write e.g. 256m or 1g");
+      else if (bytes && *bytes < kMinMemoryLimit)
+        r.error(f, subject(what, k) + " is below Docker's minimum of 6m");
+      else if (bytes)
+        s.mem_limit = *bytes;
     } else if (k == "cpus") {
       auto v = r.number(f, what);
-      if (v && *v <= 0) r.error(f, subject(what, k) + " must be positive");
-      else if (v) s.cpus = *v;
+      if (v && *v <= 0)
+        r.error(f, subject(what, k) + " must be positive");
+      else if (v)
+        s.cpus = *v;
     } else if (k == "pids_limit") {
       auto v = r.integer(f, what);
-      if (v && *v <= 0) r.error(f, subject(what, k) + " must be positive", "a sandbox always has a process limit");
-      else if (v) s.pids_limit = *v;
+      if (v && *v <= 0)
+        r.error(f, subject(what, k) + " must be positive", "a sandbox always has a process limit");
+      else if (v)
+        s.pids_limit = *v;
     } else if (k == "labels") {
       parse_labels(r, f, what, s);
     } else if (k == "expose") {
       parse_expose(r, f, what, s);
-    } else if (auto it = kRefused.find(k); it != kRefused.end()) {
-      r.error(f, what + ": unsupported key '" + k + "'", std::string(it->second), At::kKey);
+    } else if (auto hint = refused_service_key(k)) {
+      r.error(f, what + ": unsupported key '" + k + "'", std::string(*hint), At::kKey);
     } else {
-      r.unknown_key(f, what, kServiceKeys, "see docs/compose.md for the supported keys");
+      r.unknown_key(f, what, compose_service_keys(), "see docs/compose.md for the supported keys");
     }
   }
   if (environment || env_file) s.environment = parse_service_env(r, environment, env_file, what, dir);

@@ -21,8 +21,10 @@ using EnvList = std::vector<std::pair<std::string, std::string>>;
 
 void set_env(EnvList& env, std::string key, std::string value) {
   auto it = std::find_if(env.begin(), env.end(), [&](const auto& kv) { return kv.first == key; });
-  if (it != env.end()) it->second = std::move(value);
-  else env.emplace_back(std::move(key), std::move(value));
+  if (it != env.end())
+    it->second = std::move(value);
+  else
+    env.emplace_back(std::move(key), std::move(value));
 }
 
 // `environment`, or build `args`: a list of "K=V" or a mapping. A bare "K" or an empty value
@@ -121,12 +123,16 @@ std::optional<ComposeBuild> parse_build(YamlReader& r, const Field& f, std::stri
     for (const auto& k : r.known_keys(r.mapping(f, what), build_what, {"context", "dockerfile", "args"})) {
       if (k.key == "context") {
         auto c = r.string(k, build_what);
-        if (c) context = *c, context_at = k;
-        else ok = false;
+        if (c)
+          context = *c, context_at = k;
+        else
+          ok = false;
       } else if (k.key == "dockerfile") {
         auto d = r.string(k, build_what);
-        if (d) b.dockerfile = *d, dockerfile_at = k;
-        else ok = false;
+        if (d)
+          b.dockerfile = *d, dockerfile_at = k;
+        else
+          ok = false;
       } else if (k.key == "args") {
         for (auto& [key, value] : parse_pairs(r, k, build_what)) b.args[key] = value;
       }
@@ -159,7 +165,8 @@ std::optional<ComposeHealthcheck> parse_healthcheck(YamlReader& r, const Field& 
   ComposeHealthcheck h;
   const std::string hc = prefix(what) + "healthcheck";
   auto entries = r.mapping(f, what);
-  for (const auto& k : r.known_keys(entries, hc, {"test", "interval", "timeout", "start_period", "retries", "disable"})) {
+  for (const auto& k :
+       r.known_keys(entries, hc, {"test", "interval", "timeout", "start_period", "retries", "disable"})) {
     if (k.key == "test") {
       if (k.node.IsScalar()) {
         auto s = r.string(k, hc);
@@ -168,7 +175,7 @@ std::optional<ComposeHealthcheck> parse_healthcheck(YamlReader& r, const Field& 
         h.test = {"CMD-SHELL", *s};
         continue;
       }
-      auto words = r.strings(k, hc, /*allow_single=*/true);
+      auto words = r.strings(k, hc, Strings::kStringOrList);
       if (!words) continue;
       const std::string form = words->empty() ? "" : words->front();
       bool valid = (form == "NONE" && words->size() == 1) || (form == "CMD" && words->size() >= 2) ||
@@ -181,16 +188,21 @@ std::optional<ComposeHealthcheck> parse_healthcheck(YamlReader& r, const Field& 
       h.test = *words;
     } else if (k.key == "retries") {
       auto n = r.integer(k, hc);
-      if (n && *n < 0) r.error(k, subject(hc, "retries") + " must not be negative");
-      else if (n) h.retries = static_cast<int>(std::min<std::int64_t>(*n, 1'000'000));
+      if (n && *n < 0)
+        r.error(k, subject(hc, "retries") + " must not be negative");
+      else if (n)
+        h.retries = static_cast<int>(std::min<std::int64_t>(*n, 1'000'000));
     } else if (k.key == "disable") {
       if (auto b = r.boolean(k, hc)) h.disable = h.disable || *b;
     } else {
       auto d = duration(r, k, hc);
       if (!d) continue;
-      if (k.key == "interval") h.interval = *d;
-      else if (k.key == "timeout") h.timeout = *d;
-      else h.start_period = *d;
+      if (k.key == "interval")
+        h.interval = *d;
+      else if (k.key == "timeout")
+        h.timeout = *d;
+      else
+        h.start_period = *d;
     }
   }
   return h;

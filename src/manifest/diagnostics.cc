@@ -26,10 +26,6 @@ Error Diagnostics::to_error() const {
   return make_error(Errc::kInvalid, std::move(text));
 }
 
-void Diagnostics::merge(const Diagnostics& other) {
-  items_.insert(items_.end(), other.items_.begin(), other.items_.end());
-}
-
 // Case-insensitive Levenshtein distance; keys are short, so the quadratic table is fine.
 static std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
@@ -37,8 +33,8 @@ static std::size_t edit_distance(std::string_view a, std::string_view b) {
   for (std::size_t i = 1; i <= a.size(); ++i) {
     cur[0] = i;
     for (std::size_t j = 1; j <= b.size(); ++j) {
-      bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
-                  std::tolower(static_cast<unsigned char>(b[j - 1]));
+      bool same =
+          std::tolower(static_cast<unsigned char>(a[i - 1])) == std::tolower(static_cast<unsigned char>(b[j - 1]));
       cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (same ? 0 : 1)});
     }
     std::swap(prev, cur);

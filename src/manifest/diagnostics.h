@@ -25,7 +25,6 @@ class Diagnostics {
   void add(Diagnostic d) { items_.push_back(std::move(d)); }
   bool empty() const { return items_.empty(); }
   std::size_t size() const { return items_.size(); }
-  void merge(const Diagnostics& other);
   const std::vector<Diagnostic>& items() const { return items_; }
   // All diagnostics, one per line, as one kInvalid error.
   Error to_error() const;

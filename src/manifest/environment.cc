@@ -5,9 +5,12 @@ namespace forge::manifest {
 
 const char* policy_name(NetworkPolicy p) {
   switch (p) {
-    case NetworkPolicy::kNoInternet: return "no_internet";
-    case NetworkPolicy::kLimitedInternet: return "limited_internet";
-    case NetworkPolicy::kFullInternet: return "full_internet";
+    case NetworkPolicy::kNoInternet:
+      return "no_internet";
+    case NetworkPolicy::kLimitedInternet:
+      return "limited_internet";
+    case NetworkPolicy::kFullInternet:
+      return "full_internet";
   }
   return "no_internet";
 }

@@ -16,10 +16,23 @@ namespace {
 
 // Tolokaforge's task.yaml keys (reference/tolokaforge.md §2.1), read by other parts of forgectl,
 // plus forgectl's own `environment` and `solution` (the oracle's reference solution).
-const std::vector<std::string> kTaskKeys = {
-    "task_id",   "name",     "category",       "description", "adapter_type", "max_turns",
-    "initial_user_message", "initial_state", "tools", "user_simulator", "metadata", "policies",
-    "grading",   "system_prompt", "adapter_settings", "environment", "solution"};
+const std::vector<std::string> kTaskKeys = {"task_id",
+                                            "name",
+                                            "category",
+                                            "description",
+                                            "adapter_type",
+                                            "max_turns",
+                                            "initial_user_message",
+                                            "initial_state",
+                                            "tools",
+                                            "user_simulator",
+                                            "metadata",
+                                            "policies",
+                                            "grading",
+                                            "system_prompt",
+                                            "adapter_settings",
+                                            "environment",
+                                            "solution"};
 
 // Where the manifest comes from: a task directory means its task.yaml.
 Result<std::string> manifest_file(const std::string& path) {
@@ -30,9 +43,12 @@ Result<std::string> manifest_file(const std::string& path) {
         return fail(Errc::kNotFound, "'" + path + "' is a directory without a task.yaml");
       return task;
     }
-    case FileKind::kFile: return path;
-    case FileKind::kMissing: return fail(Errc::kNotFound, "'" + path + "' does not exist");
-    case FileKind::kOther: break;
+    case FileKind::kFile:
+      return path;
+    case FileKind::kMissing:
+      return fail(Errc::kNotFound, "'" + path + "' does not exist");
+    case FileKind::kOther:
+      break;
   }
   return fail(Errc::kInvalid, "'" + path + "' is neither a file nor a directory");
 }
@@ -45,8 +61,10 @@ std::optional<Field> read_task(YamlReader& r, const Field& root, std::string& ta
     if (k.key == "task_id") {
       has_id = true;
       auto id = r.string(k, "");
-      if (id && id->empty()) r.error(k, "'task_id' is empty");
-      else if (id) task_id = *id;
+      if (id && id->empty())
+        r.error(k, "'task_id' is empty");
+      else if (id)
+        task_id = *id;
     } else if (k.key == "environment") {
       environment = k;
     }
@@ -92,6 +110,7 @@ Result<LoadedEnvironment> load_environment(const std::string& path) {
     compose_shown = std::move(env.compose_shown);
   }
 
+  const std::string services_key = is_task ? "environment.services" : "services";
   const std::size_t before_compose = diags.size();
   std::string stack_label;
   if (!out.manifest.compose_file.empty()) {
@@ -115,7 +134,7 @@ Result<LoadedEnvironment> load_environment(const std::string& path) {
       if (out.compose.find(name)) continue;
       std::string close = closest_match(name, names);
       diags.add(Diagnostic{iso.where.file, iso.where.line, iso.where.column,
-                           "services: '" + name + "' is not a service of " + stack_label,
+                           services_key + ": '" + name + "' is not a service of " + stack_label,
                            close.empty() ? "" : "did you mean '" + close + "'?"});
     }
   }

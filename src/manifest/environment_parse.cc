@@ -16,14 +16,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::vector<std::string> kEnvironmentKeys = {
-    "network_policy", "limited_internet_allowlist", "limited_internet_allow_private", "limited_internet_allow_http",
-    "limited_internet_ports", "compose_file", "stack", "runner", "services"};
-const std::vector<std::string> kRunnerKeys = {"image", "user", "workdir", "memory", "cpus", "pids_limit",
-                                              "env_passthrough"};
+const std::vector<std::string> kEnvironmentKeys = {"network_policy",
+                                                   "limited_internet_allowlist",
+                                                   "limited_internet_allow_private",
+                                                   "limited_internet_allow_http",
+                                                   "limited_internet_ports",
+                                                   "compose_file",
+                                                   "stack",
+                                                   "runner",
+                                                   "services"};
+const std::vector<std::string> kRunnerKeys = {"image", "user",       "workdir",        "memory",
+                                              "cpus",  "pids_limit", "env_passthrough"};
 const std::vector<std::string> kServiceKeys = {"read_only", "memory", "cpus", "pids_limit", "env_passthrough"};
-
-constexpr std::int64_t kMinMemory = 6 * 1024 * 1024;  // Docker refuses less
 
 std::string dotted(const std::string& what, const std::string& key) { return what.empty() ? key : what + "." + key; }
 
@@ -54,21 +58,28 @@ void read_memory(YamlReader& r, const Field& f, const std::string& what, std::in
   auto text = r.string(f, what);
   if (!text) return;
   auto bytes = parse_memory(*text);
-  if (!bytes) r.error(f, subject(what, f.key) + ": '" + *text + "' is not a size", "write e.g. 512m or 2g");
-  else if (*bytes < kMinMemory) r.error(f, subject(what, f.key) + " is below Docker's minimum of 6m");
-  else out = *bytes;
+  if (!bytes)
+    r.error(f, subject(what, f.key) + ": '" + *text + "' is not a size", "write e.g. 512m or 2g");
+  else if (*bytes < kMinMemoryLimit)
+    r.error(f, subject(what, f.key) + " is below Docker's minimum of 6m");
+  else
+    out = *bytes;
 }
 
 void read_cpus(YamlReader& r, const Field& f, const std::string& what, double& out) {
   auto v = r.number(f, what);
-  if (v && *v <= 0) r.error(f, subject(what, f.key) + " must be positive");
-  else if (v) out = *v;
+  if (v && *v <= 0)
+    r.error(f, subject(what, f.key) + " must be positive");
+  else if (v)
+    out = *v;
 }
 
 void read_pids(YamlReader& r, const Field& f, const std::string& what, std::int64_t& out) {
   auto v = r.integer(f, what);
-  if (v && *v <= 0) r.error(f, subject(what, f.key) + " must be positive", "a sandbox always has a process limit");
-  else if (v) out = *v;
+  if (v && *v <= 0)
+    r.error(f, subject(what, f.key) + " must be positive", "a sandbox always has a process limit");
+  else if (v)
+    out = *v;
 }
 
 std::vector<std::string> read_passthrough(YamlReader& r, const Field& f, const std::string& what) {
@@ -94,16 +105,19 @@ RunnerSpec read_runner(YamlReader& r, const Field& f, const std::string& what) {
       auto v = r.string(k, what);
       if (v && (v->empty() || v->find_first_of(" \t\n") != std::string::npos))
         r.error(k, subject(what, "image") + ": '" + *v + "' is not an image reference");
-      else if (v) spec.image = *v;
+      else if (v)
+        spec.image = *v;
     } else if (k.key == "user") {
       auto v = r.string(k, what);
       if (!v) continue;
       auto colon = v->find(':');
       auto numeric = [](std::string_view s) {
-        return !s.empty() && s.size() <= 10 && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+        return !s.empty() && s.size() <= 10 &&
+               std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
       };
-      bool ok = colon == std::string::npos ? numeric(*v) : numeric(std::string_view(*v).substr(0, colon)) &&
-                                                               numeric(std::string_view(*v).substr(colon + 1));
+      bool ok = colon == std::string::npos
+                    ? numeric(*v)
+                    : numeric(std::string_view(*v).substr(0, colon)) && numeric(std::string_view(*v).substr(colon + 1));
       if (!ok) {
         r.error(k, subject(what, "user") + " must be \"uid\" or \"uid:gid\", got '" + *v + "'",
                 "user names depend on the image's /etc/passwd; give numeric ids");
@@ -112,8 +126,10 @@ RunnerSpec read_runner(YamlReader& r, const Field& f, const std::string& what) {
       }
     } else if (k.key == "workdir") {
       auto v = r.string(k, what);
-      if (v && (v->empty() || v->front() != '/')) r.error(k, subject(what, "workdir") + " must be an absolute path");
-      else if (v) spec.workdir = *v;
+      if (v && (v->empty() || v->front() != '/'))
+        r.error(k, subject(what, "workdir") + " must be an absolute path");
+      else if (v)
+        spec.workdir = *v;
     } else if (k.key == "memory") {
       read_memory(r, k, what, spec.resources.memory);
     } else if (k.key == "cpus") {
@@ -161,7 +177,7 @@ ReadEnvironment read_environment(YamlReader& r, const Field& block, const std::s
   EnvironmentManifest& m = out.manifest;
   std::error_code ec;
   m.path = fs::absolute(r.file(), ec).lexically_normal().string();
-  m.where = r.location(block);
+  m.where = r.location(block, At::kKey);  // the `environment:` key in a task.yaml
   const fs::path shown_dir = fs::path(r.file()).parent_path();
 
   std::vector<Field> limited_keys;  // limited_internet_* keys, valid only under that policy
@@ -169,6 +185,7 @@ ReadEnvironment read_environment(YamlReader& r, const Field& block, const std::s
   const Field* allowlist_at = nullptr;
   const Field* compose_at = nullptr;
   const Field* stack_at = nullptr;
+  bool policy_valid = true;  // after a bad network_policy, the limited_* checks would only echo it
   Field body = block;
   if (!what.empty()) body.key.clear();
   // Kept in a local: the loop below keeps pointers to some entries.
@@ -182,9 +199,11 @@ ReadEnvironment read_environment(YamlReader& r, const Field& block, const std::s
       if (auto p = policy_from_name(*v)) {
         m.network_policy = *p;
       } else {
+        policy_valid = false;
         std::string close = closest_match(*v, {"no_internet", "limited_internet", "full_internet"});
-        r.error(k, subject(what, "network_policy") + " must be no_internet, limited_internet or full_internet, got '" +
-                       *v + "'",
+        r.error(k,
+                subject(what, "network_policy") + " must be no_internet, limited_internet or full_internet, got '" +
+                    *v + "'",
                 close.empty() ? "" : "did you mean '" + close + "'?");
       }
     } else if (k.key == "limited_internet_allowlist") {
@@ -193,10 +212,12 @@ ReadEnvironment read_environment(YamlReader& r, const Field& block, const std::s
         auto host = r.string(item, what);
         if (!host) continue;
         auto [problem, hint] = host->empty() ? std::pair<std::string, std::string>{"is empty", ""} : check_host(*host);
-        if (!problem.empty()) r.error(item, subject(what, k.key) + ": '" + *host + "' " + problem, hint);
+        if (!problem.empty())
+          r.error(item, subject(what, k.key) + ": '" + *host + "' " + problem, hint);
         else if (std::find(m.allowlist.begin(), m.allowlist.end(), *host) != m.allowlist.end())
           r.error(item, subject(what, k.key) + ": '" + *host + "' is given twice");
-        else m.allowlist.push_back(*host);
+        else
+          m.allowlist.push_back(*host);
       }
     } else if (k.key == "limited_internet_allow_private") {
       if (auto b = r.boolean(k, what)) m.allow_private = *b;
@@ -206,10 +227,12 @@ ReadEnvironment read_environment(YamlReader& r, const Field& block, const std::s
       std::vector<int> ports;
       for (const auto& item : r.sequence(k, what)) {
         auto n = r.integer(item, what);
-        if (n && (*n < 1 || *n > 65535)) r.error(item, subject(what, k.key) + ": " + std::to_string(*n) + " is not a port");
+        if (n && (*n < 1 || *n > 65535))
+          r.error(item, subject(what, k.key) + ": " + std::to_string(*n) + " is not a port");
         else if (n && std::find(ports.begin(), ports.end(), *n) != ports.end())
           r.error(item, subject(what, k.key) + ": " + std::to_string(*n) + " is given twice");
-        else if (n) ports.push_back(static_cast<int>(*n));
+        else if (n)
+          ports.push_back(static_cast<int>(*n));
       }
       if (k.node.IsSequence() && k.node.size() == 0)
         r.error(k, subject(what, k.key) + " is empty", "leave it out for the default, 443");
@@ -245,14 +268,18 @@ ReadEnvironment read_environment(YamlReader& r, const Field& block, const std::s
     }
   }
 
-  if (m.network_policy != NetworkPolicy::kLimitedInternet) {
+  const bool limited = m.network_policy == NetworkPolicy::kLimitedInternet;
+  // A non-empty allowlist whose every entry was refused has been reported already.
+  const bool allowlist_written = allowlist_at && allowlist_at->node.IsSequence() && allowlist_at->node.size() > 0;
+  if (policy_valid && !limited) {
     for (const auto& k : limited_keys) {
-      r.error(k, subject(what, k.key) + " applies only to network_policy: limited_internet (this is " +
-                     policy_name(m.network_policy) + ")",
+      r.error(k,
+              subject(what, k.key) + " applies only to network_policy: limited_internet (this is " +
+                  policy_name(m.network_policy) + ")",
               "set network_policy: limited_internet, or remove it", At::kKey);
     }
-  } else if (m.allowlist.empty() && !(allowlist_at && allowlist_at->node.IsSequence() && allowlist_at->node.size() > 0)) {
-    // (A non-empty list whose every entry was refused has been reported already.)
+  }
+  if (limited && m.allowlist.empty() && !allowlist_written) {
     const Field& at = allowlist_at ? *allowlist_at : *policy_at;
     r.error(at, prefix(what) + "limited_internet needs a non-empty limited_internet_allowlist",
             "list the hosts the agent may reach: api.example.org, or .example.org for a domain and its subdomains");

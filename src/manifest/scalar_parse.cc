@@ -40,12 +40,22 @@ std::optional<std::int64_t> parse_memory(std::string_view text) {
   double mult = 1;
   if (!s.empty()) {
     switch (lower(s.front())) {
-      case 'k': mult = 1024.0; break;
-      case 'm': mult = 1024.0 * 1024; break;
-      case 'g': mult = 1024.0 * 1024 * 1024; break;
-      case 't': mult = 1024.0 * 1024 * 1024 * 1024; break;
-      case 'b': break;
-      default: return std::nullopt;
+      case 'k':
+        mult = 1024.0;
+        break;
+      case 'm':
+        mult = 1024.0 * 1024;
+        break;
+      case 'g':
+        mult = 1024.0 * 1024 * 1024;
+        break;
+      case 't':
+        mult = 1024.0 * 1024 * 1024 * 1024;
+        break;
+      case 'b':
+        break;
+      default:
+        return std::nullopt;
     }
     if (lower(s.front()) != 'b') {
       s.remove_prefix(1);
@@ -74,13 +84,20 @@ std::optional<Millis> parse_duration(std::string_view text) {
     std::string_view unit = s.substr(0, u);
     s.remove_prefix(u);
     double scale;
-    if (unit == "ns") scale = 1;
-    else if (unit == "us" || unit == "\xC2\xB5s") scale = 1e3;
-    else if (unit == "ms") scale = 1e6;
-    else if (unit == "s") scale = 1e9;
-    else if (unit == "m") scale = 60e9;
-    else if (unit == "h") scale = 3600e9;
-    else return std::nullopt;
+    if (unit == "ns")
+      scale = 1;
+    else if (unit == "us" || unit == "\xC2\xB5s")
+      scale = 1e3;
+    else if (unit == "ms")
+      scale = 1e6;
+    else if (unit == "s")
+      scale = 1e9;
+    else if (unit == "m")
+      scale = 60e9;
+    else if (unit == "h")
+      scale = 3600e9;
+    else
+      return std::nullopt;
     ns += *n * scale;
   }
   if (ns > 1e18) return std::nullopt;

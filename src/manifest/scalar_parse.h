@@ -15,6 +15,8 @@ namespace forge::manifest {
 // "256m", "1g", "1.5G", "512MiB", "1024" (bytes), like docker compose: units b, k, m, g, t,
 // optionally followed by "i" and/or "b", all powers of 1024. nullopt when malformed.
 std::optional<std::int64_t> parse_memory(std::string_view text);
+// Docker refuses memory limits below 6 MiB; say so at parse time rather than at create.
+constexpr std::int64_t kMinMemoryLimit = 6 * 1024 * 1024;
 
 // Go-style durations as compose writes them: "1s", "500ms", "1m30s", "1.5h"; units ns, us, ms,
 // s, m, h; "0" alone is zero. A non-zero duration shorter than 1ms rounds up to 1ms, so it is

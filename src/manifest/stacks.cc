@@ -25,8 +25,8 @@ Result<ComposeFile> builtin_stack(std::string_view name) {
     file->path = label;
     return file;
   }
-  return fail(Errc::kNotFound, "no built-in stack '" + std::string(name) + "' (known: " +
-                                   join(builtin_stack_names(), ", ") + ")");
+  return fail(Errc::kNotFound,
+              "no built-in stack '" + std::string(name) + "' (known: " + join(builtin_stack_names(), ", ") + ")");
 }
 
 }  // namespace forge::manifest

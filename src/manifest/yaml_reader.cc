@@ -47,8 +47,11 @@ std::optional<Field> YamlReader::parse(std::string_view text) {
   } catch (const YAML::ParserException& e) {
     diags_.add(Diagnostic{file_, e.mark.line + 1, e.mark.column + 1, "YAML syntax error: " + e.msg, {}});
   } catch (const YAML::Exception& e) {
-    diags_.add(Diagnostic{file_, e.mark.is_null() ? 0 : e.mark.line + 1, e.mark.is_null() ? 0 : e.mark.column + 1,
-                          "cannot read YAML: " + e.msg, {}});
+    diags_.add(Diagnostic{file_,
+                          e.mark.is_null() ? 0 : e.mark.line + 1,
+                          e.mark.is_null() ? 0 : e.mark.column + 1,
+                          "cannot read YAML: " + e.msg,
+                          {}});
   }
   return std::nullopt;
 }
@@ -200,24 +203,25 @@ std::optional<double> YamlReader::number(const Field& f, std::string_view what) 
   return std::nullopt;
 }
 
-std::optional<std::vector<std::string>> YamlReader::strings(const Field& f, std::string_view what,
-                                                            bool allow_single) {
-  if (allow_single && f.node.IsScalar()) {
+std::optional<std::vector<std::string>> YamlReader::strings(const Field& f, std::string_view what, Strings shape) {
+  const bool single = shape == Strings::kStringOrList;
+  if (single && f.node.IsScalar()) {
     auto s = string(f, what);
     if (!s) return std::nullopt;
     return std::vector<std::string>{*s};
   }
   if (!f.node.IsSequence()) {
-    error(f, subject(what, f.key) + " must be a list" + (allow_single ? " or a string" : "") + ", got " +
-                 kind_of(f.node));
+    error(f, subject(what, f.key) + " must be a list" + (single ? " or a string" : "") + ", got " + kind_of(f.node));
     return std::nullopt;
   }
   std::vector<std::string> out;
   bool ok = true;
   for (const auto& item : sequence(f, what)) {
     auto s = string(item, what);
-    if (s) out.push_back(std::move(*s));
-    else ok = false;
+    if (s)
+      out.push_back(std::move(*s));
+    else
+      ok = false;
   }
   if (!ok) return std::nullopt;
   return out;

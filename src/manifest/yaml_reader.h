@@ -18,7 +18,7 @@ namespace forge::manifest {
 
 // A value reached in a document, with the name it was reached by and where it is.
 struct Field {
-  std::string key;      // as written ("ports"), or "cap_add[2]" for a list item
+  std::string key;  // as written ("ports"), or "cap_add[2]" for a list item
   YAML::Node node;
   YAML::Mark key_mark;  // the key; for a list item, the item itself
   YAML::Mark mark;      // the value; the key's position when the value is empty (yaml-cpp
@@ -31,6 +31,9 @@ struct Field {
 enum class Dollars { kLiteral, kCompose };
 
 enum class At { kValue, kKey };
+
+// Whether a single string may stand for a list of one (`tmpfs: /run`).
+enum class Strings { kList, kStringOrList };
 
 class YamlReader {
  public:
@@ -60,9 +63,8 @@ class YamlReader {
   std::optional<bool> boolean(const Field& f, std::string_view what);
   std::optional<std::int64_t> integer(const Field& f, std::string_view what);
   std::optional<double> number(const Field& f, std::string_view what);
-  // A list of strings; with `allow_single`, a single string is a list of one.
   std::optional<std::vector<std::string>> strings(const Field& f, std::string_view what,
-                                                  bool allow_single = false);
+                                                  Strings shape = Strings::kList);
 
   // Reports `entry`'s key as unsupported: with a did-you-mean over `known` when one is close,
   // else with `fallback_hint`.

@@ -104,7 +104,7 @@ std::vector<std::string> hardening_mismatches(const Hardening& w, const Hardenin
   };
   if (cap_set(w.cap_drop) != cap_set(a.cap_drop)) out.push_back("CapDrop: wanted " + list(w.cap_drop) + ", applied " + list(a.cap_drop));
   if (cap_set(w.cap_add) != cap_set(a.cap_add)) out.push_back("CapAdd: wanted " + list(w.cap_add) + ", applied " + list(a.cap_add));
-  flag("no-new-privileges", w.no_new_privileges, a.no_new_privileges);
+  flag("SecurityOpt no-new-privileges", w.no_new_privileges, a.no_new_privileges);
   num("PidsLimit", w.pids_limit, a.pids_limit);
   num("Memory", w.memory, a.memory);
   num("MemorySwap", w.memory_swap, a.memory_swap);

@@ -1,13 +1,11 @@
 // The compose subset: a full file's values, refused keys with file:line, all errors at once,
-// cycles, references, env precedence, and the scalar forms (shell words, durations, sizes).
+// cycles, references, env precedence, healthchecks, networks.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <string>
 
 #include "manifest/compose_parse.h"
-#include "manifest/scalar_parse.h"
-#include "manifest/stacks.h"
 
 using namespace forge;
 using namespace forge::manifest;
@@ -45,7 +43,7 @@ TEST_CASE("manifest: a full compose file parses into the expected values") {
 
   const ComposeService& db = file->services[0];
   CHECK(db.name == "db");
-  CHECK(db.where.line == 10);
+  CHECK(db.where.line == 9);
   CHECK(db.image == "postgres:16");
   CHECK(db.read_only);  // from the `<<: *common` merge
   CHECK(db.tmpfs == std::map<std::string, std::string>{{"/tmp", ""}});
@@ -90,15 +88,15 @@ TEST_CASE("manifest: a full compose file parses into the expected values") {
 
   const ComposeService& worker = file->services[2];
   CHECK(worker.command == std::vector<std::string>{});
-  CHECK(worker.depends_on == std::map<std::string, DependCondition>{{"db", DependCondition::kStarted},
-                                                                    {"web", DependCondition::kStarted}});
+  CHECK(worker.depends_on ==
+        std::map<std::string, DependCondition>{{"db", DependCondition::kStarted}, {"web", DependCondition::kStarted}});
   REQUIRE(worker.healthcheck);
   CHECK(worker.healthcheck->disable);
   CHECK(worker.networks.empty());
 
   REQUIRE(file->networks.size() == 2);
   CHECK(file->networks.at("backend").internal);
-  CHECK(file->networks.at("backend").where.line == 64);
+  CHECK(file->networks.at("backend").where.line == 66);
   CHECK_FALSE(file->networks.at("frontend").internal);
   CHECK(file->find("web") == &file->services[1]);
   CHECK(file->find("nope") == nullptr);
@@ -151,8 +149,9 @@ TEST_CASE("manifest: every refused service key is reported with file:line, servi
     CHECK(has(d.hint, refused[i].hint));
   }
   // The formatted form users see.
-  CHECK(diags.items()[0].format() == path + ":5:5: service 's0': unsupported key 'ports' "
-                                            "(hint: services are reached by name on the task network; remove ports)");
+  CHECK(diags.items()[0].format() == path +
+                                         ":5:5: service 's0': unsupported key 'ports' "
+                                         "(hint: services are reached by name on the task network; remove ports)");
 }
 
 TEST_CASE("manifest: harmless capabilities may be added, unknown ones are named") {
@@ -164,7 +163,8 @@ TEST_CASE("manifest: harmless capabilities may be added, unknown ones are named"
 
 TEST_CASE("manifest: refused and unknown top-level compose keys") {
   auto diags = parse_errors(
-      "services:\n  a:\n    image: x\nvolumes:\n  data: {}\nsecrets: {}\nconfigs: {}\nnetwork:\n  n: {}\nx-anything: 1\n");
+      "services:\n  a:\n    image: x\nvolumes:\n  data: {}\nsecrets: {}\nconfigs: {}\nnetwork:\n  n: {}\nx-anything: "
+      "1\n");
   CHECK(diags.size() == 4);
   CHECK(has(only(diags, "'volumes'").hint, "use tmpfs"));
   CHECK(has(only(diags, "'secrets'").hint, "secrets never enter"));
@@ -301,78 +301,6 @@ TEST_CASE("manifest: a malformed env file line is reported at the env file's own
   CHECK(has(d.message, "expected KEY=VALUE"));
 }
 
-TEST_CASE("manifest: command strings are shell-split like compose") {
-  struct Case {
-    const char* in;
-    std::vector<std::string> out;
-  };
-  const Case cases[] = {
-      {"echo hello world", {"echo", "hello", "world"}},
-      {"  spaced\tout  ", {"spaced", "out"}},
-      {"sh -c 'echo \"$HOME\" done'", {"sh", "-c", "echo \"$HOME\" done"}},
-      {R"(say "a \"quoted\" \\ word" x)", {"say", R"(a "quoted" \ word)", "x"}},
-      {R"(keep "\n" literal)", {"keep", R"(\n)", "literal"}},
-      {R"(a\ b c\'d)", {"a b", "c'd"}},
-      {"empty '' \"\" end", {"empty", "", "", "end"}},
-      {"glued'single'\"double\"", {"gluedsingledouble"}},
-      {"", {}},
-  };
-  for (const auto& c : cases) {
-    CAPTURE(c.in);
-    auto words = shell_split(c.in);
-    REQUIRE(words);
-    CHECK(*words == c.out);
-  }
-  CHECK_FALSE(shell_split("echo 'open"));
-  CHECK_FALSE(shell_split("echo \"open"));
-  CHECK_FALSE(shell_split("trailing\\"));
-
-  auto diags = parse_errors("services:\n  a:\n    image: x\n    command: echo 'unterminated\n");
-  Diagnostic d = only(diags, "unterminated single quote");
-  CHECK(d.line == 4);
-  CHECK(d.message == "service 'a': 'command': unterminated single quote");
-}
-
-TEST_CASE("manifest: durations parse like Go's, as compose writes them") {
-  CHECK(parse_duration("1s") == Millis(1000));
-  CHECK(parse_duration("500ms") == Millis(500));
-  CHECK(parse_duration("1m30s") == Millis(90'000));
-  CHECK(parse_duration("1.5h") == Millis(5'400'000));
-  CHECK(parse_duration("2h45m3s10ms") == Millis(9'903'010));
-  CHECK(parse_duration("0") == Millis(0));
-  CHECK(parse_duration("0s") == Millis(0));
-  CHECK(parse_duration("10us") == Millis(1));  // never rounds down to "the default"
-  for (const char* bad : {"", "1", "s", "-1s", "1x", "1s2", "1 s", "1.s5"}) {
-    CAPTURE(bad);
-    CHECK_FALSE(parse_duration(bad));
-  }
-  auto diags = parse_errors("services:\n  a:\n    image: x\n    healthcheck:\n      test: true\n      interval: 5\n");
-  Diagnostic d = only(diags, "not a duration");
-  CHECK(d.line == 6);
-  CHECK(d.hint == "write e.g. 1s, 500ms or 1m30s");
-}
-
-TEST_CASE("manifest: memory sizes parse like compose's") {
-  constexpr std::int64_t kKi = 1024, kMi = kKi * 1024, kGi = kMi * 1024;
-  CHECK(parse_memory("1024") == 1024);
-  CHECK(parse_memory("100b") == 100);
-  CHECK(parse_memory("64k") == 64 * kKi);
-  CHECK(parse_memory("256m") == 256 * kMi);
-  CHECK(parse_memory("256M") == 256 * kMi);
-  CHECK(parse_memory("256mb") == 256 * kMi);
-  CHECK(parse_memory("512MiB") == 512 * kMi);
-  CHECK(parse_memory("1g") == kGi);
-  CHECK(parse_memory("1.5g") == kGi + kGi / 2);
-  CHECK(parse_memory("2 GB") == 2 * kGi);
-  for (const char* bad : {"", "m", "1x", "1mm", "-1m", "1 g b", "lots"}) {
-    CAPTURE(bad);
-    CHECK_FALSE(parse_memory(bad));
-  }
-  auto diags = parse_errors("services:\n  a:\n    image: x\n    mem_limit: 1m\n");
-  CHECK(only(diags, "minimum of 6m").line == 4);
-  CHECK(parse_errors("services:\n  a:\n    image: x\n    mem_limit: 6291456\n").empty());
-}
-
 TEST_CASE("manifest: a YAML syntax error is reported with its line") {
   auto diags = parse_errors("services:\n  a:\n    image: x\n    command: [sh, -c\n  b:\n", "broken.yaml");
   REQUIRE(diags.size() == 1);
@@ -471,65 +399,4 @@ TEST_CASE("manifest: healthcheck test forms") {
   CHECK(only(diags, "'test' must be").line == 5);
   CHECK(only(diags, "'retries' must not be negative").line == 6);
   CHECK(only(diags, "unsupported key 'start_interval'").line == 7);
-}
-
-TEST_CASE("manifest: the built-in stacks parse and carry Tolokaforge's names") {
-  auto core = builtin_stack("core");
-  REQUIRE_MESSAGE(core, (core ? "" : core.error().what()));
-  CHECK(core->path == "builtin:core");
-  REQUIRE(core->services.size() == 1);
-  const ComposeService& db = core->services[0];
-  CHECK(db.name == "json-db");
-  CHECK(db.image == "forgectl/runner:local");
-  CHECK(db.read_only);
-  CHECK(db.tmpfs.count("/tmp"));
-  CHECK(db.networks.at("default") == std::vector<std::string>{"db-service", "tolokaforge-db-service"});
-  REQUIRE(db.healthcheck);
-  CHECK(db.healthcheck->interval == Millis(1000));
-  CHECK(db.healthcheck->retries == 30);
-  CHECK(db.healthcheck->test.size() == 2);
-  CHECK(has(db.healthcheck->test[1], "nc 127.0.0.1 8000"));
-  CHECK(has(db.healthcheck->test[1], "\\r\\n"));  // printf, not YAML, turns these into CR LF
-  REQUIRE(db.command);
-  CHECK(has(db.command->back(), "httpd -f -p 8000"));
-
-  auto full = builtin_stack("full");
-  REQUIRE(full);
-  std::vector<std::string> names;
-  for (const auto& s : full->services) names.push_back(s.name);
-  CHECK(names == std::vector<std::string>{"json-db", "mock-web", "rag"});
-  CHECK(full->find("mock-web")->networks.at("default") == std::vector<std::string>{"tolokaforge-mock-web"});
-  CHECK(full->find("rag")->networks.at("default") == std::vector<std::string>{"rag-service", "tolokaforge-rag-service"});
-  CHECK(has(full->find("mock-web")->healthcheck->test[1], "8080"));
-  CHECK(has(full->find("rag")->command->back(), "-p 8001"));
-
-  auto none = builtin_stack("none");
-  REQUIRE(none);
-  CHECK(none->services.empty());
-
-  auto missing = builtin_stack("huge");
-  REQUIRE_FALSE(missing);
-  CHECK(missing.error().code == Errc::kNotFound);
-  CHECK(builtin_stack_names() == std::vector<std::string>{"core", "full", "none"});
-}
-
-TEST_CASE("manifest: closest_match suggests only close names") {
-  const std::vector<std::string> keys = {"image", "depends_on", "environment", "user"};
-  CHECK(closest_match("depend_on", keys) == "depends_on");
-  CHECK(closest_match("enviroment", keys) == "environment");
-  CHECK(closest_match("Image", keys) == "image");
-  CHECK(closest_match("ports", keys) == "");
-  CHECK(closest_match("cpu", keys) == "");
-}
-
-TEST_CASE("manifest: diagnostics format as file:line:col: message (hint: …)") {
-  CHECK((Diagnostic{"c.yaml", 3, 5, "bad", "do this"}.format()) == "c.yaml:3:5: bad (hint: do this)");
-  CHECK((Diagnostic{"c.yaml", 3, 0, "bad", ""}.format()) == "c.yaml:3: bad");
-  CHECK((Diagnostic{"c.yaml", 0, 0, "unreadable", ""}.format()) == "c.yaml: unreadable");
-  Diagnostics all;
-  all.add({"a.yaml", 1, 1, "one", ""});
-  all.add({"b.yaml", 2, 2, "two", "fix"});
-  Error e = all.to_error();
-  CHECK(e.code == Errc::kInvalid);
-  CHECK(e.message == "a.yaml:1:1: one\nb.yaml:2:2: two (hint: fix)");
 }

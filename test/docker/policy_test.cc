@@ -1,0 +1,267 @@
+// Network policies against the real daemon: what a stack's containers can and cannot reach.
+// "The internet" is a container of the test's own on a network of its own.
+#include <doctest/doctest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <thread>
+
+#include "engine/exec.h"
+#include "support/containers.h"
+#include "support/stack_env.h"
+
+using namespace forge;
+using namespace forge::test;
+
+namespace {
+
+constexpr const char* kHttpd = "mkdir -p /tmp/w && echo %s > /tmp/w/index.html && exec httpd -f -p %s -h /tmp/w";
+
+std::vector<std::string> httpd(const std::string& body, const std::string& port) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, kHttpd, body.c_str(), port.c_str());
+  return {"sh", "-c", buf};
+}
+
+// Runs `script` in a container through sh; returns stdout.
+std::string sh(const std::string& id, const std::string& script, Millis timeout = Millis(20000)) {
+  engine::ExecOptions o{{"sh", "-c", script}};
+  o.timeout = timeout;
+  auto r = engine::exec_run(*docker_env().client, id, o);
+  REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().what()));
+  return r->out;
+}
+
+// An HTTP GET of `path` at host:port with nc (busybox-static's wget crashes on Debian 12).
+std::string http_get(const std::string& id, const std::string& host, const std::string& port, Millis timeout = Millis(20000)) {
+  return sh(id, "printf 'GET /index.html HTTP/1.0\\r\\n\\r\\n' | nc -w 2 " + host + " " + port + " | tail -n 1", timeout);
+}
+
+// The "internet": an HTTP server on a plain bridge network the test made, reachable by its IP.
+struct FakeInternet {
+  FakeInternet()
+      : net([] {
+          engine::NetworkSpec s{"forgectl-test-inet-" + random_hex(4)};
+          s.ipam = engine::IpamConfig{free_test_subnet(), ""};
+          return s;
+        }()),
+        box([this] {
+          engine::ContainerSpec s;
+          s.network = net.id;
+          s.cmd = httpd("hello-internet", "80");
+          return s;
+        }()) {
+    auto info = engine::inspect_container(*docker_env().client, box.id);
+    REQUIRE(info.has_value());
+    ip = info->networks.begin()->second.ip_address;
+    REQUIRE_FALSE(ip.empty());
+  }
+  TestNetwork net;
+  TestContainer box;
+  std::string ip;
+};
+
+// A TCP server on all of the host's addresses, counting connections.
+class HostListener {
+ public:
+  HostListener() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    REQUIRE(fd_ >= 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_ANY);
+    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    socklen_t len = sizeof a;
+    REQUIRE(::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+    port = ntohs(a.sin_port);
+    REQUIRE(::listen(fd_, 16) == 0);
+    thread_ = std::thread([this] {
+      for (;;) {
+        int c = ::accept(fd_, nullptr, nullptr);
+        if (c < 0) return;
+        ++accepted;
+        (void)!::write(c, "host-reached\n", 13);
+        ::close(c);
+      }
+    });
+  }
+  ~HostListener() {
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+    thread_.join();
+  }
+  int port = 0;
+  std::atomic<int> accepted{0};
+
+ private:
+  int fd_ = -1;
+  std::thread thread_;
+};
+
+std::string gateway_of(const stack::UpResult& r, const std::string& key) {
+  for (const auto& n : r.plan.networks)
+    if (n.key == key) return n.subnet.gateway();
+  FAIL("no network " << key);
+  return {};
+}
+
+const char* kNoInternetCompose = R"(services:
+  web:
+    image: forgectl/runner:local
+    command: ["sh", "-c", "mkdir -p /tmp/w && echo sibling-ok > /tmp/w/index.html && exec httpd -f -p 8080 -h /tmp/w"]
+  worker:
+    image: forgectl/runner:local
+    command: ["sleep", "3600"]
+)";
+
+}  // namespace
+
+TEST_CASE("no_internet: siblings by name, nothing beyond the task network, not even the host") {
+  TempDir dir;
+  dir.write("compose.yaml", kNoInternetCompose);
+  auto manifest = dir.write("env.yaml", "network_policy: no_internet\ncompose_file: compose.yaml\n");
+  FakeInternet inet;
+  HostListener host;
+  TestStack s(manifest);
+
+  std::string runner = s.id("runner"), worker = s.id("worker"), web = s.id("web");
+  for (const auto& from : {runner, worker}) {
+    CAPTURE(from);
+    std::string got;
+    for (int i = 0; i < 20 && got != "sibling-ok\n"; ++i) got = http_get(from, "web", "8080");
+    CHECK(got == "sibling-ok\n");
+  }
+  for (const auto& from : {runner, worker, web}) {
+    CAPTURE(from);
+    CHECK(http_get(from, inet.ip, "80") == "");  // the fake internet, by address
+    CHECK(sh(from, "nc -w 2 " + gateway_of(s.result, "internal") + " " + std::to_string(host.port) + " </dev/null") == "");
+  }
+  CHECK(host.accepted == 0);
+  // Unknown names fail fast instead of stalling: the resolver is told to give up after one try.
+  CHECK(sh(runner, "cat /etc/resolv.conf").find("options timeout:1 attempts:1") != std::string::npos);
+}
+
+TEST_CASE("without forgectl's host rule the host would be reachable: the rule is what closes it") {
+  TempDir dir;
+  auto manifest = dir.write("env.yaml", "network_policy: no_internet\nstack: none\n");
+  HostListener host;
+  ::setenv("FORGECTL_HOST_FIREWALL", "off", 1);
+  std::unique_ptr<TestStack> s;
+  try {
+    s = std::make_unique<TestStack>(manifest);
+  } catch (...) {
+    ::unsetenv("FORGECTL_HOST_FIREWALL");
+    throw;
+  }
+  ::unsetenv("FORGECTL_HOST_FIREWALL");
+  auto out = sh(s->id("runner"), "nc -w 2 " + gateway_of(s->result, "internal") + " " + std::to_string(host.port) + " </dev/null");
+  CHECK(out == "host-reached\n");
+  CHECK(host.accepted == 1);
+}
+
+TEST_CASE("limited_internet: CONNECT to an allowlisted host tunnels, everything else is refused") {
+  TempDir dir;
+  auto manifest = dir.write("env.yaml",
+                            "network_policy: limited_internet\n"
+                            "limited_internet_allowlist: [allowed.example.test]\n"
+                            "limited_internet_allow_private: true   # the fake internet sits on a private subnet\n"
+                            "stack: none\n");
+  TestStack s(manifest);
+  // The fake internet joins the stack's edge network under two names, answering on 443.
+  engine::ContainerSpec inet_spec;
+  inet_spec.network = s.result.networks.at("edge");
+  inet_spec.aliases = {"allowed.example.test", "denied.example.test"};
+  inet_spec.cmd = httpd("hello-internet", "443");
+  TestContainer inet(inet_spec);
+  auto info = engine::inspect_container(*docker_env().client, inet.id);
+  REQUIRE(info.has_value());
+  std::string inet_ip = info->networks.begin()->second.ip_address;
+  std::string runner = s.id("runner");
+
+  auto through_proxy = [&](const std::string& request) {
+    return sh(runner, "(printf '" + request + "'; sleep 1) | nc -w 3 egress-proxy 3128");
+  };
+  std::string tunnel = through_proxy(
+      "CONNECT allowed.example.test:443 HTTP/1.1\\r\\nHost: allowed.example.test:443\\r\\n\\r\\n"
+      "GET /index.html HTTP/1.0\\r\\n\\r\\n");
+  CHECK(tunnel.find("HTTP/1.1 200 Connection established") == 0);
+  CHECK(tunnel.find("hello-internet") != std::string::npos);  // data flowed through the tunnel
+
+  CHECK(through_proxy("CONNECT denied.example.test:443 HTTP/1.1\\r\\nHost: denied.example.test:443\\r\\n\\r\\n")
+            .find("HTTP/1.1 403 Forbidden") == 0);
+  CHECK(through_proxy("GET http://denied.example.test/ HTTP/1.1\\r\\nHost: denied.example.test\\r\\n\\r\\n")
+            .find("HTTP/1.1 403 Forbidden") == 0);
+  CHECK(through_proxy("GET http://allowed.example.test/ HTTP/1.1\\r\\nHost: allowed.example.test\\r\\n\\r\\n")
+            .find("HTTP/1.1 403 Forbidden") == 0);  // CONNECT only, unless plain HTTP is opted in
+  CHECK(through_proxy("CONNECT allowed.example.test:80 HTTP/1.1\\r\\n\\r\\n").find("HTTP/1.1 403 Forbidden") == 0);
+
+  // Without the proxy: neither the address nor the names are reachable.
+  CHECK(http_get(runner, inet_ip, "443") == "");
+  CHECK(http_get(runner, "allowed.example.test", "443") == "");
+
+  auto env = sh(runner, "env | sort");
+  CHECK(env.find("HTTPS_PROXY=http://egress-proxy:3128\n") != std::string::npos);
+  CHECK(env.find("https_proxy=http://egress-proxy:3128\n") != std::string::npos);
+  CHECK(env.find("NO_PROXY=localhost,127.0.0.1,::1,runner\n") != std::string::npos);
+
+  // squid's access log is on its stdout: the audit trail of what was asked.
+  auto logs = engine::container_logs(*docker_env().client, s.id("egress-proxy"));
+  REQUIRE(logs.has_value());
+  CHECK(logs->out.find("CONNECT allowed.example.test:443 200") != std::string::npos);
+  CHECK(logs->out.find("CONNECT denied.example.test:443 403") != std::string::npos);
+}
+
+TEST_CASE("a stack's containers carry their hardening, and the kernel enforces it") {
+  TempDir dir;
+  dir.write("compose.yaml", R"(services:
+  svc:
+    image: forgectl/runner:local
+    command: ["sleep", "3600"]
+    mem_limit: 96m
+    pids_limit: 40
+    cap_add: [CHOWN]
+    read_only: true
+    tmpfs: [/tmp]
+)");
+  auto manifest = dir.write("env.yaml",
+                            "network_policy: no_internet\ncompose_file: compose.yaml\n"
+                            "runner:\n  memory: 256m\n  cpus: 0.5\n  pids_limit: 48\n");
+  TestStack s(manifest);
+  auto& c = *docker_env().client;
+
+  auto runner = engine::inspect_container(c, s.id("runner"));
+  REQUIRE(runner.has_value());
+  CHECK(runner->host.cap_drop == std::vector<std::string>{"ALL"});
+  CHECK(runner->host.cap_add == std::vector<std::string>{"NET_BIND_SERVICE"});
+  CHECK(runner->host.security_opt == std::vector<std::string>{"no-new-privileges:true"});
+  CHECK(runner->host.memory == 256 << 20);
+  CHECK(runner->host.memory_swap == 256 << 20);
+  CHECK(runner->host.nano_cpus == 500000000);
+  CHECK(runner->host.pids_limit == 48);
+  CHECK(runner->host.init);
+  CHECK(runner->labels.at("io.forgectl.role") == "runner");
+  CHECK(runner->labels.at("io.forgectl.stack") == s.result.name);
+
+  auto svc = engine::inspect_container(c, s.id("svc"));
+  REQUIRE(svc.has_value());
+  CHECK(svc->host.cap_drop == std::vector<std::string>{"ALL"});
+  CHECK(svc->host.cap_add == std::vector<std::string>{"CHOWN"});
+  CHECK(svc->host.memory == 96 << 20);
+  CHECK(svc->host.pids_limit == 40);
+  CHECK(svc->host.readonly_rootfs);
+  CHECK(svc->labels.at("io.forgectl.service") == "svc");
+
+  CHECK(sh(s.id("runner"), "grep -E '^(CapEff|NoNewPrivs)' /proc/self/status") == "CapEff:\t0000000000000400\nNoNewPrivs:\t1\n");
+  // A fork bomb stops at the pids limit instead of taking the host down.
+  engine::ExecOptions bomb{{"sh", "-c", "i=0; while [ $i -lt 200 ]; do sleep 60 & i=$((i+1)); done 2>&1 | grep -m1 -o \"can't fork\""}};
+  bomb.timeout = Millis(30000);
+  bomb.helper = engine::kExecHelperPath;
+  auto r = engine::exec_run(c, s.id("runner"), bomb);
+  REQUIRE(r.has_value());
+  CHECK(r->out == "can't fork\n");
+}

@@ -1,0 +1,62 @@
+// Helpers for stack tests: temp task directories, in-process up with guaranteed teardown.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "core/strings.h"
+#include "manifest/environment_parse.h"
+#include "stack/teardown.h"
+#include "stack/up.h"
+#include "support/docker_env.h"
+
+namespace forge::test {
+
+// A fresh directory under /tmp, removed at scope exit.
+class TempDir {
+ public:
+  TempDir() : path_(std::filesystem::temp_directory_path() / ("forgectl-test-" + random_hex(6))) {
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string write(const std::string& name, const std::string& text) const {
+    auto p = path_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  std::string path() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// A stack brought up in-process; removed at scope exit, pass or fail.
+class TestStack {
+ public:
+  explicit TestStack(const std::string& manifest_path, stack::UpOptions opts = {}) {
+    auto env = manifest::load_environment(manifest_path);
+    REQUIRE_MESSAGE(env.has_value(), (env ? "" : env.error().what()));
+    opts.run_id = docker_env().run_value;
+    auto r = stack::up_stack(*docker_env().client, *env, opts);
+    REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().what()));
+    result = std::move(*r);
+  }
+  ~TestStack() {
+    if (!result.name.empty()) (void)stack::remove_stack(*docker_env().client, result.name);
+  }
+  TestStack(const TestStack&) = delete;
+  TestStack& operator=(const TestStack&) = delete;
+
+  const std::string& id(const std::string& key) const { return result.containers.at(key); }
+  stack::UpResult result;
+};
+
+}  // namespace forge::test

@@ -1,0 +1,238 @@
+// The environment manifest: task.yaml blocks, defaults, standalone files, policy rules, and
+// problems across the manifest and its compose file reported together.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "manifest/environment_parse.h"
+
+using namespace forge;
+using namespace forge::manifest;
+
+namespace {
+
+std::string data(const std::string& rel) { return std::string(FORGECTL_TEST_DATA) + "/manifest/" + rel; }
+
+bool has(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
+
+Diagnostics env_errors(std::string_view text, const std::string& path = "env.yaml") {
+  Diagnostics diags;
+  (void)parse_environment(text, path, diags);
+  return diags;
+}
+
+Diagnostic only(const Diagnostics& diags, std::string_view part) {
+  std::vector<Diagnostic> found;
+  for (const auto& d : diags.items()) {
+    if (has(d.message, part)) found.push_back(d);
+  }
+  INFO("looking for: " << part << "\nin: " << diags.to_error().message);
+  REQUIRE(found.size() == 1);
+  return found.front();
+}
+
+}  // namespace
+
+TEST_CASE("manifest: a task.yaml's environment block with its compose file") {
+  auto env = load_environment(data("task_env"));
+  REQUIRE_MESSAGE(env, (env ? "" : env.error().what()));
+  CHECK(env->task_id == "shop_orders_01");
+  CHECK(env->source == data("task_env/task.yaml"));
+  CHECK(env->base_dir == data("task_env"));
+  const EnvironmentManifest& m = env->manifest;
+  CHECK(m.path == data("task_env/task.yaml"));
+  CHECK(m.where.line == 13);
+  CHECK(m.network_policy == NetworkPolicy::kLimitedInternet);
+  CHECK(m.allowlist == std::vector<std::string>{"pypi.org", ".pythonhosted.org"});
+  CHECK(m.allow_plain_http);
+  CHECK_FALSE(m.allow_private);
+  CHECK(m.connect_ports == std::vector<int>{443, 8443});
+  CHECK(m.compose_file == data("task_env/compose.yaml"));
+  CHECK(m.runner.image == "forgectl/runner:local");
+  CHECK(m.runner.user == "1000:1000");
+  CHECK(m.runner.workdir == "/work");
+  CHECK(m.runner.resources.memory == 2LL * 1024 * 1024 * 1024);
+  CHECK(m.runner.resources.cpus == doctest::Approx(1.5));
+  CHECK(m.runner.resources.pids_limit == 256);
+  CHECK(m.runner.env_passthrough == std::vector<std::string>{"PIP_INDEX_URL"});
+  REQUIRE(m.services.count("shop-api"));
+  const ServiceIsolation& api = m.services.at("shop-api");
+  CHECK(api.read_only == true);
+  CHECK(api.resources.memory == 256LL * 1024 * 1024);
+  CHECK(api.resources.pids_limit == 64);
+  CHECK(api.where.line == 28);
+
+  CHECK(env->compose.path == data("task_env/compose.yaml"));
+  REQUIRE(env->compose.services.size() == 1);
+  CHECK(env->compose.services[0].command == std::vector<std::string>{"httpd", "-f", "-p", "8080"});
+
+  // The task.yaml path itself loads the same.
+  auto direct = load_environment(data("task_env/task.yaml"));
+  REQUIRE(direct);
+  CHECK(direct->manifest.allowlist == m.allowlist);
+}
+
+TEST_CASE("manifest: a task without an environment block gets the defaults and the core stack") {
+  auto env = load_environment(data("task_default"));
+  REQUIRE_MESSAGE(env, (env ? "" : env.error().what()));
+  CHECK(env->task_id == "package_public_example_01");
+  CHECK(env->manifest.network_policy == NetworkPolicy::kNoInternet);
+  CHECK(env->manifest.allowlist.empty());
+  CHECK(env->manifest.connect_ports == std::vector<int>{443});
+  CHECK(env->manifest.compose_file.empty());
+  CHECK(env->manifest.stack == "core");
+  CHECK(env->manifest.path == data("task_default/task.yaml"));
+  CHECK(env->compose.path == "builtin:core");
+  REQUIRE(env->compose.services.size() == 1);
+  CHECK(env->compose.services[0].name == "json-db");
+}
+
+TEST_CASE("manifest: an unknown task.yaml key is an error with a did-you-mean") {
+  auto env = load_environment(data("task_unknown_key"));
+  REQUIRE_FALSE(env);
+  CHECK(env.error().code == Errc::kInvalid);
+  CHECK(env.error().message ==
+        data("task_unknown_key/task.yaml") + ":8:1: unsupported key 'gradng' (hint: did you mean 'grading'?)");
+}
+
+TEST_CASE("manifest: a standalone manifest, with a built-in stack") {
+  auto env = load_environment(data("standalone/env.yaml"));
+  REQUIRE_MESSAGE(env, (env ? "" : env.error().what()));
+  CHECK(env->task_id.empty());
+  CHECK(env->manifest.network_policy == NetworkPolicy::kFullInternet);
+  CHECK(env->manifest.stack == "full");
+  CHECK(env->manifest.runner.env_passthrough == std::vector<std::string>{"HF_TOKEN"});
+  CHECK(env->manifest.services.at("rag").read_only == false);
+  CHECK(env->manifest.services.at("rag").resources.cpus == doctest::Approx(0.5));
+  CHECK(env->compose.services.size() == 3);
+
+  auto parsed = parse_environment("network_policy: no_internet\nstack: none\n", "m.yaml");
+  REQUIRE(parsed);
+  CHECK(parsed->stack == "none");
+  auto empty = parse_environment("", "m.yaml");
+  REQUIRE(empty);
+  CHECK(empty->network_policy == NetworkPolicy::kNoInternet);
+  CHECK(empty->stack == "core");
+}
+
+TEST_CASE("manifest: limited_internet needs an allowlist, and only it may have one") {
+  SUBCASE("limited_internet without an allowlist") {
+    auto diags = env_errors("network_policy: limited_internet\n");
+    Diagnostic d = only(diags, "limited_internet needs a non-empty limited_internet_allowlist");
+    CHECK(d.line == 1);
+    CHECK(has(d.hint, ".example.org"));
+    CHECK(env_errors("network_policy: limited_internet\nlimited_internet_allowlist: []\n").size() == 1);
+  }
+  SUBCASE("an allowlist under no_internet, explicit or default") {
+    auto diags = env_errors("network_policy: no_internet\nlimited_internet_allowlist: [example.org]\n");
+    REQUIRE(diags.size() == 1);
+    CHECK(diags.items()[0].line == 2);
+    CHECK(diags.items()[0].message ==
+          "'limited_internet_allowlist' applies only to network_policy: limited_internet (this is no_internet)");
+    CHECK(diags.items()[0].hint == "set network_policy: limited_internet, or remove it");
+    auto defaulted = env_errors("limited_internet_allowlist: [example.org]\nlimited_internet_ports: [443]\n");
+    CHECK(defaulted.size() == 2);
+    auto full = env_errors("network_policy: full_internet\nlimited_internet_allow_private: true\n");
+    CHECK(has(only(full, "allow_private").message, "(this is full_internet)"));
+  }
+  SUBCASE("allowlist entries are host names or .domains") {
+    auto diags = env_errors(
+        "network_policy: limited_internet\n"
+        "limited_internet_allowlist:\n"
+        "  - api.example.org\n"
+        "  - .example.net\n"
+        "  - \"*.example.com\"\n"
+        "  - https://example.org/path\n"
+        "  - example.org:8443\n"
+        "  - bad..name\n"
+        "  - api.example.org\n");
+    REQUIRE(diags.size() == 5);
+    CHECK(has(only(diags, "has a wildcard").hint, ".example.org"));
+    CHECK(only(diags, "has a wildcard").line == 5);
+    CHECK(has(only(diags, "'https://example.org/path' is not a host name").hint, "without scheme"));
+    CHECK(has(only(diags, "has a port").hint, "limited_internet_ports"));
+    CHECK(only(diags, "'bad..name'").line == 8);
+    CHECK(only(diags, "given twice").line == 9);
+  }
+  SUBCASE("ports are 1-65535") {
+    auto diags = env_errors(
+        "network_policy: limited_internet\nlimited_internet_allowlist: [a.org]\nlimited_internet_ports: [0, 443, "
+        "70000]\n");
+    CHECK(diags.size() == 2);
+  }
+}
+
+TEST_CASE("manifest: environment keys are checked strictly") {
+  auto diags = env_errors(
+      "network_policy: no_internets\n"
+      "compose_file: /abs/compose.yaml\n"
+      "stack: core\n"
+      "runner:\n"
+      "  user: nobody\n"
+      "  workdir: work\n"
+      "  memory: 2x\n"
+      "  env_passthrough: [OK_NAME, 1BAD, OK_NAME]\n"
+      "  imgae: x\n"
+      "services:\n"
+      "  db:\n"
+      "    read_only: maybe\n"
+      "    network: none\n"
+      "runer: {}\n");
+  CHECK(only(diags, "'network_policy' must be").hint == "did you mean 'no_internet'?");
+  CHECK(only(diags, "must be a path relative to the manifest").line == 2);
+  CHECK(only(diags, "either compose_file or stack").line == 3);
+  Diagnostic user = only(diags, "'user' must be");
+  CHECK(user.message == "runner: 'user' must be \"uid\" or \"uid:gid\", got 'nobody'");
+  CHECK(user.line == 5);
+  CHECK(only(diags, "'workdir' must be an absolute path").line == 6);
+  CHECK(only(diags, "'2x' is not a size").line == 7);
+  CHECK(only(diags, "'1BAD' is not a variable name").line == 8);
+  CHECK(only(diags, "'OK_NAME' is given twice").line == 8);
+  CHECK(only(diags, "unsupported key 'imgae'").hint == "did you mean 'image'?");
+  CHECK(only(diags, "services.db: 'read_only' must be true or false").line == 12);
+  CHECK(only(diags, "services.db: unsupported key 'network'").line == 13);
+  CHECK(only(diags, "unsupported key 'runer'").hint == "did you mean 'runner'?");
+  CHECK(diags.size() == 12);
+}
+
+TEST_CASE("manifest: problems in the manifest and its compose file are reported together") {
+  auto env = load_environment(data("task_bad_env"));
+  REQUIRE_FALSE(env);
+  const std::string& text = env.error().message;
+  INFO(text);
+  CHECK(std::count(text.begin(), text.end(), '\n') == 2);
+  CHECK(has(text, data("task_bad_env/task.yaml") + ":10:11: environment.runner: 'user' must be"));
+  CHECK(has(text, data("task_bad_env/compose.yaml") + ":4:5: service 'database': unsupported key 'privileged'"));
+  CHECK(has(text, data("task_bad_env/task.yaml") +
+                      ":12:5: environment.services: 'databse' is not a service of the compose file '" +
+                      data("task_bad_env/compose.yaml") + "' (hint: did you mean 'database'?)"));
+}
+
+TEST_CASE("manifest: environment.services must name services of the built-in stack") {
+  auto env = load_environment(data("standalone/unknown_service.yaml"));
+  REQUIRE_FALSE(env);
+  CHECK(env.error().message == data("standalone/unknown_service.yaml") +
+                                   ":4:3: services: 'json_db' is not a service of the built-in stack 'core' "
+                                   "(hint: did you mean 'json-db'?)");
+}
+
+TEST_CASE("manifest: a task.yaml needs a task_id") {
+  auto env = load_environment(data("task_no_id"));
+  REQUIRE_FALSE(env);
+  CHECK(has(env.error().message, "task.yaml:1:1: the task has no 'task_id'"));
+}
+
+TEST_CASE("manifest: loading reports missing paths and files") {
+  auto missing = load_environment(data("no_such_task"));
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().code == Errc::kNotFound);
+  auto no_task = load_environment(data("compose_full"));
+  REQUIRE_FALSE(no_task);
+  CHECK(has(no_task.error().message, "without a task.yaml"));
+
+  auto compose_missing = env_errors("compose_file: nowhere.yaml\n", data("standalone/env.yaml"));
+  Diagnostic d = only(compose_missing, "does not exist");
+  CHECK(d.line == 1);
+  CHECK(has(d.message, data("standalone/nowhere.yaml")));
+}

@@ -1,0 +1,220 @@
+// The policy layer without Docker: topology per posture, subnet reservations, hardening checks.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/strings.h"
+#include "core/process_identity.h"
+#include "manifest/stacks.h"
+#include "policy/firewall.h"
+#include "policy/hardening.h"
+#include "policy/subnets.h"
+#include "policy/topology.h"
+
+using namespace forge;
+using namespace forge::policy;
+using manifest::NetworkPolicy;
+
+namespace {
+
+manifest::LoadedEnvironment env_with(NetworkPolicy p, const char* stack = "core") {
+  manifest::LoadedEnvironment env;
+  env.source = "/t/env.yaml";
+  env.manifest.network_policy = p;
+  if (p == NetworkPolicy::kLimitedInternet) env.manifest.allowlist = {"API.Example.com", "*.pypi.org"};
+  auto s = manifest::builtin_stack(stack);
+  REQUIRE(s.has_value());
+  env.compose = *s;
+  return env;
+}
+
+StackPlan plan(const manifest::LoadedEnvironment& env) {
+  std::vector<Ipv4Net> nets;
+  for (std::size_t i = 0; i < network_keys(env.manifest.network_policy).size(); ++i)
+    nets.push_back(Ipv4Net{0x0ae70000u + static_cast<unsigned>(i) * 16, 28});
+  PlanOptions o{"fg-t-1", {}, "forgectl/squid:local", [](const std::string& k) -> std::optional<std::string> {
+                  if (k == "HF_TOKEN") return std::string("hf-123");
+                  return std::nullopt;
+                }};
+  auto p = plan_stack(env, o, nets);
+  REQUIRE_MESSAGE(p.has_value(), (p ? "" : p.error().what()));
+  return *p;
+}
+
+bool has_env(const ContainerPlan& c, const std::string& kv) { return std::find(c.env.begin(), c.env.end(), kv) != c.env.end(); }
+
+struct TempState {
+  std::string dir = (std::filesystem::temp_directory_path() / ("forgectl-pool-" + random_hex(4))).string();
+  ~TempState() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("no_internet: one internal network for services and runner, no proxy, fast-failing DNS") {
+  auto p = plan(env_with(NetworkPolicy::kNoInternet));
+  REQUIRE(p.networks.size() == 1);
+  CHECK(p.networks[0].internal);
+  CHECK(p.networks[0].name == "fg-t-1-internal");
+  CHECK(p.networks[0].bridge.size() <= 15);
+  CHECK_FALSE(p.proxy.has_value());
+  REQUIRE(p.services.size() == 1);
+  CHECK(p.services[0].key == "json-db");
+  CHECK(p.services[0].networks[0].network_key == "internal");
+  CHECK(p.services[0].dns_options == kFastDnsOptions);
+  CHECK(p.runner.networks.size() == 1);
+  CHECK(p.runner.networks[0].aliases == std::vector<std::string>{"runner"});
+  CHECK(p.runner.hardening.cap_add == std::vector<std::string>{"NET_BIND_SERVICE"});
+  for (const auto& e : p.runner.env) CHECK(e.find("PROXY") == std::string::npos);
+}
+
+TEST_CASE("limited_internet: a proxy on internal and edge, proxy variables in both cases, squid config from the allowlist") {
+  auto p = plan(env_with(NetworkPolicy::kLimitedInternet));
+  REQUIRE(p.networks.size() == 2);
+  CHECK(p.networks[0].internal);
+  CHECK_FALSE(p.networks[1].internal);
+  REQUIRE(p.proxy.has_value());
+  CHECK(p.proxy->networks.size() == 2);
+  CHECK(p.proxy->networks[0].aliases == std::vector<std::string>{"egress-proxy"});
+  CHECK(p.proxy->hardening.user == "13:13");
+  CHECK(p.proxy->hardening.readonly_rootfs);
+  CHECK(p.proxy->dns_options.empty());  // squid resolves through the embedded DNS itself
+  for (const auto* c : {&p.runner, &p.services[0]}) {
+    CHECK(has_env(*c, "HTTPS_PROXY=http://egress-proxy:3128"));
+    CHECK(has_env(*c, "http_proxy=http://egress-proxy:3128"));
+    CHECK(has_env(*c, "no_proxy=localhost,127.0.0.1,::1,json-db,db-service,tolokaforge-db-service,runner"));
+  }
+  CHECK(p.squid_conf.find("api.example.com") != std::string::npos);
+  CHECK(p.squid_conf.find(".pypi.org") != std::string::npos);
+  CHECK(p.squid_conf.find("acl task_clients src 10.231.0.0/28") != std::string::npos);
+}
+
+TEST_CASE("full_internet: the stack on one ordinary network, nothing injected") {
+  auto p = plan(env_with(NetworkPolicy::kFullInternet));
+  REQUIRE(p.networks.size() == 1);
+  CHECK_FALSE(p.networks[0].internal);
+  CHECK_FALSE(p.proxy.has_value());
+  CHECK(p.runner.dns_options.empty());
+}
+
+TEST_CASE("planning refuses reserved names, names shadowing allowlisted hosts, and unset passthrough variables") {
+  auto env = env_with(NetworkPolicy::kNoInternet);
+  env.compose.services[0].name = "runner";
+  std::vector<Ipv4Net> one{Ipv4Net{0x0ae70000u, 28}};
+  auto r = plan_stack(env, {"s", {}, "p", {}}, one);
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().what().find("reserved") != std::string::npos);
+
+  auto lim = env_with(NetworkPolicy::kLimitedInternet);
+  lim.manifest.allowlist = {".db-service"};
+  auto shadow = plan_stack(lim, {"s", {}, "p", {}}, {Ipv4Net{0x0ae70000u, 28}, Ipv4Net{0x0ae70010u, 29}});
+  REQUIRE_FALSE(shadow.has_value());
+  CHECK(shadow.error().what().find("would shadow") != std::string::npos);
+
+  auto pass = env_with(NetworkPolicy::kNoInternet);
+  pass.manifest.runner.env_passthrough = {"NOT_SET_ANYWHERE"};
+  auto missing = plan_stack(pass, {"s", {}, "p", [](const std::string&) { return std::optional<std::string>(); }}, one);
+  REQUIRE_FALSE(missing.has_value());
+  CHECK(missing.error().what().find("NOT_SET_ANYWHERE") != std::string::npos);
+}
+
+TEST_CASE("env_passthrough lets exactly the named host variable into the runner") {
+  auto env = env_with(NetworkPolicy::kNoInternet);
+  env.manifest.runner.env_passthrough = {"HF_TOKEN"};
+  auto p = plan(env);
+  CHECK(has_env(p.runner, "HF_TOKEN=hf-123"));
+  for (const auto& e : p.services[0].env) CHECK(e.find("HF_TOKEN") == std::string::npos);
+}
+
+TEST_CASE("subnets: reservations never overlap what the daemon has or what another process holds") {
+  TempState st;
+  auto pool = parse_cidr("10.231.0.0/24");
+  REQUIRE(pool.has_value());
+  SubnetPool sp(*pool, st.dir);
+  auto a = sp.reserve({28, 28}, {"10.231.0.0/28", "172.17.0.0/16"});
+  REQUIRE(a.has_value());
+  REQUIRE(a->size() == 2);
+  CHECK((*a)[0].str() == "10.231.0.16/28");  // .0/28 is the daemon's already
+  CHECK((*a)[1].str() == "10.231.0.32/28");
+  auto b = sp.reserve({27}, {"10.231.0.0/28"});  // ours are still reserved, so b skips them
+  REQUIRE(b.has_value());
+  CHECK((*b)[0].str() == "10.231.0.64/27");
+  REQUIRE(sp.release(*a).has_value());
+  auto c = sp.reserve({28}, {"10.231.0.0/28"});
+  REQUIRE(c.has_value());
+  CHECK((*c)[0].str() == "10.231.0.16/28");  // released, so free again
+}
+
+TEST_CASE("subnets: a dead owner's reservation lapses; an exhausted pool says what to do") {
+  TempState st;
+  std::filesystem::create_directories(st.dir);
+  std::ofstream(st.dir + "/subnets.reserved") << "10.231.0.0/28 otherhost:1:1 9999999999\n"
+                                              << "10.231.0.16/28 " << ProcessIdentity{ProcessIdentity::current().host, 999999, 5}.str()
+                                              << " 9999999999\n";
+  SubnetPool sp(*parse_cidr("10.231.0.0/26"), st.dir);
+  auto r = sp.reserve({28}, {});
+  REQUIRE(r.has_value());
+  CHECK((*r)[0].str() == "10.231.0.16/28");  // pid 999999 is not alive here; the other host's stays
+  auto full = sp.reserve({28, 28, 28}, {});
+  REQUIRE_FALSE(full.has_value());
+  CHECK(full.error().what().find("exhausted") != std::string::npos);
+  CHECK(full.error().what().find("FORGECTL_SUBNET_POOL") != std::string::npos);
+}
+
+TEST_CASE("cidr parsing and sizes") {
+  CHECK(parse_cidr("10.231.0.0/16")->str() == "10.231.0.0/16");
+  CHECK(parse_cidr("10.231.0.16/28")->gateway() == "10.231.0.17");
+  CHECK_FALSE(parse_cidr("10.231.0.1/16").has_value());
+  CHECK_FALSE(parse_cidr("300.1.1.1/8").has_value());
+  CHECK(prefix_for(3) == 28);
+  CHECK(prefix_for(13) == 28);
+  CHECK(prefix_for(14) == 27);
+}
+
+TEST_CASE("hardening mismatches name each missing field; capability spellings are equivalent") {
+  Hardening want = runner_hardening({});
+  Hardening got = want;
+  CHECK(hardening_mismatches(want, got).empty());
+  got.cap_add = {"cap_net_bind_service"};
+  CHECK(hardening_mismatches(want, got).empty());
+  got.cap_drop = {};
+  got.init = false;
+  got.memory = 0;
+  auto m = hardening_mismatches(want, got);
+  REQUIRE(m.size() == 3);
+  CHECK(m[0].find("CapDrop") == 0);
+  CHECK(m[1].find("Memory") == 0);
+  CHECK(m[2].find("Init") == 0);
+}
+
+TEST_CASE("services: drop ALL unless they add; isolation only tightens; cpus fit the host") {
+  manifest::ComposeService svc;
+  svc.name = "db";
+  svc.cap_add = {"cap_chown"};
+  svc.mem_limit = 512 << 20;
+  manifest::ServiceIsolation iso;
+  iso.resources.memory = 256 << 20;
+  auto h = service_hardening(svc, &iso);
+  CHECK(h.cap_drop == std::vector<std::string>{"ALL"});
+  CHECK(h.cap_add == std::vector<std::string>{"CHOWN"});
+  CHECK(h.memory == 256 << 20);
+  iso.resources.memory = 1LL << 30;
+  CHECK(service_hardening(svc, &iso).memory == 512 << 20);
+  h.nano_cpus = 4000000000;
+  CHECK(fit_to_host(h, 2).size() == 1);
+  CHECK(h.nano_cpus == 2000000000);
+}
+
+TEST_CASE("firewall rules: one per bridge, owned by the stack, removable") {
+  auto add = firewall_add("fgabc", "fg-s-1");
+  auto del = firewall_delete("fgabc", "fg-s-1");
+  REQUIRE(add.size() == 2);
+  CHECK(add[0][0] == "iptables");
+  CHECK(add[1][0] == "ip6tables");
+  CHECK(join(add[0], " ") ==
+        "iptables -w 5 -I INPUT -i fgabc -m conntrack ! --ctstate ESTABLISHED,RELATED -m comment --comment forgectl:fg-s-1 -j DROP");
+  CHECK(join(del[0], " ").find(" -D INPUT ") != std::string::npos);
+}
