@@ -193,11 +193,13 @@ void print_trace(const char* what, const std::vector<TimingTransport::Call>& cal
 
 // "phase up k=v …": where an up went. prep is everything before the network create (info,
 // network list, image inspects); firewall is the gap between the network create's answer and the
-// first container create, where close_host runs iptables and ip6tables. Service figures are means
-// over the services; services_wall runs from the first create to the last service start.
+// first container create, where close_host runs iptables and ip6tables. svc_* are means over the
+// services; services_wall runs from the first create to the end of the last service start,
+// runner_wall from the runner's create to the end of its start, containers_wall from the first
+// create to the end of the last start, and after is what follows that.
 void print_up_phases(const std::vector<TimingTransport::Call>& calls, const std::string& runner_id, double total) {
   using engine::Method;
-  double net_start = -1, net_end = -1, first_create = -1, svc_end = 0, run_from = -1, run_end = 0;
+  double net_start = -1, net_end = -1, first_create = -1, svc_end = 0, run_from = -1, run_end = 0, last_end = 0;
   double sums[3] = {0, 0, 0}, runner[3] = {0, 0, 0};
   int counts[3] = {0, 0, 0};
   for (const auto& c : calls) {
@@ -211,6 +213,7 @@ void print_up_phases(const std::vector<TimingTransport::Call>& calls, const std:
     if (is_call(c, Method::kPost, "/networks/create") && net_start < 0) net_start = c.start, net_end = c.end;
     if (kind == 0 && first_create < 0) first_create = c.start;
     if (kind < 0) continue;
+    if (kind == 2) last_end = std::max(last_end, c.end);
     if (c.id == runner_id) {
       runner[kind] += d;
       if (kind == 0) run_from = c.start;
@@ -224,10 +227,11 @@ void print_up_phases(const std::vector<TimingTransport::Call>& calls, const std:
   auto mean = [&](int k) { return counts[k] ? sums[k] / counts[k] : 0.0; };
   std::fprintf(stderr,
                "phase up prep=%.2f network=%.2f firewall=%.2f services_wall=%.2f svc_create=%.2f svc_inspect=%.2f "
-               "svc_start=%.2f runner_wall=%.2f runner_create=%.2f runner_inspect=%.2f runner_start=%.2f after=%.2f "
-               "calls=%zu total=%.2f\n",
+               "svc_start=%.2f runner_wall=%.2f runner_create=%.2f runner_inspect=%.2f runner_start=%.2f "
+               "containers_wall=%.2f after=%.2f calls=%zu total=%.2f\n",
                net_start, net_end - net_start, first_create - net_end, svc_end - first_create, mean(0), mean(1), mean(2),
-               run_end - run_from, runner[0], runner[1], runner[2], total - run_end, calls.size(), total);
+               run_end - run_from, runner[0], runner[1], runner[2], last_end - first_create, total - last_end,
+               calls.size(), total);
 }
 
 // "phase down k=v …": list, the parallel removes, network list and remove; firewall is the time

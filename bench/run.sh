@@ -230,6 +230,9 @@ way_stack_forgectl() {
 # The same through stack::up_stack and stack::remove_stack in one process (no process start, no
 # connect, no manifest load); its phases go to its log.
 way_stack_engine() { "$BENCH" stack "$1" "$TMP/stack/task"; }
+# The prototype of the suggested src changes (bench/README.md): runner started with the services,
+# one image inspect per image, firewall rule removed during the network delete.
+way_stack_whatif() { "$BENCH" stack-whatif "$1" "$TMP/stack/task"; }
 stack_compose() {
   local k=$1 i p up f=$TMP/stack/compose$1/docker-compose.yml
   for ((i = 0; i < $2; i++)); do
@@ -305,7 +308,7 @@ ways=()
 has() { [[ $what == all || $what == "$1" ]]; }
 ! has exec || ways+=(exec_forgectl exec_helper exec_cli exec_py exec_curl)
 ! has lifecycle || ways+=(run_forgectl run_cli run_py run_curl net_forgectl net_cli net_py net_curl net_cli_bridge)
-stack_ways=(stack_forgectl stack_engine stack_compose3 stack_compose4 stack_py3 stack_py4 stack_curl3 stack_curl4 stack_py4par)
+stack_ways=(stack_forgectl stack_engine stack_whatif stack_compose3 stack_compose4 stack_py3 stack_py4 stack_curl3 stack_curl4 stack_py4par)
 ! has stack || ways+=("${stack_ways[@]}")
 
 if has stack; then
@@ -329,7 +332,7 @@ echo "  $(nproc) cores, load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 # A way's stderr goes to $TMP/$w.log, shown when it fails.
 run_way() { "way_$1" "$b" >>"$2" 2>>"$TMP/$1.log" || { tail -n 5 "$TMP/$1.log" >&2; die "way $1 failed${3:-}"; }; }
 for w in "${ways[@]}"; do run_way "$w" /dev/null; done
-[[ ! -e $TMP/stack_engine.log ]] || : >"$TMP/stack_engine.log"  # only the recorded rounds' phases
+for w in stack_engine stack_whatif; do [[ ! -e $TMP/$w.log ]] || : >"$TMP/$w.log"; done  # recorded rounds' phases only
 k=${#ways[@]}
 for ((r = 0; r < n; r++)); do
   printf '\r  round %d/%d' $((r + 1)) "$n" >&2
@@ -366,6 +369,7 @@ if has stack; then
     awk '{ print $2 }' "$TMP/$w" >"$TMP/down/$w"
   done
   labels=(stack_forgectl="forgectl CLI (3 + runner, firewall)" stack_engine="forgectl in-process (up_stack)"
+    stack_whatif="prototype: suggested src changes"
     stack_compose3="docker-compose (3)" stack_compose4="docker-compose (3 + runner)"
     stack_py3="docker-py sequential (3)" stack_py4="docker-py sequential (3 + runner)"
     stack_curl3="curl sequential (3)" stack_curl4="curl sequential (3 + runner)"
@@ -376,7 +380,9 @@ if has stack; then
     "$TMP/up" stack_compose4 "${labels[@]}" "${targets[@]}"
   "$PY" "$HERE/table.py" "stack down: the same stack (forgectl down NAME | docker-compose down | list + rm -f + net rm)" \
     "$TMP/down" stack_compose4 "${labels[@]}" "${targets[@]}"
-  "$PY" "$HERE/table.py" --phases "forgectl in-process, where the time goes (ms, median [p25-p75])" \
+  "$PY" "$HERE/table.py" --phases "forgectl in-process (up_stack, remove_stack): where the time goes, ms median [p25-p75]" \
     "$TMP/stack_engine.log"
+  "$PY" "$HERE/table.py" --phases "prototype of the suggested changes (engine_bench stack-whatif), ms median [p25-p75]" \
+    "$TMP/stack_whatif.log"
 fi
 exit 0

@@ -28,6 +28,8 @@ class Context {
   // SIGINT/SIGTERM received so far (counted by main's signal thread): 1 = stop and clean up,
   // 2+ = hurry, but still clean up.
   std::atomic<int> interrupted{0};
+  // Set by verbs that poll `interrupted` and clean up; for the others a signal ends the process.
+  std::atomic<bool> handles_interrupts{false};
 
   // Connects on first use (verbs that need no daemon never do).
   Result<engine::Client*> client();

@@ -23,6 +23,8 @@ void watch_signals(forge::cli::Context& ctx) {
       int sig = 0;
       if (sigwait(&set, &sig) != 0) continue;
       int n = ++ctx.interrupted;
+      // Verbs that create nothing have nothing to clean up: stop at once.
+      if (!ctx.handles_interrupts) std::_Exit(forge::cli::kExitInterrupted);
       if (n == 1) ctx.log.warn("interrupted: stopping and removing what was created (again to hurry)");
       else ctx.log.warn("hurrying: forcing removal without waiting");
     }
@@ -49,6 +51,8 @@ int main(int argc, char** argv) {
   cli::add_down(app, ctx, &rc);
   cli::add_ps(app, ctx, &rc);
   cli::add_validate(app, ctx, &rc);
+  cli::add_tool(app, ctx, &rc);
+  cli::add_exec(app, ctx, &rc);
 
   try {
     app.parse(argc, argv);

@@ -77,6 +77,7 @@ void add_up(CLI::App& app, Context& ctx, int* rc) {
     o.health_timeout = *health;
     o.progress = [&ctx](std::string_view line) { ctx.log.info(line); };
     o.interrupted = &ctx.interrupted;
+    ctx.handles_interrupts = true;
     auto r = stack::up_stack(**c, *env, o);
     if (!r) {
       *rc = r.error().code == Errc::kCancelled ? (ctx.report(r.error()), kExitInterrupted) : ctx.report(r.error());

@@ -14,5 +14,7 @@ void add_up(CLI::App& app, Context& ctx, int* rc);
 void add_down(CLI::App& app, Context& ctx, int* rc);
 void add_ps(CLI::App& app, Context& ctx, int* rc);
 void add_validate(CLI::App& app, Context& ctx, int* rc);
+void add_tool(CLI::App& app, Context& ctx, int* rc);
+void add_exec(CLI::App& app, Context& ctx, int* rc);
 
 }  // namespace forge::cli

@@ -179,6 +179,7 @@ Result<ContainerInfo> inspect_container(Client& c, std::string_view id) {
     i.labels = json::get_string_map(*cfg, "Labels");
     i.env = json::get_strings(*cfg, "Env");
     i.user = json::get_string(*cfg, "User");
+    i.workdir = json::get_string(*cfg, "WorkingDir");
     i.config_image = json::get_string(*cfg, "Image");
   }
   if (auto* h = json::get_object(d, "HostConfig")) i.host = parse_host(*h);

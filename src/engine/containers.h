@@ -107,7 +107,7 @@ struct ContainerInfo {
   ContainerState state;
   std::map<std::string, std::string> labels;
   std::vector<std::string> env;
-  std::string user;
+  std::string user, workdir;
   HostSpec host;
   std::map<std::string, EndpointInfo> networks;  // network name → endpoint
 };

@@ -1,15 +1,11 @@
 // Exec endpoints and exec_run.
 #include "engine/exec.h"
 
-#include <dirent.h>
-#include <signal.h>
-
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "core/strings.h"
 #include "engine/errors.h"
+#include "engine/host_kill.h"
 #include "engine/stdcopy.h"
 
 namespace forge::engine {
@@ -99,42 +95,6 @@ struct Pump {
     }
   }
 };
-
-// Reads one line of a /proc file; empty when unreadable.
-std::string read_proc(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-// SIGKILLs every host process in session `sid` that belongs to `container_id`'s cgroup.
-// The cgroup check matters: if our PID namespace is not the daemon's, `sid` may name an
-// unrelated process of ours, and then nothing matches and nothing is killed.
-int kill_host_session(int sid, const std::string& container_id) {
-  if (sid <= 1 || container_id.empty()) return 0;
-  int killed = 0;
-  DIR* proc = opendir("/proc");
-  if (!proc) return 0;
-  while (dirent* e = readdir(proc)) {
-    char* end = nullptr;
-    long pid = std::strtol(e->d_name, &end, 10);
-    if (*end || pid <= 1) continue;
-    std::string base = std::string("/proc/") + e->d_name;
-    std::string stat = read_proc(base + "/stat");
-    auto close_paren = stat.rfind(')');
-    if (close_paren == std::string::npos) continue;
-    std::istringstream rest(stat.substr(close_paren + 2));
-    std::string state;
-    long ppid = 0, pgrp = 0, session = 0;
-    rest >> state >> ppid >> pgrp >> session;
-    if (session != sid) continue;
-    if (read_proc(base + "/cgroup").find(container_id) == std::string::npos) continue;
-    if (::kill(static_cast<pid_t>(pid), SIGKILL) == 0) ++killed;
-  }
-  closedir(proc);
-  return killed;
-}
 
 }  // namespace
 

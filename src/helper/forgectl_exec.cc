@@ -1,18 +1,20 @@
-// forgectl-exec: static in-container wrapper that runs one command under a deadline and kills its whole process tree.
+// forgectl-exec: static in-container wrapper that runs one command under a deadline and kills its whole process tree,
+// or (--serve) answers a trial's tool calls over stdin/stdout.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <vector>
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "helper/kill_token.h"
+#include "helper/ops.h"
+#include "helper/serve.h"
 
 namespace forge::helper {
 
@@ -20,13 +22,12 @@ constexpr int kExitTimeout = 124;
 constexpr int kExitUsage = 125;
 constexpr int kExitNotExecutable = 126;
 constexpr int kExitNotFound = 127;
-constexpr char kTokenVar[] = "FORGECTL_EXEC_TOKEN";
-constexpr int kKillScanRounds = 3;
 constexpr long long kReapGraceMs = 100;        // how long to wait for killed orphans before leaving them to init
 constexpr long long kMaxTimeoutMs = 1LL << 40;  // ~35 years; keeps nanosecond arithmetic far from overflow
 constexpr char kUsage[] =
     "usage: forgectl-exec [--timeout-ms N] [--token T] -- CMD [ARGS...]\n"
     "       forgectl-exec --kill-token T\n"
+    "       forgectl-exec --serve --root DIR\n"
     "       forgectl-exec --version\n";
 
 struct Options {
@@ -64,7 +65,7 @@ Options parse_args(int argc, char** argv) {
     }
     const bool takes_value = a == "--timeout-ms" || a == "--token" || a == "--kill-token";
     if (takes_value && i + 1 >= argc) usage_error("option requires a value", argv[i]);
-    if (a == "--version" || a == "--kill-token") usage_error("option must be used alone", argv[i]);
+    if (a == "--version" || a == "--kill-token" || a == "--serve") usage_error("option must be used alone", argv[i]);
     if (!takes_value) usage_error("unknown argument", argv[i]);
     const char* v = argv[++i];
     if (a == "--timeout-ms" && !parse_ms(v, &o.timeout_ms)) usage_error("invalid --timeout-ms value", v);
@@ -85,64 +86,6 @@ timespec to_timespec(long long ns) {
   ts.tv_sec = static_cast<time_t>(ns / 1000000000LL);
   ts.tv_nsec = static_cast<long>(ns % 1000000000LL);
   return ts;
-}
-
-// True if /proc/PID/environ holds exactly `entry` as one of its NUL-separated strings.
-bool environ_has(const char* pid, const std::string& entry) {
-  const std::string path = std::string("/proc/") + pid + "/environ";
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;  // gone, or another uid's process we could not kill anyway
-  std::string env;
-  char buf[8192];
-  for (;;) {
-    const ssize_t n = read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    env.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  for (size_t pos = 0; pos < env.size();) {
-    size_t end = env.find('\0', pos);
-    if (end == std::string::npos) end = env.size();
-    if (end - pos == entry.size() && env.compare(pos, entry.size(), entry) == 0) return true;
-    pos = end + 1;
-  }
-  return false;
-}
-
-// One /proc pass: SIGKILL token holders not already in `killed`; returns how many were newly killed.
-int kill_token_once(const std::string& entry, std::vector<pid_t>& killed) {
-  DIR* dir = opendir("/proc");
-  if (dir == nullptr) return 0;
-  const pid_t self = getpid();
-  int count = 0;
-  while (const dirent* de = readdir(dir)) {
-    char* end = nullptr;
-    const long pid = std::strtol(de->d_name, &end, 10);
-    if (pid <= 0 || *end != '\0' || pid == self) continue;
-    bool seen = false;
-    for (const pid_t k : killed) seen = seen || k == pid;
-    if (seen || !environ_has(de->d_name, entry)) continue;
-    if (kill(static_cast<pid_t>(pid), SIGKILL) == 0) {
-      killed.push_back(static_cast<pid_t>(pid));
-      ++count;
-    }
-  }
-  closedir(dir);
-  return count;
-}
-
-// Rescans because a token holder may have been mid-fork during the previous pass.
-int kill_token(const std::string& token) {
-  const std::string entry = std::string(kTokenVar) + "=" + token;
-  std::vector<pid_t> killed;
-  int total = 0;
-  for (int round = 0; round < kKillScanRounds; ++round) {
-    const int n = kill_token_once(entry, killed);
-    if (n == 0) break;
-    total += n;
-  }
-  return total;
 }
 
 // The child itself is killed by pid too, in case it moved out of its own group.
@@ -266,6 +209,18 @@ int run(const Options& o) {
   return info.si_code == CLD_EXITED ? info.si_status : 128 + info.si_status;
 }
 
+// Serve mode: the tool channel (docs/helper-protocol.md) until stdin closes.
+int serve_main(const char* root_path) {
+  Root root;
+  if (OpStatus st = Root::open(root_path, &root); !st.ok()) {
+    std::fprintf(stderr, "forgectl-exec: workspace %s\n", st.message.c_str());
+    return kExitMalformed;
+  }
+  signal(SIGPIPE, SIG_IGN);  // a closed channel shows up as a write error, and we exit
+  prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);  // killed commands' orphans come back to us to reap
+  return serve(root, STDIN_FILENO, STDOUT_FILENO, Orphans::kReap);
+}
+
 }  // namespace forge::helper
 
 int main(int argc, char** argv) {
@@ -279,6 +234,10 @@ int main(int argc, char** argv) {
     if (*argv[2] == '\0') usage_error("empty --kill-token");
     std::printf("%d\n", kill_token(argv[2]));
     return 0;
+  }
+  if (first == "--serve") {
+    if (argc != 4 || std::string(argv[2]) != "--root" || *argv[3] == '\0') usage_error("usage: --serve --root DIR");
+    return serve_main(argv[3]);
   }
   return run(parse_args(argc, argv));
 }

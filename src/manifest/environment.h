@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "manifest/compose.h"
+#include "manifest/tools_config.h"
 
 namespace forge::manifest {
 
@@ -62,6 +63,7 @@ struct LoadedEnvironment {
   std::string base_dir; // directory relative paths resolve against
   EnvironmentManifest manifest;
   ComposeFile compose;  // the task's compose file or the built-in stack
+  ToolsConfig tools;    // the task's tools block; defaults for a standalone manifest
 };
 
 }  // namespace forge::manifest

@@ -4,6 +4,7 @@
 
 #include "manifest/compose_parse.h"
 #include "manifest/environment_parse.h"
+#include "manifest/tools_parse.h"
 #include "manifest/environment_reader.h"
 #include "manifest/files.h"
 #include "manifest/stacks.h"
@@ -54,7 +55,8 @@ Result<std::string> manifest_file(const std::string& path) {
 }
 
 // The task.yaml's own keys; returns the environment block, if any.
-std::optional<Field> read_task(YamlReader& r, const Field& root, std::string& task_id) {
+std::optional<Field> read_task(YamlReader& r, const Field& root, std::string& task_id, ToolsConfig& tools,
+                               const std::string& base_dir) {
   std::optional<Field> environment;
   bool has_id = false;
   for (const auto& k : r.known_keys(r.mapping(root, ""), "", kTaskKeys)) {
@@ -67,6 +69,8 @@ std::optional<Field> read_task(YamlReader& r, const Field& root, std::string& ta
         task_id = *id;
     } else if (k.key == "environment") {
       environment = k;
+    } else if (k.key == "tools") {
+      tools = read_tools(r, k, base_dir);
     }
   }
   if (!has_id && root.node.IsMap()) r.error(root, "the task has no 'task_id'");
@@ -98,7 +102,7 @@ Result<LoadedEnvironment> load_environment(const std::string& path) {
   bool is_task = fs::path(*file).filename() == "task.yaml" || (top.IsMap() && top["task_id"]);
   std::string compose_shown;
   if (is_task) {
-    auto block = read_task(r, *root, out.task_id);
+    auto block = read_task(r, *root, out.task_id, out.tools, out.base_dir);
     if (block && !block->is_null()) {
       auto env = read_environment(r, *block, "environment");
       out.manifest = std::move(env.manifest);

@@ -136,10 +136,12 @@ bool live(const Reservation& r, long long now) {
 
 }  // namespace
 
-Result<std::vector<Ipv4Net>> SubnetPool::reserve(const std::vector<int>& prefixes, const std::vector<std::string>& in_use,
+Result<std::vector<Ipv4Net>> SubnetPool::reserve(const std::vector<int>& prefixes, const InUse& in_use_fn,
                                                  std::chrono::seconds ttl) {
   auto lock = FileLock::acquire(state_dir_);
   if (!lock) return lock.fail_with("reserving subnets");
+  auto in_use = in_use_fn();
+  if (!in_use) return in_use.fail_with("reserving subnets");
   std::string path = state_dir_ + "/subnets.reserved";
   long long now = std::time(nullptr);
   std::vector<Reservation> kept;
@@ -149,7 +151,7 @@ Result<std::vector<Ipv4Net>> SubnetPool::reserve(const std::vector<int>& prefixe
     kept.push_back(r);
     if (auto n = parse_cidr(r.subnet)) taken.push_back(*n);
   }
-  for (const auto& s : in_use)
+  for (const auto& s : *in_use)
     if (auto n = parse_cidr(s)) taken.push_back(*n);  // IPv6 and odd entries cannot overlap ours
 
   std::string me = ProcessIdentity::current().str();

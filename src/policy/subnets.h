@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,11 +35,19 @@ class SubnetPool {
   // From FORGECTL_SUBNET_POOL and FORGECTL_STATE_DIR, else the defaults.
   static Result<SubnetPool> from_env();
 
-  // Reserves one subnet per entry of `prefixes`, none overlapping `in_use` (what the daemon has)
-  // or another live reservation. Reservations lapse after `ttl` or when their owner process is
-  // gone; by then the networks exist and the daemon's list covers them.
-  Result<std::vector<Ipv4Net>> reserve(const std::vector<int>& prefixes, const std::vector<std::string>& in_use,
+  // What the daemon has in use, asked while the pool is locked: another process cannot create a
+  // network between this answer and our reservation.
+  using InUse = std::function<Result<std::vector<std::string>>()>;
+
+  // Reserves one subnet per entry of `prefixes`, none overlapping the daemon's subnets or another
+  // live reservation. Reservations lapse after `ttl` or when their owner process is gone; release
+  // them once the networks exist, when the daemon's own list covers them.
+  Result<std::vector<Ipv4Net>> reserve(const std::vector<int>& prefixes, const InUse& in_use,
                                        std::chrono::seconds ttl = std::chrono::seconds(600));
+  Result<std::vector<Ipv4Net>> reserve(const std::vector<int>& prefixes, const std::vector<std::string>& in_use,
+                                       std::chrono::seconds ttl = std::chrono::seconds(600)) {
+    return reserve(prefixes, [&] { return Result<std::vector<std::string>>(in_use); }, ttl);
+  }
   // Drops reservations of these subnets (once their networks exist, or on failure).
   Status release(const std::vector<Ipv4Net>& subnets);
 

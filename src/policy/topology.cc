@@ -150,6 +150,8 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
   r.env.insert(r.env.end(), pass->begin(), pass->end());
   r.hardening = runner_hardening(m.runner);
   r.networks = {{task_net, {kRunnerKey}}};
+  // The workspace is a volume too: the archive API sees it whatever the root filesystem is.
+  r.volumes = {kHelperDir, r.workdir};
   if (closed) r.dns_options = kFastDnsOptions;
 
   if (m.network_policy == NetworkPolicy::kLimitedInternet) {

@@ -18,6 +18,9 @@ inline constexpr const char* kRunnerKey = "runner";
 inline constexpr const char* kProxyKey = "egress-proxy";
 inline constexpr const char* kDefaultRunnerImage = "forgectl/runner:local";
 inline constexpr const char* kDefaultWorkdir = "/work";
+// Where forgectl's helper lives in the runner: an anonymous volume it is copied into before start,
+// so any image (even one with a read-only root) gets the helper that matches this forgectl.
+inline constexpr const char* kHelperDir = "/.forgectl";
 // Unknown names fail in about a second instead of ~10 s on networks with no way out.
 inline const std::vector<std::string> kFastDnsOptions{"timeout:1", "attempts:1"};
 

@@ -30,12 +30,28 @@ Status close_host(const std::string& bridge, const std::string& stack) {
   return {};
 }
 
+// iptables exits 4 when it could not get the xtables lock in time (busy with dockerd or other
+// stacks); that is worth another try, unlike 1 ("no such rule").
+constexpr int kXtablesLockBusy = 4;
+
 Status reopen_host(const std::string& bridge, const std::string& stack) {
-  for (const auto& argv : policy::firewall_delete(bridge, stack)) {
+  auto rules = policy::firewall_delete(bridge, stack);
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    bool v4 = i == 0;
     // Delete every copy (a rule added twice would otherwise survive); stop when none is left.
-    for (int i = 0; i < 8; ++i) {
-      auto r = run_process(argv);
-      if (!r || r->exit_code != 0) break;
+    int busy = 0;
+    for (int deleted = 0; deleted < 8;) {
+      auto r = run_process(rules[i]);
+      if (r && r->exit_code == 0) {
+        ++deleted;
+        continue;
+      }
+      if (r && r->exit_code == kXtablesLockBusy && ++busy < 5) continue;
+      if (v4 && r && r->exit_code == kXtablesLockBusy)
+        return fail(Errc::kUnavailable, "could not remove the host firewall rule for bridge " + bridge +
+                                            ": the xtables lock stayed busy; remove it with: iptables -D INPUT " +
+                                            "-i " + bridge + " ... --comment forgectl:" + stack);
+      break;
     }
   }
   return {};

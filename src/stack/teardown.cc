@@ -51,7 +51,8 @@ TeardownReport remove_stack(engine::Client& c, const std::string& stack) {
       }
     }
     if (!st && st.error().code != Errc::kNotFound) return note(st.error().what());
-    if (auto b = n.labels.find(kLabelBridge); b != n.labels.end()) (void)reopen_host(b->second, stack);
+    if (auto b = n.labels.find(kLabelBridge); b != n.labels.end())
+      if (auto fw = reopen_host(b->second, stack); !fw) note(fw.error().what());
     std::lock_guard lock(mu);
     ++rep.networks;
   });

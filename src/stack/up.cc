@@ -17,6 +17,7 @@
 #include "policy/squid_conf.h"
 #include "policy/subnets.h"
 #include "stack/host_firewall.h"
+#include "stack/local_images.h"
 #include "stack/readiness.h"
 #include "stack/specs.h"
 #include "stack/teardown.h"
@@ -108,6 +109,27 @@ class Builder {
   const UpOptions& o_;
 };
 
+// Puts this forgectl's helper into the runner's helper volume, and (where the root is writable)
+// the /env/fs/agent-visible link Tolokaforge tasks use for the workspace.
+Status install_helper(engine::Client& c, const std::string& id, const std::string& workdir) {
+  auto helper = find_exec_helper("");
+  if (!helper) return helper.fail();
+  engine::TarWriter tar;
+  if (auto st = tar.add_host_file("exec", *helper); !st) return st.fail_with("installing forgectl's helper");
+  auto bytes = tar.finish();
+  if (!bytes) return bytes.fail();
+  if (auto st = engine::put_archive(c, id, policy::kHelperDir, std::move(*bytes)); !st)
+    return st.fail_with("installing forgectl's helper");
+  engine::TarWriter link;
+  Status st = link.add_directory("env", 0755);
+  if (st) st = link.add_directory("env/fs", 0755);
+  if (st) st = link.add_symlink("env/fs/agent-visible", workdir);
+  auto link_bytes = link.finish();
+  // A read-only root or an image with its own /env refuses this; tools still map the prefix.
+  if (st && link_bytes) (void)engine::put_archive(c, id, "/", std::move(*link_bytes));
+  return {};
+}
+
 std::string proxy_image(const UpOptions& o) {
   if (!o.proxy_image.empty()) return o.proxy_image;
   if (const char* e = std::getenv("FORGECTL_PROXY_IMAGE"); e && *e) return e;
@@ -147,12 +169,14 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
 
   auto host_info = engine::info(c);
   if (!host_info) return host_info.fail_with(what);
-  std::vector<std::string> in_use;
-  auto nets = engine::list_networks(c);
-  if (!nets) return nets.fail_with(what);
-  for (const auto& n : *nets)
-    for (const auto& cfg : n.ipam) in_use.push_back(cfg.subnet);
-  auto subnets = pool->reserve(policy::network_prefixes(env), in_use);
+  auto subnets = pool->reserve(policy::network_prefixes(env), [&]() -> Result<std::vector<std::string>> {
+    auto nets = engine::list_networks(c);
+    if (!nets) return nets.fail();
+    std::vector<std::string> in_use;
+    for (const auto& n : *nets)
+      for (const auto& cfg : n.ipam) in_use.push_back(cfg.subnet);
+    return in_use;
+  });
   if (!subnets) return subnets.fail_with(what);
   reserved = *subnets;
 
@@ -278,6 +302,7 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
     auto id = b.create_verified(r, container_spec(r, stack_labels, net_names));
     if (!id) return id.fail_with(what);
     res.containers[r.key] = *id;
+    if (auto st = install_helper(c, *id, r.workdir); !st) return st.fail_with(what);
     if (auto st = engine::start_container(c, *id); !st) return st.fail_with(what);
     b.step("runner started (" + r.image + ")");
   }

@@ -141,7 +141,7 @@ std::string wait_first_running(Process& up, const std::string& source, Millis ti
   }
 }
 
-// Sends `signals` (100 ms apart) to an `up` waiting on health; it must exit 130 having removed
+// Sends `signals` (20 ms apart) to an `up` waiting on health; it must exit 130 having removed
 // everything it created, without a `down`.
 void interrupt_up(const std::vector<int>& signals) {
   TempDir dir;
@@ -151,7 +151,7 @@ void interrupt_up(const std::vector<int>& signals) {
   std::string name = wait_first_running(*up, manifest);
   for (int sig : signals) {
     REQUIRE(up->kill(sig));
-    std::this_thread::sleep_for(Millis(100));
+    std::this_thread::sleep_for(Millis(20));
   }
   auto code = up->wait_for(Millis(60000));
   REQUIRE_MESSAGE(code.has_value(), "up did not stop within 60 s of the signal:\n" << up->err());

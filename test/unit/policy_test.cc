@@ -155,10 +155,10 @@ TEST_CASE("subnets: a dead owner's reservation lapses; an exhausted pool says wh
                                               << "10.231.0.16/28 " << ProcessIdentity{ProcessIdentity::current().host, 999999, 5}.str()
                                               << " 9999999999\n";
   SubnetPool sp(*parse_cidr("10.231.0.0/26"), st.dir);
-  auto r = sp.reserve({28}, {});
+  auto r = sp.reserve({28}, std::vector<std::string>{});
   REQUIRE(r.has_value());
   CHECK((*r)[0].str() == "10.231.0.16/28");  // pid 999999 is not alive here; the other host's stays
-  auto full = sp.reserve({28, 28, 28}, {});
+  auto full = sp.reserve({28, 28, 28}, std::vector<std::string>{});
   REQUIRE_FALSE(full.has_value());
   CHECK(full.error().what().find("exhausted") != std::string::npos);
   CHECK(full.error().what().find("FORGECTL_SUBNET_POOL") != std::string::npos);

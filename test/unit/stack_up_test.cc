@@ -61,6 +61,7 @@ void script_daemon(FakeTransport& f, const std::string& inspect) {
   f.on(Method::kPost, "/networks/create", 201, R"({"Id":"net1"})");
   f.on(Method::kPost, "/containers/create", 201, R"({"Id":"c1","Warnings":[]})");
   f.on(Method::kGet, "/containers/c1/json", 200, inspect);
+  f.on(Method::kPut, "/containers/c1/archive", 200);
   f.on(Method::kPost, "/containers/c1/start", 204);
   f.on(Method::kGet, "/containers/json", 200, R"([{"Id":"c1","Labels":{"io.forgectl.stack":"x"}}])");
   f.on(Method::kDelete, "/containers/c1", 204);
@@ -97,6 +98,10 @@ TEST_CASE("a runtime that applies everything gets a started runner") {
   CHECK(starts_with(r->name, "fg-demo-"));
   CHECK(fake->sent("/containers/c1/start").size() == 1);
   CHECK(fake->sent("/containers/c1?force=1").empty());
+  // forgectl's helper went into the runner's helper volume before start.
+  auto puts = fake->sent("/containers/c1/archive?path=%2F.forgectl");
+  REQUIRE(puts.size() == 1);
+  CHECK(puts[0].content_type == "application/x-tar");
   // The network was created internal, on a subnet from forgectl's pool, with its bridge named.
   auto nets = fake->sent("/networks/create");
   REQUIRE(nets.size() == 1);

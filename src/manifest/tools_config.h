@@ -1,0 +1,41 @@
+// The `tools:` block of a task.yaml: which tools each actor may call, their policies, an MCP
+// server, and the executor. Value types; parsed in tools_parse.cc.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "manifest/compose.h"
+
+namespace forge::manifest {
+
+struct ToolPolicyConfig {
+  std::optional<double> timeout_s;
+  std::optional<int> rate_limit;       // calls per trial
+  std::optional<int> rate_per_minute;
+  SourceLocation where;
+};
+
+// A task's MCP stdio server, started inside the runner for the trial's lifetime.
+struct McpServerConfig {
+  std::vector<std::string> command;  // argv inside the runner
+  // Task files the server needs, copied into the runner (under /opt/forgectl/task) before the
+  // agent starts; grading assets are refused.
+  std::vector<std::string> files;    // relative to the task directory
+  SourceLocation where;
+};
+
+enum class ExecutorKind { kContainer, kLocal };
+
+struct ToolsConfig {
+  bool declared = false;  // false: the task has no tools block (every built-in for the agent)
+  std::vector<std::string> agent_enabled, user_enabled;
+  std::optional<McpServerConfig> mcp_server;
+  std::map<std::string, ToolPolicyConfig> policies;
+  ExecutorKind executor = ExecutorKind::kContainer;
+  SourceLocation where;
+};
+
+}  // namespace forge::manifest

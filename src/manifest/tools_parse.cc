@@ -1,0 +1,124 @@
+// Reads a task.yaml's `tools:` block strictly.
+#include "manifest/tools_parse.h"
+
+#include <filesystem>
+
+#include "manifest/scalar_parse.h"
+
+namespace forge::manifest {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Tolokaforge's per-actor keys that forgectl accepts but does not use yet.
+const std::vector<std::string> kActorKeys = {"enabled", "mcp_server", "browser", "mobile"};
+
+std::vector<std::string> tool_names(YamlReader& r, const Field& f, const std::string& what) {
+  std::vector<std::string> out;
+  auto names = r.strings(f, what);
+  if (!names) return out;
+  for (const auto& n : *names) {
+    bool ok = !n.empty();
+    for (char c : n) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.');
+    if (!ok) r.error(f, what + ": '" + n + "' is not a tool name");
+    else if (std::find(out.begin(), out.end(), n) != out.end()) r.error(f, what + ": '" + n + "' is listed twice");
+    else out.push_back(n);
+  }
+  return out;
+}
+
+std::optional<McpServerConfig> mcp_server(YamlReader& r, const Field& f, const std::string& base_dir) {
+  McpServerConfig m;
+  m.where = r.location(f);
+  if (f.node.IsScalar()) {
+    auto s = r.string(f, "tools.agent.mcp_server");
+    if (!s) return std::nullopt;
+    auto argv = shell_split(*s);
+    if (!argv || argv->empty()) {
+      r.error(f, "tools.agent.mcp_server: not a command line");
+      return std::nullopt;
+    }
+    m.command = *argv;
+    return m;
+  }
+  for (const auto& k : r.known_keys(r.mapping(f, "tools.agent.mcp_server"), "tools.agent.mcp_server", {"command", "files"})) {
+    if (k.key == "command") {
+      if (auto v = r.strings(k, "tools.agent.mcp_server.command", Strings::kStringOrList)) {
+        if (k.node.IsScalar()) {
+          auto argv = shell_split((*v)[0]);
+          if (argv) m.command = *argv;
+        } else {
+          m.command = *v;
+        }
+      }
+    } else if (k.key == "files") {
+      if (auto v = r.strings(k, "tools.agent.mcp_server.files")) {
+        for (const auto& rel : *v) {
+          fs::path p(rel);
+          std::string lower = p.filename().string();
+          for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+          if (p.is_absolute() || rel.find("..") != std::string::npos)
+            r.error(k, "tools.agent.mcp_server.files: '" + rel + "' must be a path inside the task directory");
+          else if (lower == "grading.yaml" || lower == "grading.yml" || rel.rfind("tests/", 0) == 0 || rel.rfind("solution", 0) == 0)
+            r.error(k, "tools.agent.mcp_server.files: '" + rel + "' is a grading asset; it never enters a container during the agent phase");
+          else if (!fs::exists(fs::path(base_dir) / p))
+            r.error(k, "tools.agent.mcp_server.files: '" + rel + "' does not exist");
+          else
+            m.files.push_back(rel);
+        }
+      }
+    }
+  }
+  if (m.command.empty()) {
+    r.error(f, "tools.agent.mcp_server: 'command' is required");
+    return std::nullopt;
+  }
+  return m;
+}
+
+ToolPolicyConfig policy(YamlReader& r, const Field& f, const std::string& what) {
+  ToolPolicyConfig p;
+  p.where = r.location(f);
+  for (const auto& k : r.known_keys(r.mapping(f, what), what, {"timeout_s", "rate_limit", "rate_per_minute"})) {
+    std::string sub = what + "." + k.key;
+    if (k.key == "timeout_s") {
+      auto v = r.number(k, sub);
+      if (v && *v <= 0) r.error(k, sub + " must be positive");
+      else if (v) p.timeout_s = *v;
+    } else {
+      auto v = r.integer(k, sub);
+      if (v && *v < 0) r.error(k, sub + " must not be negative");
+      else if (v) (k.key == "rate_limit" ? p.rate_limit : p.rate_per_minute) = static_cast<int>(*v);
+    }
+  }
+  return p;
+}
+
+}  // namespace
+
+ToolsConfig read_tools(YamlReader& r, const Field& block, const std::string& base_dir) {
+  ToolsConfig t;
+  t.declared = true;
+  t.where = r.location(block);
+  for (const auto& k : r.known_keys(r.mapping_or_null(block, "tools"), "tools", {"agent", "user", "policies", "executor"})) {
+    if (k.key == "agent" || k.key == "user") {
+      std::string what = "tools." + k.key;
+      for (const auto& a : r.known_keys(r.mapping_or_null(k, what), what, kActorKeys)) {
+        if (a.key == "enabled") (k.key == "agent" ? t.agent_enabled : t.user_enabled) = tool_names(r, a, what + ".enabled");
+        else if (a.key == "mcp_server" && k.key == "agent") t.mcp_server = mcp_server(r, a, base_dir);
+        else if (a.key == "mcp_server") r.error(a, "tools.user.mcp_server is not supported; declare it under tools.agent");
+      }
+    } else if (k.key == "policies") {
+      for (const auto& p : r.mapping_or_null(k, "tools.policies")) t.policies[p.key] = policy(r, p, "tools.policies." + p.key);
+    } else if (k.key == "executor") {
+      auto v = r.string(k, "tools.executor");
+      if (v && *v == "container") t.executor = ExecutorKind::kContainer;
+      else if (v && *v == "local") t.executor = ExecutorKind::kLocal;
+      else if (v) r.error(k, "tools.executor must be 'container' or 'local'", "'local' runs commands on the host: only for trusted tasks");
+    }
+  }
+  return t;
+}
+
+}  // namespace forge::manifest

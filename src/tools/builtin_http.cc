@@ -1,0 +1,117 @@
+// http_request: plain HTTP to the trial's services (or, under limited_internet, through the egress
+// proxy), sent from inside the sandbox with nc so it leaves from where the agent is.
+#include <algorithm>
+
+#include "core/strings.h"
+#include "tools/builtin_tools.h"
+
+namespace forge::tools {
+
+namespace {
+
+struct Url {
+  std::string host, target;
+  int port = 80;
+};
+
+Result<Url> parse_url(const std::string& url) {
+  if (starts_with(url, "https://"))
+    return fail(Errc::kUnsupported, "https is not supported by http_request; use bash with a client from the image");
+  if (!starts_with(url, "http://")) return fail(Errc::kInvalid, "url must start with http://");
+  std::string rest = url.substr(7);
+  auto slash = rest.find('/');
+  std::string authority = rest.substr(0, slash);
+  Url u;
+  u.target = slash == std::string::npos ? "/" : rest.substr(slash);
+  auto colon = authority.rfind(':');
+  u.host = authority.substr(0, colon);
+  if (colon != std::string::npos) {
+    try {
+      u.port = std::stoi(authority.substr(colon + 1));
+    } catch (const std::exception&) {
+      return fail(Errc::kInvalid, "bad port in url '" + url + "'");
+    }
+  }
+  bool ok = !u.host.empty() && u.port > 0 && u.port < 65536;
+  for (char c : u.host) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_');
+  if (!ok) return fail(Errc::kInvalid, "bad host in url '" + url + "'");
+  return u;
+}
+
+// Decodes a chunked body; returns the input unchanged if it is not well-formed chunking.
+std::string dechunk(const std::string& body) {
+  std::string out;
+  std::size_t pos = 0;
+  while (pos < body.size()) {
+    auto nl = body.find("\r\n", pos);
+    if (nl == std::string::npos) return body;
+    std::size_t n = std::strtoul(body.c_str() + pos, nullptr, 16);
+    if (n == 0) return out;
+    pos = nl + 2;
+    if (pos + n > body.size()) return body;
+    out.append(body, pos, n);
+    pos += n + 2;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::shared_ptr<Tool> http_tool(const BuiltinOptions& o) {
+  auto sb = o.sandbox;
+  auto route = o.http;
+  return std::make_shared<FunctionTool>(
+      ToolSpec{"http_request",
+               "Send an HTTP request to a service on the task's network (http:// only). Returns 'Status: N' and the body.",
+               R"({"type":"object","properties":{"method":{"type":"string","enum":["GET","POST","PUT","DELETE","HEAD","PATCH"]},)"
+               R"("url":{"type":"string","description":"http://host[:port]/path"},)"
+               R"("headers":{"type":"object","additionalProperties":{"type":"string"}},)"
+               R"("json":{"description":"a JSON body, sent with Content-Type: application/json"},)"
+               R"("data":{"type":"string","description":"a raw body"}},)"
+               R"("required":["method","url"],"additionalProperties":false})"},
+      [sb, route](const json::Value& a, const CallContext& ctx) -> Result<std::string> {
+        auto url = parse_url(json::get_string(a, "url"));
+        if (!url) return url.fail();
+        std::string method = json::get_string(a, "method");
+        std::string body = json::get_string(a, "data");
+        std::string headers;
+        if (auto* h = json::get_object(a, "headers"))
+          for (const auto& m : h->GetObject()) {
+            std::string k = m.name.GetString(), v = m.value.GetString();
+            if (k.find_first_of("\r\n:") != std::string::npos || v.find_first_of("\r\n") != std::string::npos)
+              return fail(Errc::kInvalid, "header '" + k + "' contains a line break or colon");
+            headers += k + ": " + v + "\r\n";
+          }
+        if (auto it = a.FindMember("json"); it != a.MemberEnd()) {
+          body = json::to_string(it->value);
+          headers += "Content-Type: application/json\r\n";
+        }
+        bool direct = route.proxy_host.empty() ||
+                      std::find(route.no_proxy.begin(), route.no_proxy.end(), url->host) != route.no_proxy.end();
+        std::string target = direct ? url->target : "http://" + url->host + ":" + std::to_string(url->port) + url->target;
+        std::string req = method + " " + target + " HTTP/1.1\r\nHost: " + url->host + "\r\nConnection: close\r\n"
+                          "User-Agent: forgectl-http-request\r\n" + headers;
+        if (!body.empty() || method == "POST" || method == "PUT" || method == "PATCH")
+          req += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+        req += "\r\n" + body;
+        long secs = std::max<long>(1, static_cast<long>(ctx.deadline.remaining().count() / 1000));
+        RunRequest run;
+        run.argv = {"nc", "-w", std::to_string(secs), direct ? url->host : route.proxy_host,
+                    std::to_string(direct ? url->port : route.proxy_port)};
+        run.stdin_data = req;
+        run.timeout = ctx.deadline.remaining();
+        auto r = sb->run(run);
+        if (!r) return r.fail();
+        if (r->timed_out) return fail(Errc::kTimeout, "no response before the deadline");
+        auto end = r->out.find("\r\n\r\n");
+        if (r->out.empty() || end == std::string::npos || !starts_with(r->out, "HTTP/"))
+          return fail(Errc::kUnavailable, "no HTTP response from " + url->host + ":" + std::to_string(url->port) +
+                                              (trim(r->err).empty() ? "" : " (" + trim(r->err) + ")"));
+        std::string head = r->out.substr(0, end), rest = r->out.substr(end + 4);
+        std::string status = head.substr(9, 3);
+        if (to_lower(head).find("transfer-encoding: chunked") != std::string::npos) rest = dechunk(rest);
+        return "Status: " + status + "\n" + rest;
+      });
+}
+
+}  // namespace forge::tools

@@ -1,0 +1,53 @@
+// The built-in tools (docs/tools.md), acting through a Sandbox so the container and local
+// executors behave the same.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tools/sandbox.h"
+#include "tools/tool.h"
+
+namespace forge::tools {
+
+// How http_request reaches the network: directly to the trial's services, through the egress
+// proxy for anything else under limited_internet.
+struct HttpRoute {
+  std::string proxy_host;  // empty: no proxy (no_internet: only the task network is reachable)
+  int proxy_port = 0;
+  std::vector<std::string> no_proxy;  // names reached directly
+};
+
+struct BuiltinOptions {
+  std::shared_ptr<Sandbox> sandbox;
+  std::vector<std::string> env;  // added to every command bash runs
+  HttpRoute http;
+  std::size_t file_read_cap = 8u << 20;  // read_file reads at most this much of a file
+};
+
+// Every built-in, calculator included; the executor decides which are enabled.
+std::vector<std::shared_ptr<Tool>> builtin_tools(const BuiltinOptions& opts);
+std::vector<std::string> builtin_tool_names();
+
+// Each tool, for the factory above.
+std::vector<std::shared_ptr<Tool>> file_tools(const BuiltinOptions& opts);
+std::shared_ptr<Tool> bash_tool(const BuiltinOptions& opts);
+std::shared_ptr<Tool> grep_tool(const BuiltinOptions& opts);
+std::shared_ptr<Tool> http_tool(const BuiltinOptions& opts);
+
+// A tool whose action is a function; the built-ins are all of this shape.
+class FunctionTool : public Tool {
+ public:
+  using Fn = std::function<Result<std::string>(const json::Value&, const CallContext&)>;
+  FunctionTool(ToolSpec spec, Fn fn) : spec_(std::move(spec)), fn_(std::move(fn)) {}
+  const ToolSpec& spec() const override { return spec_; }
+  Result<std::string> call(const json::Value& args, const CallContext& ctx) override { return fn_(args, ctx); }
+
+ private:
+  ToolSpec spec_;
+  Fn fn_;
+};
+
+}  // namespace forge::tools

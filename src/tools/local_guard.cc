@@ -1,0 +1,50 @@
+// The local executor's safety rails.
+#include "tools/local_guard.h"
+
+#include <cstdlib>
+
+namespace forge::tools {
+
+void LocalWarning::before_first_command(const std::string& where) {
+  std::call_once(once_, [&] {
+    if (log_)
+      log_->warn("THE LOCAL EXECUTOR RUNS TOOL COMMANDS ON THIS HOST, NOT IN A CONTAINER (" + where +
+                 "): only for trusted tasks; set FORGECTL_REQUIRE_CONTAINER=1 to forbid it");
+  });
+}
+
+namespace {
+
+class GuardedSandbox final : public Sandbox {
+ public:
+  GuardedSandbox(std::shared_ptr<Sandbox> inner, std::shared_ptr<LocalWarning> w) : in_(std::move(inner)), w_(std::move(w)) {}
+  std::string describe() const override { return in_->describe(); }
+  std::string workspace() const override { return in_->workspace(); }
+  Result<RunResult> run(const RunRequest& req) override {
+    const char* v = std::getenv("FORGECTL_REQUIRE_CONTAINER");
+    if (v && std::string(v) == "1")
+      return fail(Errc::kForbidden, "shell commands on the local executor are disabled (FORGECTL_REQUIRE_CONTAINER=1)");
+    w_->before_first_command(in_->describe());
+    return in_->run(req);
+  }
+  Result<FileChunk> read_file(const std::string& r, std::int64_t o, std::int64_t l) override { return in_->read_file(r, o, l); }
+  Status write_file(const std::string& r, std::string_view d, bool a) override { return in_->write_file(r, d, a); }
+  Result<std::vector<DirEntry>> list_dir(const std::string& r) override { return in_->list_dir(r); }
+  Result<DirEntry> stat(const std::string& r) override { return in_->stat(r); }
+  Status move(const std::string& f, const std::string& t) override { return in_->move(f, t); }
+  Status copy(const std::string& f, const std::string& t) override { return in_->copy(f, t); }
+  Status remove(const std::string& r, bool rec) override { return in_->remove(r, rec); }
+  Result<std::vector<GrepMatch>> grep(const std::string& r, const std::string& p, int m) override { return in_->grep(r, p, m); }
+
+ private:
+  std::shared_ptr<Sandbox> in_;
+  std::shared_ptr<LocalWarning> w_;
+};
+
+}  // namespace
+
+std::shared_ptr<Sandbox> guard_local(std::shared_ptr<Sandbox> host, std::shared_ptr<LocalWarning> warning) {
+  return std::make_shared<GuardedSandbox>(std::move(host), std::move(warning));
+}
+
+}  // namespace forge::tools

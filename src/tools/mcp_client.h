@@ -1,0 +1,60 @@
+// A task's MCP stdio server, run inside the runner through one exec with stdin attached, spoken
+// to with newline-delimited JSON-RPC (initialize, notifications/initialized, tools/list, tools/call).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "engine/client.h"
+#include "engine/stdcopy.h"
+#include "tools/tool.h"
+
+namespace forge::tools {
+
+struct McpLaunch {
+  std::string container;
+  std::vector<std::string> command;
+  std::vector<std::string> env;
+  std::string user, workdir;
+};
+
+class McpSession {
+ public:
+  // Starts the server and completes the initialize handshake.
+  static Result<std::unique_ptr<McpSession>> start(engine::Client& c, const McpLaunch& launch, Deadline deadline);
+  ~McpSession();
+  McpSession(const McpSession&) = delete;
+  McpSession& operator=(const McpSession&) = delete;
+
+  // The server's tools as forgectl declares them (name, description, inputSchema).
+  Result<std::vector<ToolSpec>> list_tools(Deadline deadline);
+  // The text content of the result, joined by newlines; a result with isError is an error.
+  Result<std::string> call_tool(const std::string& name, const json::Value& arguments, Deadline deadline);
+  // What the server wrote to stderr so far (for diagnostics).
+  std::string stderr_text() const;
+
+ private:
+  McpSession(engine::Client& c, std::string exec_id, std::unique_ptr<engine::Stream> s);
+  Result<json::Document> request(const std::string& method, const std::string& params_json, Deadline deadline);
+  Status send_line(const std::string& line, Deadline deadline);
+  Result<std::string> read_line(Deadline deadline);
+
+  engine::Client& c_;
+  std::string exec_id_;
+  std::unique_ptr<engine::Stream> stream_;
+  engine::StdcopyDemuxer demux_;
+  std::string out_buf_, err_buf_;
+  bool eof_ = false;
+  long next_id_ = 1;
+  mutable std::mutex mu_;
+};
+
+// Tools that forward to the session; `fixture_specs` (fixtures/tools.json) win over tools/list.
+std::vector<std::shared_ptr<Tool>> mcp_tools(std::shared_ptr<McpSession> session, const std::vector<ToolSpec>& specs);
+
+// Reads fixtures/tools.json: a list of {name, description, parameters}.
+Result<std::vector<ToolSpec>> load_tool_fixture(const std::string& path);
+
+}  // namespace forge::tools

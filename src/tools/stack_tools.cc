@@ -1,0 +1,128 @@
+// Opens a running stack's tools.
+#include "tools/stack_tools.h"
+
+#include <filesystem>
+
+#include "core/strings.h"
+#include "engine/archive.h"
+#include "engine/containers.h"
+#include "engine/tar.h"
+#include "manifest/environment_parse.h"
+#include "stack/labels.h"
+#include "tools/container_sandbox.h"
+#include "tools/toolbox.h"
+
+namespace forge::tools {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string env_value(const std::vector<std::string>& env, std::string_view key) {
+  for (const auto& kv : env)
+    if (kv.size() > key.size() && kv.compare(0, key.size(), key) == 0 && kv[key.size()] == '=') return kv.substr(key.size() + 1);
+  return {};
+}
+
+// The egress proxy and the names reached without it, from the runner's own environment.
+HttpRoute http_route(const std::vector<std::string>& env) {
+  HttpRoute r;
+  std::string proxy = env_value(env, "HTTP_PROXY");
+  if (starts_with(proxy, "http://")) {
+    std::string hostport = proxy.substr(7);
+    while (!hostport.empty() && hostport.back() == '/') hostport.pop_back();
+    auto colon = hostport.rfind(':');
+    r.proxy_host = hostport.substr(0, colon);
+    r.proxy_port = colon == std::string::npos ? 80 : std::atoi(hostport.c_str() + colon + 1);
+  }
+  std::string no_proxy = env_value(env, "NO_PROXY");
+  std::size_t start = 0;
+  while (start <= no_proxy.size() && !no_proxy.empty()) {
+    auto comma = no_proxy.find(',', start);
+    r.no_proxy.push_back(no_proxy.substr(start, comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return r;
+}
+
+Status copy_task_files(engine::Client& c, const std::string& runner, const manifest::LoadedEnvironment& env,
+                       const manifest::McpServerConfig& mcp) {
+  if (mcp.files.empty()) return {};
+  engine::TarWriter tar;
+  for (const auto& rel : mcp.files) {
+    fs::path host = fs::path(env.base_dir) / rel;
+    Status st;
+    if (fs::is_directory(host)) {
+      std::error_code ec;
+      for (auto it = fs::recursive_directory_iterator(host, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        std::string name = (fs::path(rel) / fs::relative(it->path(), host)).generic_string();
+        if (it->is_directory()) st = tar.add_directory(name, 0755);
+        else if (it->is_regular_file()) st = tar.add_host_file(name, it->path().string());
+        if (!st) break;
+      }
+    } else {
+      st = tar.add_host_file(rel, host.string());
+    }
+    if (!st) return st.fail_with("copying the MCP server's files");
+  }
+  auto bytes = tar.finish();
+  if (!bytes) return bytes.fail();
+  engine::TarWriter dir;
+  if (auto st = dir.add_directory("task", 0755); !st) return st;
+  auto dir_bytes = dir.finish();
+  if (!dir_bytes) return dir_bytes.fail();
+  if (auto st = engine::put_archive(c, runner, "/.forgectl", std::move(*dir_bytes)); !st) return st;
+  return engine::put_archive(c, runner, kTaskFilesDir, std::move(*bytes));
+}
+
+}  // namespace
+
+Result<StackTools> open_stack_tools(engine::Client& c, const std::string& stack, const OpenOptions& o) {
+  std::string what = "opening the tools of stack '" + stack + "'";
+  auto runners = engine::list_containers(
+      c, {{"label", {std::string(stack::kLabelStack) + "=" + stack, std::string(stack::kLabelRole) + "=runner"}}});
+  if (!runners) return runners.fail_with(what);
+  if (runners->empty()) return fail(Errc::kNotFound, "no stack named '" + stack + "' with a runner (see forgectl ps)");
+  const auto& r = runners->front();
+  if (r.state != "running") return fail(Errc::kConflict, what + ": its runner is " + r.state + ", not running");
+  auto info = engine::inspect_container(c, r.id);
+  if (!info) return info.fail_with(what);
+  auto src = info->labels.find(stack::kLabelSource);
+  if (src == info->labels.end()) return fail(Errc::kInvalid, what + ": the runner has no " + std::string(stack::kLabelSource) + " label");
+
+  StackTools t;
+  t.stack = stack;
+  t.runner = r.id;
+  auto env = manifest::load_environment(src->second);
+  if (!env) return env.fail_with(what + ": reloading its task " + src->second);
+  t.env = std::move(*env);
+  if (t.env.tools.executor == manifest::ExecutorKind::kLocal)
+    return fail(Errc::kInvalid, what + ": its task uses the local executor, whose tools run on the host, not in the runner");
+
+  HelperChannelSpec spec{r.id, info->workdir.empty() ? "/work" : info->workdir, info->user};
+  t.sandbox = std::make_shared<ContainerSandbox>(c, spec);
+  if (!o.start_mcp) return t;
+
+  std::vector<std::shared_ptr<Tool>> extra;
+  if (const auto& m = t.env.tools.mcp_server) {
+    if (auto st = copy_task_files(c, r.id, t.env, *m); !st) return st.fail_with(what);
+    McpLaunch launch{r.id, m->command, {}, info->user, m->files.empty() ? spec.workspace : kTaskFilesDir};
+    auto session = McpSession::start(c, launch, Deadline::in(o.mcp_start_timeout));
+    if (!session) return session.fail_with(what);
+    t.mcp = std::move(*session);
+    std::string fixture = (fs::path(t.env.base_dir) / "fixtures" / "tools.json").string();
+    auto specs = fs::exists(fixture) ? load_tool_fixture(fixture) : t.mcp->list_tools(Deadline::in(o.mcp_start_timeout));
+    if (!specs) return specs.fail_with(what);
+    extra = mcp_tools(t.mcp, *specs);
+  }
+  BuiltinOptions b;
+  b.sandbox = t.sandbox;
+  b.http = http_route(info->env);
+  auto exec = make_toolbox({t.env.tools, b, extra, o.log, o.on_record});
+  if (!exec) return exec.fail_with(what);
+  t.executor = std::move(*exec);
+  return t;
+}
+
+}  // namespace forge::tools

@@ -1,0 +1,40 @@
+// The tools of a running stack, as its task declares them: the agent loop, `forgectl tool` and
+// `forgectl exec` all go through this one path.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "engine/client.h"
+#include "manifest/environment.h"
+#include "tools/executor.h"
+#include "tools/mcp_client.h"
+#include "tools/sandbox.h"
+
+namespace forge::tools {
+
+// Where a task's MCP server files go in the runner: the helper volume is writable on any root.
+inline constexpr const char* kTaskFilesDir = "/.forgectl/task";
+
+struct StackTools {
+  std::string stack, runner;  // stack name, runner container id
+  manifest::LoadedEnvironment env;
+  std::shared_ptr<Sandbox> sandbox;
+  std::shared_ptr<McpSession> mcp;  // when the task declares a server
+  std::unique_ptr<ToolExecutor> executor;
+};
+
+struct OpenOptions {
+  Logger* log = nullptr;
+  std::function<void(const CallRecord&)> on_record;
+  Millis mcp_start_timeout{30000};
+  bool start_mcp = true;  // false: only the sandbox (forgectl exec), no executor
+};
+
+// Finds the stack's running runner, reloads its task (the io.forgectl.source label), connects
+// to forgectl's helper in the runner, starts the task's MCP server if it has one, and builds
+// the governed executor.
+Result<StackTools> open_stack_tools(engine::Client& c, const std::string& stack, const OpenOptions& opts);
+
+}  // namespace forge::tools
