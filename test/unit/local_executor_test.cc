@@ -1,0 +1,71 @@
+// The local executor: asked for explicitly, one loud warning per process before the first
+// command, and FORGECTL_REQUIRE_CONTAINER=1 turning its shell into an error for the model.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include "core/log.h"
+#include "core/strings.h"
+#include "tools/local_guard.h"
+#include "tools/local_sandbox.h"
+#include "tools/toolbox.h"
+
+using namespace forge;
+using namespace forge::tools;
+
+namespace {
+
+struct LocalTools {
+  std::string dir = (std::filesystem::temp_directory_path() / ("forgectl-local-" + random_hex(4))).string();
+  std::ostringstream log_text;
+  Logger log{log_text, LogLevel::kInfo};
+  std::shared_ptr<LocalWarning> warning = std::make_shared<LocalWarning>(&log);
+  std::unique_ptr<ToolExecutor> exec;
+
+  LocalTools() {
+    std::filesystem::create_directories(dir);
+    auto sb = LocalSandbox::open(dir);
+    REQUIRE(sb.has_value());
+    BuiltinOptions b;
+    b.sandbox = guard_local(std::move(*sb), warning);
+    auto e = make_toolbox({{}, b, {}, nullptr, {}});
+    REQUIRE(e.has_value());
+    exec = std::move(*e);
+  }
+  ~LocalTools() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  int warnings() const {
+    int n = 0;
+    std::string s = log_text.str();
+    for (auto p = s.find("LOCAL EXECUTOR"); p != std::string::npos; p = s.find("LOCAL EXECUTOR", p + 1)) ++n;
+    return n;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the local executor warns once, before its first command, and not for file tools") {
+  ::unsetenv("FORGECTL_REQUIRE_CONTAINER");
+  LocalTools t;
+  CHECK(t.exec->call(Actor::kAgent, "write_file", R"({"path":"a.txt","content":"hi"})").kind == ToolOutcome::Kind::kOk);
+  CHECK(t.warnings() == 0);
+  CHECK(t.exec->call(Actor::kAgent, "bash", R"({"command":"cat a.txt"})").content == "hi");
+  CHECK(t.warnings() == 1);
+  CHECK(t.exec->call(Actor::kAgent, "bash", R"({"command":"echo again"})").content == "again\n");
+  CHECK(t.warnings() == 1);
+}
+
+TEST_CASE("FORGECTL_REQUIRE_CONTAINER=1: any shell on the local executor is an error to the model, nothing runs") {
+  LocalTools t;
+  ::setenv("FORGECTL_REQUIRE_CONTAINER", "1", 1);
+  auto out = t.exec->call(Actor::kAgent, "bash", R"({"command":"touch ran"})");
+  ::unsetenv("FORGECTL_REQUIRE_CONTAINER");
+  CHECK(out.kind == ToolOutcome::Kind::kFailed);
+  CHECK(out.content == "Error: shell commands on the local executor are disabled (FORGECTL_REQUIRE_CONTAINER=1)");
+  CHECK_FALSE(std::filesystem::exists(t.dir + "/ran"));
+  CHECK(t.warnings() == 0);
+}
