@@ -16,7 +16,9 @@ void add_images(CLI::App& app, Context& ctx, int* rc) {
   auto* busybox = build->add_option("--busybox", "busybox-static binary to put in the runner image")->default_val("/bin/busybox");
   auto* squid =
       build->add_option("--squid", "squid binary to put in the egress proxy image")->default_val("/usr/sbin/squid");
-  build->callback([&ctx, rc, busybox, squid] {
+  auto* forgectl = build->add_option("--forgectl", "forgectl binary to put in the services image (default: this one)")
+                       ->default_val("");
+  build->callback([&ctx, rc, busybox, squid, forgectl] {
     auto c = ctx.client();
     if (!c) {
       *rc = ctx.report(c.error());
@@ -43,6 +45,13 @@ void add_images(CLI::App& app, Context& ctx, int* rc) {
       return;
     }
     ctx.out << stack::kSquidImage << ' ' << *squid_id << '\n';
+    stack::ServicesSources services_src{forgectl->as<std::string>(), busybox->as<std::string>()};
+    auto services_id = stack::build_services_image(**c, services_src, debug);
+    if (!services_id) {
+      *rc = ctx.report(services_id.error());
+      return;
+    }
+    ctx.out << stack::kServicesImage << ' ' << *services_id << '\n';
     *rc = kExitOk;
   });
 

@@ -53,6 +53,8 @@ int main(int argc, char** argv) {
   cli::add_validate(app, ctx, &rc);
   cli::add_tool(app, ctx, &rc);
   cli::add_exec(app, ctx, &rc);
+  cli::add_run(app, ctx, &rc);
+  cli::add_serve(app, ctx, &rc);
 
   try {
     app.parse(argc, argv);

@@ -16,5 +16,7 @@ void add_ps(CLI::App& app, Context& ctx, int* rc);
 void add_validate(CLI::App& app, Context& ctx, int* rc);
 void add_tool(CLI::App& app, Context& ctx, int* rc);
 void add_exec(CLI::App& app, Context& ctx, int* rc);
+void add_run(CLI::App& app, Context& ctx, int* rc);
+void add_serve(CLI::App& app, Context& ctx, int* rc);
 
 }  // namespace forge::cli

@@ -242,4 +242,76 @@ Result<std::string> build_squid_image(engine::Client& c, const SquidSources& src
   return id;
 }
 
+// The running binary, resolved: ldd must see the file, not /proc/self/exe (that would be ldd's own).
+static Result<std::string> running_binary() {
+  std::error_code ec;
+  std::string exe = fs::read_symlink("/proc/self/exe", ec).string();
+  if (ec) return fail(Errc::kIo, "cannot resolve /proc/self/exe: " + ec.message());
+  if (exe.size() > 10 && exe.compare(exe.size() - 10, 10, " (deleted)") == 0)
+    return fail(Errc::kNotFound, "the running forgectl (" + exe + ") was replaced on disk; run the new binary");
+  return exe;
+}
+
+Result<std::string> services_build_context(const ServicesSources& src) {
+  std::string binary = src.forgectl;
+  if (binary.empty()) {
+    auto self = running_binary();
+    if (!self) return self.fail_with("assembling the services image");
+    binary = *self;
+  }
+  if (::access(binary.c_str(), X_OK) != 0) return fail(Errc::kNotFound, "forgectl binary '" + binary + "' is missing");
+  if (::access(src.busybox.c_str(), X_OK) != 0)
+    return fail(Errc::kNotFound, "'" + src.busybox + "' is missing; install busybox-static (scripts/install-deps.sh)");
+  auto applets = busybox_applets(src.busybox);
+  if (!applets) return applets.fail_with("assembling the services image");
+  // Only what healthchecks and a debugging `exec` need: a service container is no shell box.
+  std::vector<std::string> wanted{"sh", "nc", "printf", "grep", "cat", "echo", "ls", "sleep", "true", "false", "test", "env", "id"};
+  for (const char* required : {"sh", "nc", "printf", "grep"})
+    if (std::find(applets->begin(), applets->end(), required) == applets->end())
+      return fail(Errc::kUnsupported, "'" + src.busybox + "' lacks the '" + required + "' applet healthchecks need");
+  auto libs = shared_libraries(binary);
+  if (!libs) return libs.fail_with("assembling the services image");
+
+  engine::TarWriter tar;
+  Status df = tar.add_file("Dockerfile",
+                           "FROM scratch\n"
+                           "COPY rootfs/ /\n"
+                           "ENV PATH=/usr/local/bin:/usr/bin:/bin\n"
+                           "USER 65534:65534\n"
+                           "CMD [\"forgectl\", \"serve\", \"json-db\"]\n");
+  if (!df) return df.fail_with("assembling the services image");
+  RootfsBuilder root(tar);
+  root.dir("");
+  root.file("/usr/local/bin/forgectl", binary);
+  for (const auto& lib : *libs) root.file(lib, lib);  // same paths: the loader's and the binary's own
+  root.file("/bin/busybox", src.busybox);
+  std::vector<Status> links;
+  for (const auto& a : wanted)
+    if (std::find(applets->begin(), applets->end(), a) != applets->end())
+      links.push_back(tar.add_symlink("rootfs/bin/" + a, "busybox"));
+  root.text("/etc/passwd", "root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n");
+  root.text("/etc/group", "root:x:0:\nnogroup:x:65534:\n");
+  root.dir("/tmp", 01777);
+  for (const char* d : {"/srv/www", "/proc", "/dev"}) root.dir(d);
+  if (auto st = root.status(); !st) return st.fail_with("assembling the services image");
+  for (const auto& st : links)
+    if (!st) return st.fail_with("assembling the services image");
+  auto bytes = tar.finish();
+  if (!bytes) return bytes.fail_with("assembling the services image");
+  return bytes;
+}
+
+Result<std::string> build_services_image(engine::Client& c, const ServicesSources& src,
+                                         const std::function<void(std::string_view)>& progress) {
+  auto ctx = services_build_context(src);
+  if (!ctx) return ctx.fail();
+  engine::BuildSpec spec;
+  spec.context_tar = std::move(*ctx);
+  spec.tags = {kServicesImage};
+  spec.labels = {{kImageLabel, "services"}};
+  auto id = engine::build_image(c, spec, progress);
+  if (!id) return id.fail_with("building " + std::string(kServicesImage));
+  return id;
+}
+
 }  // namespace forge::stack

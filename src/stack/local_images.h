@@ -13,6 +13,7 @@ namespace forge::stack {
 // keys: containers inherit image labels, and teardown by label must not match foreign containers.
 inline constexpr const char* kRunnerImage = "forgectl/runner:local";
 inline constexpr const char* kSquidImage = "forgectl/squid:local";
+inline constexpr const char* kServicesImage = "forgectl/services:local";
 inline constexpr const char* kImageLabel = "io.forgectl.image";
 
 struct ImageSources {
@@ -52,5 +53,20 @@ Result<std::string> squid_build_context(const SquidSources& src);
 // Builds the squid image (tag kSquidImage, no network, nothing pulled) and returns its id.
 Result<std::string> build_squid_image(engine::Client& c, const SquidSources& src,
                                       const std::function<void(std::string_view)>& progress = {});
+
+// Host files the services image is made of.
+struct ServicesSources {
+  std::string forgectl;                  // the forgectl binary; empty: the running one (/proc/self/exe)
+  std::string busybox = "/bin/busybox";  // sh and nc for the healthchecks
+};
+
+// The built-in services image (json-db, mock-web): FROM scratch, forgectl at
+// /usr/local/bin/forgectl with the shared libraries `ldd` lists (the loader included), busybox
+// with the few applets healthchecks use, /etc/passwd with nobody (65534), /tmp (1777) and an empty
+// /srv/www for mock-web. Runs as 65534:65534; the compose command picks the service.
+Result<std::string> services_build_context(const ServicesSources& src);
+// Builds the services image (tag kServicesImage, nothing pulled) and returns its id.
+Result<std::string> build_services_image(engine::Client& c, const ServicesSources& src,
+                                         const std::function<void(std::string_view)>& progress = {});
 
 }  // namespace forge::stack

@@ -20,10 +20,18 @@ struct HttpRoute {
   std::vector<std::string> no_proxy;  // names reached directly
 };
 
+// The trial's json-db namespace, for db_query and db_update (absent: no database tools).
+struct DbRoute {
+  std::string host = "json-db";
+  int port = 8000;
+  std::string trial;  // "{task_id}_{trial_index}"; empty: no database
+};
+
 struct BuiltinOptions {
   std::shared_ptr<Sandbox> sandbox;
   std::vector<std::string> env;  // added to every command bash runs
   HttpRoute http;
+  DbRoute db;
   std::size_t file_read_cap = 8u << 20;  // read_file reads at most this much of a file
 };
 
@@ -36,6 +44,7 @@ std::vector<std::shared_ptr<Tool>> file_tools(const BuiltinOptions& opts);
 std::shared_ptr<Tool> bash_tool(const BuiltinOptions& opts);
 std::shared_ptr<Tool> grep_tool(const BuiltinOptions& opts);
 std::shared_ptr<Tool> http_tool(const BuiltinOptions& opts);
+std::vector<std::shared_ptr<Tool>> db_tools(const BuiltinOptions& opts);  // empty without a DbRoute::trial
 
 // A tool whose action is a function; the built-ins are all of this shape.
 class FunctionTool : public Tool {

@@ -119,6 +119,7 @@ Result<StackTools> open_stack_tools(engine::Client& c, const std::string& stack,
   BuiltinOptions b;
   b.sandbox = t.sandbox;
   b.http = http_route(info->env);
+  b.db.trial = o.db_trial;
   auto exec = make_toolbox({t.env.tools, b, extra, o.log, o.on_record});
   if (!exec) return exec.fail_with(what);
   t.executor = std::move(*exec);

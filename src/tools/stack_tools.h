@@ -30,6 +30,7 @@ struct OpenOptions {
   std::function<void(const CallRecord&)> on_record;
   Millis mcp_start_timeout{30000};
   bool start_mcp = true;  // false: only the sandbox (forgectl exec), no executor
+  std::string db_trial;   // the trial's json-db namespace, for db_query/db_update
 };
 
 // Finds the stack's running runner, reloads its task (the io.forgectl.source label), connects

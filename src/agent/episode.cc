@@ -1,0 +1,132 @@
+// The agent loop.
+#include "agent/episode.h"
+
+#include <map>
+
+#include "core/strings.h"
+
+namespace forge::agent {
+
+const char* termination_name(Termination t) {
+  switch (t) {
+    case Termination::kAgentDone: return "agent_done";
+    case Termination::kUserStop: return "user_stop";
+    case Termination::kMaxTurns: return "max_turns";
+    case Termination::kTimeout: return "timeout";
+    case Termination::kStuck: return "stuck_detected";
+    case Termination::kBudgetExhausted: return "budget_exhausted";
+    case Termination::kModelError: return "model_error";
+    case Termination::kInfraError: return "infra_error";
+    case Termination::kInterrupted: return "interrupted";
+  }
+  return "error";
+}
+
+namespace {
+
+// Maps an LLM error to how the episode ends (llm_client.h's contract).
+Termination termination_of(const Error& e) {
+  switch (e.code) {
+    case Errc::kCancelled: return e.message.find("budget") != std::string::npos ? Termination::kBudgetExhausted : Termination::kInterrupted;
+    case Errc::kTimeout: return Termination::kTimeout;
+    case Errc::kInvalid: return Termination::kModelError;
+    default: return Termination::kInfraError;
+  }
+}
+
+class StuckDetector {
+ public:
+  explicit StuckDetector(const manifest::StuckHeuristics& h) : h_(h) {}
+  // True when the last `max_repeated_tool_calls` calls were all the same call, or the last
+  // `max_idle_turns` answers without tool calls were all the same text.
+  bool observe(const ChatMessage& m) {
+    if (!h_.enabled) return false;
+    if (!m.tool_calls.empty()) {
+      idle_ = 0;
+      for (const auto& c : m.tool_calls) {
+        std::string sig = c.name + "\x1f" + c.arguments;
+        repeats_ = sig == last_call_ ? repeats_ + 1 : 1;
+        last_call_ = sig;
+      }
+      return h_.max_repeated_tool_calls > 0 && repeats_ >= h_.max_repeated_tool_calls;
+    }
+    idle_ = m.content == last_text_ ? idle_ + 1 : 1;
+    last_text_ = m.content;
+    return h_.max_idle_turns > 0 && idle_ >= h_.max_idle_turns;
+  }
+
+ private:
+  manifest::StuckHeuristics h_;
+  std::string last_call_, last_text_;
+  int repeats_ = 0, idle_ = 0;
+};
+
+}  // namespace
+
+Episode run_episode(Agent& agent, UserSimulator* user, tools::ToolExecutor& executor, const EpisodeSpec& spec,
+                    const std::atomic<int>* interrupted) {
+  Episode ep;
+  auto start = Clock::now();
+  Deadline episode_end = Deadline::in(spec.episode_timeout);
+  auto finish = [&](Termination t, std::string error = {}) {
+    ep.termination = t;
+    ep.error = std::move(error);
+    ep.elapsed = elapsed_since(start);
+    return ep;
+  };
+  auto stopped = [&] { return interrupted && interrupted->load() > 0; };
+
+  if (!spec.system_prompt.empty()) ep.messages.push_back({ChatMessage::Role::kSystem, spec.system_prompt});
+  std::vector<ToolDecl> decls;
+  for (const auto& s : executor.specs(tools::Actor::kAgent)) decls.push_back({s.name, s.description, s.parameters});
+
+  auto user_turn = [&]() -> std::optional<Episode> {
+    auto r = user->reply(ep.messages, Deadline::in(spec.turn_timeout).earlier(episode_end));
+    if (!r) return finish(termination_of(r.error()), r.error().what());
+    ep.user_usage += r->usage;
+    ep.user_cost_usd += r->cost_usd;
+    ep.user_calls += r->api_calls;
+    ep.messages.push_back({ChatMessage::Role::kUser, r->text});
+    if (r->stop) return finish(Termination::kUserStop);
+    return std::nullopt;
+  };
+
+  if (!spec.initial_user_message.empty()) {
+    ep.messages.push_back({ChatMessage::Role::kUser, spec.initial_user_message});
+  } else if (user) {
+    if (auto done = user_turn()) return *done;
+  }
+
+  StuckDetector stuck(spec.stuck);
+  for (ep.turns = 0; ep.turns < spec.max_turns; ++ep.turns) {
+    if (stopped()) return finish(Termination::kInterrupted);
+    if (episode_end.expired()) return finish(Termination::kTimeout);
+    auto resp = agent.next(ep.messages, decls, Deadline::in(spec.turn_timeout).earlier(episode_end));
+    if (!resp) return finish(termination_of(resp.error()), resp.error().what());
+    ++ep.agent_calls;
+    ep.agent_usage += resp->usage;
+    if (resp->cost_usd) ep.agent_cost_usd += *resp->cost_usd;
+    else ep.cost_known = false;
+    ep.messages.push_back(resp->message);
+    const ChatMessage& said = ep.messages.back();
+    if (stuck.observe(said)) return finish(Termination::kStuck);
+
+    if (!said.tool_calls.empty()) {
+      for (const auto& call : said.tool_calls) {
+        if (stopped()) return finish(Termination::kInterrupted);
+        // Malformed arguments reach the executor as they are: it answers with a tool error.
+        auto out = executor.call(tools::Actor::kAgent, call.name, call.arguments);
+        ChatMessage tm{ChatMessage::Role::kTool, out.content};
+        tm.tool_call_id = call.id;
+        tm.name = call.name;
+        ep.messages.push_back(std::move(tm));
+      }
+      continue;
+    }
+    if (said.content.find(kStopMarker) != std::string::npos || !user) return finish(Termination::kAgentDone);
+    if (auto done = user_turn()) return *done;
+  }
+  return finish(Termination::kMaxTurns);
+}
+
+}  // namespace forge::agent

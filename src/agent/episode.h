@@ -1,0 +1,56 @@
+// One trial's conversation: the agent and the user take turns, every tool call goes through the
+// governed executor, and the episode ends for a recorded reason.
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "agent/agent.h"
+#include "agent/user_sim.h"
+#include "manifest/run_config.h"
+#include "tools/executor.h"
+
+namespace forge::agent {
+
+// Why an episode ended. Infra failures (kInfraError) are retried by the sweep with a fresh
+// sandbox and never count as model failures.
+enum class Termination {
+  kAgentDone,        // the agent said ###STOP###, or answered with no user simulator to reply
+  kUserStop,         // the user simulator said ###STOP###
+  kMaxTurns,
+  kTimeout,          // the episode's deadline
+  kStuck,            // the same tool call, or the same answer, over and over
+  kBudgetExhausted,  // the run's budget would not cover the next call
+  kModelError,       // the model's request was refused (context too long, malformed)
+  kInfraError,       // provider 429/5xx after retries, sandbox or daemon failures
+  kInterrupted,      // SIGINT
+};
+const char* termination_name(Termination t);  // "agent_done", "user_stop", …
+
+struct EpisodeSpec {
+  std::string system_prompt;
+  std::string initial_user_message;  // empty: the user simulator opens
+  int max_turns = 50;
+  Millis episode_timeout{1800000};
+  Millis turn_timeout{60000};  // each LLM call, retries included
+  manifest::StuckHeuristics stuck;
+};
+
+struct Episode {
+  std::vector<ChatMessage> messages;  // system, user, assistant, tool — tool arguments as sent
+  Termination termination = Termination::kMaxTurns;
+  std::string error;  // for kModelError / kInfraError: what went wrong
+  Usage agent_usage, user_usage;
+  double agent_cost_usd = 0, user_cost_usd = 0;
+  bool cost_known = true;  // false when some call's price was unknown
+  int agent_calls = 0, user_calls = 0, turns = 0;
+  Millis elapsed{0};
+};
+
+// `user` may be null (the agent runs alone: an answer without tool calls ends the episode). Tool
+// calls are logged through the executor's record sink, which the caller owns.
+Episode run_episode(Agent& agent, UserSimulator* user, tools::ToolExecutor& executor, const EpisodeSpec& spec,
+                    const std::atomic<int>* interrupted = nullptr);
+
+}  // namespace forge::agent

@@ -1,0 +1,160 @@
+// The oracle, replay and noop agents: scripted assistants that need no model.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+#include "agent/agent.h"
+#include "core/json.h"
+
+namespace forge::agent {
+
+namespace {
+
+// Plays a fixed list of tool calls, one per turn, then a final message.
+class ScriptAgent final : public Agent {
+ public:
+  ScriptAgent(std::string kind, std::vector<ToolCall> calls, std::string final_message)
+      : kind_(std::move(kind)), calls_(std::move(calls)), final_(std::move(final_message)) {}
+  std::string kind() const override { return kind_; }
+  Result<ChatResponse> next(const std::vector<ChatMessage>&, const std::vector<ToolDecl>&, Deadline) override {
+    ChatResponse r;
+    r.message.role = ChatMessage::Role::kAssistant;
+    r.cost_usd = 0.0;
+    if (next_ < calls_.size()) {
+      r.message.tool_calls.push_back(calls_[next_]);
+      r.message.tool_calls.back().id = "call_" + std::to_string(++next_);
+      r.finish_reason = "tool_calls";
+    } else {
+      r.message.content = final_;
+      r.finish_reason = "stop";
+    }
+    return r;
+  }
+
+ private:
+  std::string kind_;
+  std::vector<ToolCall> calls_;
+  std::string final_;
+  std::size_t next_ = 0;
+};
+
+class NoopAgent final : public Agent {
+ public:
+  std::string kind() const override { return "noop"; }
+  Result<ChatResponse> next(const std::vector<ChatMessage>&, const std::vector<ToolDecl>&, Deadline) override {
+    ChatResponse r;
+    r.message.role = ChatMessage::Role::kAssistant;
+    r.message.content = std::string("I will not do anything. ") + kStopMarker;
+    r.finish_reason = "stop";
+    r.cost_usd = 0.0;
+    return r;
+  }
+};
+
+// YAML (as Tolokaforge writes tool arguments) to JSON text; plain scalars that read as numbers,
+// booleans or null keep that type, as YAML's core schema says.
+void yaml_to_json(const YAML::Node& n, json::Writer& w) {
+  if (n.IsMap()) {
+    w.begin_object();
+    for (const auto& kv : n) {
+      w.key(kv.first.as<std::string>());
+      yaml_to_json(kv.second, w);
+    }
+    w.end_object();
+  } else if (n.IsSequence()) {
+    w.begin_array();
+    for (const auto& e : n) yaml_to_json(e, w);
+    w.end_array();
+  } else if (n.IsNull()) {
+    w.null();
+  } else {
+    std::string v = n.as<std::string>();
+    if (n.Tag() == "?") {
+      if (v == "true" || v == "false") {
+        w.boolean(v == "true");
+        return;
+      }
+      if (v == "null" || v == "~") {
+        w.null();
+        return;
+      }
+      char* end = nullptr;
+      long long i = std::strtoll(v.c_str(), &end, 10);
+      if (!v.empty() && *end == '\0') {
+        w.i64(i);
+        return;
+      }
+      double d = std::strtod(v.c_str(), &end);
+      if (!v.empty() && *end == '\0') {
+        w.num(d);
+        return;
+      }
+    }
+    w.str(v);
+  }
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+std::unique_ptr<Agent> noop_agent() { return std::make_unique<NoopAgent>(); }
+
+Result<std::unique_ptr<Agent>> oracle_agent(const manifest::TaskConfig& task) {
+  const auto& s = task.solution;
+  std::vector<ToolCall> calls;
+  for (const auto& c : s.tool_calls) calls.push_back({"", c.name, c.arguments_json});
+  if (!s.script.empty()) {
+    std::string path = (std::filesystem::path(task.dir) / s.script).string();
+    std::string text = read_file(path);
+    if (text.empty()) return fail(Errc::kNotFound, "task '" + task.task_id + "': solution script " + path + " is missing or empty");
+    json::Writer w;
+    w.begin_object().field("command", text).end_object();
+    calls.push_back({"", "bash", w.take()});
+  }
+  if (calls.empty())
+    for (const auto& g : task.grading.state_checks.hash.golden_actions) calls.push_back({"", g.name, g.arguments_json});
+  if (calls.empty() && s.final_message.empty())
+    return fail(Errc::kInvalid, "task '" + task.task_id + "' has no solution (solution.tool_calls, solution.script, "
+                                "or golden_actions in grading.yaml) for the oracle agent");
+  std::string final_message = s.final_message.empty() ? std::string("Done. ") + kStopMarker : s.final_message;
+  return std::unique_ptr<Agent>(std::make_unique<ScriptAgent>("oracle", std::move(calls), final_message));
+}
+
+Result<std::unique_ptr<Agent>> replay_agent(const std::string& path) {
+  std::vector<ToolCall> calls;
+  std::string text = read_file(path);
+  if (text.empty()) return fail(Errc::kNotFound, "replay: cannot read " + path);
+  // forgectl writes trajectories as JSON and YAML; YAML is a superset, so one reader takes both.
+  try {
+    YAML::Node doc = YAML::Load(text);
+    YAML::Node messages = doc["messages"];
+    if (!messages || !messages.IsSequence()) return fail(Errc::kInvalid, "replay: " + path + " has no 'messages' list");
+    for (const auto& m : messages) {
+      if (!m["role"] || m["role"].as<std::string>() != "assistant" || !m["tool_calls"]) continue;
+      for (const auto& tc : m["tool_calls"]) {
+        std::string args;
+        const YAML::Node a = tc["arguments"];
+        if (a && a.IsScalar()) args = a.as<std::string>();
+        else if (a) {
+          json::Writer w;
+          yaml_to_json(a, w);
+          args = w.take();
+        }
+        calls.push_back({"", tc["name"].as<std::string>(""), args.empty() ? "{}" : args});
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    return fail(Errc::kInvalid, "replay: " + path + ": " + e.what());
+  }
+  return std::unique_ptr<Agent>(std::make_unique<ScriptAgent>("replay", std::move(calls), std::string("Replay complete. ") + kStopMarker));
+}
+
+}  // namespace forge::agent

@@ -1,0 +1,60 @@
+// The conversation as forgectl keeps it: provider-neutral messages, tool calls and usage. In core
+// because the agent loop writes it and grading reads it, and neither includes the other.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+
+namespace forge {
+
+struct ToolCall {
+  std::string id;
+  std::string name;
+  std::string arguments;  // JSON text, as the model produced it (repaired when unambiguous)
+};
+
+struct ChatMessage {
+  enum class Role { kSystem, kUser, kAssistant, kTool };
+  Role role = Role::kUser;
+  std::string content;
+  std::vector<ToolCall> tool_calls;  // assistant only
+  std::string tool_call_id;          // tool only
+  std::string name;                  // tool only: the tool's name
+  std::string reasoning;             // assistant: reasoning text the provider returned, if any
+};
+const char* role_name(ChatMessage::Role r);  // "system" | "user" | "assistant" | "tool"
+
+struct ToolDecl {
+  std::string name, description;
+  std::string parameters;  // JSON Schema text
+};
+
+struct Usage {
+  std::int64_t input_tokens = 0, output_tokens = 0;
+  Usage& operator+=(const Usage& o) {
+    input_tokens += o.input_tokens;
+    output_tokens += o.output_tokens;
+    return *this;
+  }
+};
+
+struct ChatRequest {
+  std::vector<ChatMessage> messages;  // the system prompt is the first message when present
+  std::vector<ToolDecl> tools;
+  Deadline deadline = Deadline::never();  // the whole call, retries included
+};
+
+struct ChatResponse {
+  ChatMessage message;  // role kAssistant
+  Usage usage;
+  std::optional<double> cost_usd;  // nullopt: the model's price is unknown
+  std::string finish_reason;       // "stop" | "tool_calls" | "length" | "content_filter" | …
+  Millis latency{0};
+  int attempts = 1;
+};
+
+}  // namespace forge

@@ -1,0 +1,80 @@
+// What a trial leaves for grading, gathered on the host after the agent loop. Grading trusts
+// nothing inside the runner: files come through the archive API, state from the json-db
+// service, tests run in a fresh grader container.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/chat.h"
+#include "core/result.h"
+
+namespace forge::grading {
+
+struct ToolCallRecord {
+  std::string requestor;  // "assistant" | "user"
+  std::string name;
+  std::string arguments_json;
+  bool success = true;
+};
+
+struct WorkspaceFile {
+  std::string path;  // absolute, as the agent saw it: /env/fs/agent-visible/…
+  std::string content;
+};
+
+// The trial's json-db namespace, for golden replay: snapshot, reset, replay, hash, restore.
+class StateStore {
+ public:
+  virtual ~StateStore() = default;
+  virtual Result<std::string> state_json() = 0;    // {"table": [records], …}
+  virtual Result<std::string> stable_hash() = 0;   // unstable fields dropped, sorted compact JSON, SHA-256
+  // The state the stable hash covers (unstable fields dropped), for the golden-replay diff; a
+  // store without unstable fields can keep this default.
+  virtual Result<std::string> stable_state_json() { return state_json(); }
+  virtual Status snapshot(const std::string& name) = 0;
+  virtual Status restore(const std::string& name) = 0;
+  virtual Status reset() = 0;                      // back to the initial fixtures
+  // Runs one golden action through the same tool path the agent used; errors are returned.
+  virtual Status replay(const std::string& tool, const std::string& arguments_json) = 0;
+};
+
+struct TestRun {
+  int exit_code = -1;
+  std::string output;              // stdout+stderr, capped
+  std::optional<double> reward;    // from the reward file, when configured
+  bool timed_out = false;
+};
+
+struct JudgeReply {
+  std::string text;
+  std::optional<double> cost_usd;
+};
+
+struct Evidence {
+  std::vector<ChatMessage> messages;  // the transcript: system, user, assistant, tool
+  std::vector<ToolCallRecord> tool_calls;
+  std::string final_state_json;       // {"db": {…}}; "{}" when the task has no state
+  StateStore* state = nullptr;        // null: no json-db in this trial
+  // Files of the runner's workspace matching a glob (path_glob checks).
+  std::function<Result<std::vector<WorkspaceFile>>(const std::string& glob)> files;
+  // The LLM judge (model_ref resolved by the caller): system + user prompt → reply.
+  std::function<Result<JudgeReply>(const std::string& model_ref, const std::string& system, const std::string& user)> judge;
+  // Test scripts / custom checks in a fresh grader container.
+  std::function<Result<TestRun>()> run_tests;
+};
+
+struct Grade {
+  bool binary_pass = false;
+  double score = 0;
+  // state_checks | transcript_rules | llm_judge | custom_checks → score in [0,1]; absent: not evaluated
+  std::map<std::string, double> components;
+  std::vector<std::string> reasons;  // one per component and check, human-readable
+  std::string state_diff_json;       // structured diff when golden replay mismatched
+  double judge_cost_usd = 0;
+};
+
+}  // namespace forge::grading

@@ -1,0 +1,93 @@
+// Validates the judge's answer with RapidJSON's SchemaValidator, explaining the first violation.
+#include "grading/output_schema.h"
+
+#include <string>
+
+#include <rapidjson/schema.h>
+
+#include "grading/component.h"
+
+namespace forge::grading {
+
+namespace {
+
+using Pointer = rapidjson::SchemaDocument::PointerType;
+
+// The schema text is the task author's, but depth still costs stack in the validator.
+constexpr int kMaxSchemaDepth = 64;
+
+int depth_of(const json::Value& v) {
+  int deepest = 0;
+  if (v.IsObject())
+    for (const auto& m : v.GetObject()) deepest = std::max(deepest, depth_of(m.value));
+  else if (v.IsArray())
+    for (const auto& e : v.GetArray()) deepest = std::max(deepest, depth_of(e));
+  else
+    return 0;
+  return deepest + 1;
+}
+
+std::string label_of(const Pointer& p) {
+  std::string out;
+  for (std::size_t i = 0; i < p.GetTokenCount(); ++i) {
+    if (i) out += '/';
+    out.append(p.GetTokens()[i].name, p.GetTokens()[i].length);
+  }
+  return out.empty() ? "the answer" : quote(out, 80);
+}
+
+const json::Value* member(const json::Value* obj, const char* key) {
+  if (!obj || !obj->IsObject()) return nullptr;
+  auto it = obj->FindMember(key);
+  return it == obj->MemberEnd() ? nullptr : &it->value;
+}
+
+std::string type_of(const json::Value& v) {
+  if (v.IsNull()) return "null";
+  if (v.IsBool()) return "boolean";
+  if (v.IsNumber()) return v.IsDouble() ? "number" : "integer";
+  if (v.IsString()) return "string";
+  return v.IsArray() ? "array" : "object";
+}
+
+}  // namespace
+
+struct OutputSchema::Impl {
+  json::Document doc;  // kept: the validator's failure pointers point into it
+  rapidjson::SchemaDocument schema;
+  explicit Impl(json::Document d) : doc(std::move(d)), schema(doc) {}
+};
+
+Result<OutputSchema> OutputSchema::compile(std::string_view schema_json) {
+  json::Document doc;
+  doc.Parse(schema_json.data(), schema_json.size());
+  if (doc.HasParseError() || !doc.IsObject()) return fail(Errc::kInvalid, "output_schema is not a JSON object");
+  if (depth_of(doc) > kMaxSchemaDepth) return fail(Errc::kInvalid, "output_schema is nested too deeply");
+  return OutputSchema(std::make_shared<Impl>(std::move(doc)));
+}
+
+Status OutputSchema::validate(const json::Value& v) const {
+  rapidjson::SchemaValidator validator(impl_->schema);
+  if (v.Accept(validator)) return {};
+  const std::string kw = validator.GetInvalidSchemaKeyword();
+  const Pointer& where = validator.GetInvalidDocumentPointer();
+  const json::Value* schema = validator.GetInvalidSchemaPointer().Get(impl_->doc);
+  const json::Value* value = where.Get(v);
+  if (kw == "required") {
+    if (const json::Value* req = member(schema, "required"); req && req->IsArray() && value && value->IsObject())
+      for (const auto& r : req->GetArray())
+        if (r.IsString() && !value->HasMember(r))
+          return fail(Errc::kInvalid, "missing required property " + quote(r.GetString(), 80));
+    return fail(Errc::kInvalid, label_of(where) + " lacks a required property");
+  }
+  if (kw == "type" && value) {
+    const json::Value* t = member(schema, "type");
+    std::string expected = t && t->IsString() ? t->GetString() : t ? json_excerpt(*t, 60) : "another type";
+    return fail(Errc::kInvalid, label_of(where) + " must be " + expected + ", got " + type_of(*value));
+  }
+  const json::Value* limit = member(schema, kw.c_str());
+  return fail(Errc::kInvalid,
+              label_of(where) + " violates " + kw + (limit ? " " + json_excerpt(*limit, 80) : std::string()));
+}
+
+}  // namespace forge::grading

@@ -1,0 +1,202 @@
+// state_checks: assertions over the final state and the workspace, plus golden replay.
+#include "grading/state_checks.h"
+
+#include <cmath>
+#include <string_view>
+#include <vector>
+
+#include "core/jsonpath.h"
+#include "core/strings.h"
+#include "grading/replay.h"
+#include "tools/schema.h"
+
+namespace forge::grading {
+
+namespace {
+
+using Op = manifest::StateAssertion::Op;
+
+// The state and files hold what the agent wrote: parse without recursion and refuse nesting deep
+// enough to exhaust the stack in the recursive walks that follow (JSONPath, comparison).
+constexpr int kMaxDepth = 256;
+
+const char* op_name(Op op) {
+  switch (op) {
+    case Op::kExists: return "exists";
+    case Op::kEquals: return "equals";
+    case Op::kEqualsCi: return "equals_ci";
+    case Op::kContains: return "contains";
+    case Op::kContainsCi: return "contains_ci";
+  }
+  return "?";
+}
+
+// "$.db.orders[0].status equals \"shipped\" (order shipped)": the check as reasons name it.
+std::string describe(const manifest::StateAssertion& a, std::string_view target) {
+  std::string out = std::string(target) + " " + op_name(a.op);
+  if (a.op != Op::kExists) out += " " + truncate_utf8(a.expected_json, 120);
+  if (!a.description.empty()) out += " (" + truncate_utf8(a.description, 160) + ")";
+  return out;
+}
+
+CheckOutcome pass(const manifest::StateAssertion& a, std::string_view target, const std::string& detail = "") {
+  return {true, "state_checks: PASS " + describe(a, target) + (detail.empty() ? "" : ": " + detail)};
+}
+
+CheckOutcome failed(const manifest::StateAssertion& a, std::string_view target, const std::string& why) {
+  return {false, "state_checks: FAIL " + describe(a, target) + ": " + why};
+}
+
+bool is_string(const json::Value& v) { return v.IsString(); }
+std::string_view sv(const json::Value& v) { return {v.GetString(), v.GetStringLength()}; }
+
+bool values_equal(const json::Value& a, const json::Value& b, bool ci) {
+  if (ci && is_string(a) && is_string(b)) return equals_ci(sv(a), sv(b));
+  return a == b;
+}
+
+// The operator applied to one matched value (Tolokaforge's StateChecker semantics, with an
+// object's keys, not its values, as what "contains" looks in).
+bool satisfies(Op op, const json::Value& value, const json::Value& expected) {
+  const bool ci = op == Op::kEqualsCi || op == Op::kContainsCi;
+  switch (op) {
+    case Op::kExists: return true;
+    case Op::kEquals:
+    case Op::kEqualsCi: return values_equal(value, expected, ci);
+    case Op::kContains:
+    case Op::kContainsCi:
+      if (value.IsString()) {
+        if (!expected.IsString()) return false;
+        return ci ? contains_ci(sv(value), sv(expected)) : sv(value).find(sv(expected)) != std::string_view::npos;
+      }
+      if (value.IsArray()) {
+        for (const auto& e : value.GetArray())
+          if (values_equal(e, expected, ci)) return true;
+        return false;
+      }
+      if (value.IsObject()) {
+        if (!expected.IsString()) return false;
+        for (const auto& m : value.GetObject())
+          if (ci ? equals_ci(sv(m.name), sv(expected)) : sv(m.name) == sv(expected)) return true;
+        return false;
+      }
+      return value == expected;  // a scalar contains only itself
+  }
+  return false;
+}
+
+// A file-check operator applied to one file's content. A string operand is text; any other JSON
+// operand is compared with the content parsed as JSON (equals) or searched for as JSON text.
+bool file_satisfies(Op op, const std::string& content, const json::Value& expected) {
+  const std::string text = expected.IsString() ? std::string(sv(expected)) : json::to_string(expected);
+  switch (op) {
+    case Op::kExists: return true;
+    case Op::kEquals:
+    case Op::kEqualsCi: {
+      if (expected.IsString())
+        return op == Op::kEquals ? trim(content) == trim(text) : equals_ci(trim(content), trim(text));
+      json::Document doc;
+      doc.Parse<rapidjson::kParseIterativeFlag>(content.data(), content.size());
+      return !doc.HasParseError() && !tools::nested_deeper_than(doc, kMaxDepth) && doc == expected;
+    }
+    case Op::kContains: return content.find(text) != std::string::npos;
+    case Op::kContainsCi: return contains_ci(content, text);
+  }
+  return false;
+}
+
+}  // namespace
+
+CheckOutcome check_jsonpath(const manifest::StateAssertion& a, const json::Value& state) {
+  if (a.path.empty()) return failed(a, "(no path)", "the assertion has neither path nor path_glob");
+  json::Document expected;
+  if (a.op != Op::kExists) {
+    expected.Parse(a.expected_json.data(), a.expected_json.size());
+    if (expected.HasParseError()) return failed(a, a.path, "grading config error: the operand is not valid JSON");
+  }
+  auto matches = jsonpath_query(state, a.path);
+  if (!matches) return failed(a, a.path, "grading config error: " + matches.error().message);
+  if (matches->empty()) return failed(a, a.path, "path not found");
+  for (const json::Value* v : *matches)
+    if (satisfies(a.op, *v, expected)) return pass(a, a.path);
+  std::string got = "got " + json_excerpt(*matches->front());
+  if (matches->size() > 1) got += " and " + std::to_string(matches->size() - 1) + " more";
+  return failed(a, a.path, got);
+}
+
+CheckOutcome check_file(const manifest::StateAssertion& a, Evidence& evidence) {
+  const std::string& glob = a.path_glob;
+  if (!evidence.files) return failed(a, glob, "this trial has no workspace to read files from");
+  json::Document expected;
+  if (a.op != Op::kExists) {
+    expected.Parse(a.expected_json.data(), a.expected_json.size());
+    if (expected.HasParseError()) return failed(a, glob, "grading config error: the operand is not valid JSON");
+  }
+  auto files = evidence.files(glob);
+  if (!files) return failed(a, glob, "cannot read the workspace: " + files.error().what());
+  if (files->empty()) return failed(a, glob, "no file matches");
+  if (a.op == Op::kExists) return pass(a, glob, std::to_string(files->size()) + " file(s) match");
+  for (const auto& f : *files)
+    if (file_satisfies(a.op, f.content, expected)) return pass(a, glob, "matched " + f.path);
+  return failed(a, glob, "no matching file satisfies it (" + std::to_string(files->size()) + " checked)");
+}
+
+double blend_state_score(std::optional<double> assertions, std::optional<double> hash, double hash_weight) {
+  if (assertions && hash) {
+    const double w = clamp01(hash_weight);
+    // The product (Tolokaforge's production path) when w = 1; the hash only scales the assertion
+    // score by (1 - w) on a mismatch, so neither source is silently ignored at the default weight.
+    return *assertions * (1 - w + w * *hash);
+  }
+  if (assertions) return *assertions;
+  if (hash) return *hash;
+  return 1;
+}
+
+StateChecksResult evaluate_state_checks(const manifest::StateChecks& config, Evidence& evidence) {
+  StateChecksResult out;
+  json::Document state;
+  const std::string& text = evidence.final_state_json.empty() ? std::string("{}") : evidence.final_state_json;
+  state.Parse<rapidjson::kParseIterativeFlag>(text.data(), text.size());
+  const bool state_ok = !state.HasParseError() && !tools::nested_deeper_than(state, kMaxDepth);
+
+  std::size_t passed = 0;
+  for (const auto& a : config.jsonpaths) {
+    CheckOutcome c;
+    if (!a.path.empty() && !a.path_glob.empty())
+      c = failed(a, a.path, "grading config error: the assertion has both path and path_glob");
+    else if (!a.path_glob.empty())
+      c = check_file(a, evidence);
+    else if (!state_ok && !a.path.empty())
+      c = failed(a, a.path, "the final state is not valid JSON (or nests deeper than 256 levels)");
+    else
+      c = check_jsonpath(a, state);
+    passed += c.passed ? 1 : 0;
+    out.reasons.push_back(std::move(c.reason));
+  }
+
+  std::optional<double> assertion_score, hash_score;
+  if (!config.jsonpaths.empty()) assertion_score = double(passed) / double(config.jsonpaths.size());
+  if (config.hash.enabled) {
+    HashOutcome h = check_state_hash(config.hash, evidence.state);
+    hash_score = h.score;
+    for (auto& r : h.reasons) out.reasons.push_back(std::move(r));
+    out.state_diff_json = std::move(h.state_diff_json);
+  }
+
+  const double w = config.hash.weight;
+  if (assertion_score && hash_score && !(w >= 0 && w <= 1))
+    out.reasons.push_back("state_checks: note: hash.weight " + format_score(w) + " is outside [0, 1], clamped to " +
+                          format_score(clamp01(w)));
+  out.score = blend_state_score(assertion_score, hash_score, w);
+  std::string summary = "state_checks: score " + format_score(out.score) + " (";
+  if (assertion_score) summary += "assertions " + std::to_string(passed) + "/" + std::to_string(config.jsonpaths.size());
+  if (assertion_score && hash_score) summary += ", ";
+  if (hash_score) summary += "hash " + format_score(*hash_score);
+  if (assertion_score && hash_score) summary += ", hash weight " + format_score(clamp01(w));
+  if (!assertion_score && !hash_score) summary += "nothing to check: no assertions and hash disabled";
+  out.reasons.push_back(summary + ")");
+  return out;
+}
+
+}  // namespace forge::grading

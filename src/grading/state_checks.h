@@ -1,0 +1,43 @@
+// state_checks: JSONPath assertions on the final state, file checks on the workspace, and the
+// golden-replay hash, blended into one score.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "core/json.h"
+#include "grading/component.h"
+#include "grading/evidence.h"
+#include "manifest/grading_config.h"
+
+namespace forge::grading {
+
+struct CheckOutcome {
+  bool passed = false;
+  std::string reason;  // "state_checks: PASS …" / "state_checks: FAIL …"
+};
+
+// A `path` assertion over the final state ({"db": …}). Passes when the path matches and some
+// matched value satisfies the operator: equals (JSON equality), equals_ci (strings compared
+// ASCII-case-insensitively; other values as equals), contains (a substring of a string, an element
+// of an array, a key of an object), contains_ci (the same, strings case-insensitively), or none
+// (the path exists).
+CheckOutcome check_jsonpath(const manifest::StateAssertion& a, const json::Value& state);
+
+// A `path_glob` assertion over Evidence::files(glob): passes when some matched file satisfies the
+// operator on its content (see docs/grading.md "File checks"), or, with no operator, when any file
+// matches.
+CheckOutcome check_file(const manifest::StateAssertion& a, Evidence& evidence);
+
+// The state score from the assertion score A (passed / total, when there are assertions), the hash
+// score H (0 or 1, when hash.enabled) and w = hash.weight clamped to [0, 1]:
+//   both: A × (1 − w + w·H)    only A: A    only H: H    neither: 1 (nothing to check)
+double blend_state_score(std::optional<double> assertions, std::optional<double> hash, double hash_weight);
+
+struct StateChecksResult : ComponentResult {
+  std::string state_diff_json;
+};
+
+StateChecksResult evaluate_state_checks(const manifest::StateChecks& config, Evidence& evidence);
+
+}  // namespace forge::grading

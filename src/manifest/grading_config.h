@@ -1,0 +1,103 @@
+// grading.yaml (Tolokaforge's native format, every key honoured): value types; parsed in
+// grading_parse.cc.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "manifest/compose.h"
+
+namespace forge::manifest {
+
+enum class CombineMethod { kWeighted, kAll, kAny };
+
+// One JSONPath assertion on the final state (`path`, over {db: …}) or file check (`path_glob`
+// over the runner's workspace). At most one operator; none means "exists".
+struct StateAssertion {
+  std::string path;       // JSONPath, e.g. "$.db.orders[0].status"
+  std::string path_glob;  // e.g. "/env/fs/agent-visible/submissions/*"
+  enum class Op { kExists, kEquals, kEqualsCi, kContains, kContainsCi } op = Op::kExists;
+  std::string expected_json;  // the operand, as JSON text (strings quoted)
+  std::string description;
+  SourceLocation where;
+};
+
+struct GoldenAction {
+  std::string name;            // tool name
+  std::string arguments_json;  // `kwargs`, as a JSON object
+};
+
+struct HashCheck {
+  bool enabled = false;
+  std::optional<std::string> expected_state_hash;
+  std::vector<GoldenAction> golden_actions;
+  double weight = 1.0;  // the hash's share of the state score when blended with assertions
+};
+
+struct StateChecks {
+  bool present = false;
+  std::vector<StateAssertion> jsonpaths;
+  HashCheck hash;
+};
+
+struct RequiredAction {
+  std::string action_id;
+  std::string requestor = "assistant";  // assistant | user
+  std::string name;
+  std::string arguments_json;  // a JSON object
+  // nullopt: compare all arguments; empty: the name alone; else these keys.
+  std::optional<std::vector<std::string>> compare_args;
+};
+
+struct CommunicateInfo {
+  std::string info;
+  bool required = true;
+};
+
+struct TranscriptRules {
+  bool present = false;
+  std::vector<std::string> must_contain;
+  std::vector<std::string> disallow_regex;
+  std::optional<int> max_turns;
+  std::vector<std::string> required_tools, disallowed_tools;  // tool_expectations
+  std::vector<RequiredAction> required_actions;
+  std::vector<CommunicateInfo> communicate_info;
+};
+
+struct LlmJudge {
+  bool present = false;
+  std::string model_ref;  // a key of the run config's models (e.g. "judge"), or provider/name
+  std::string rubric;
+  std::string output_schema_json;  // JSON Schema the judge's answer must satisfy; empty: {score, reasons}
+  std::string system_prompt;
+  std::vector<std::string> tool_packs;  // stored; the judge is not agentic
+};
+
+// Test scripts and custom checks: copied in only after the agent loop, run in a fresh grader
+// container started from a snapshot of the runner's workspace.
+struct TestScripts {
+  bool present = false;
+  std::string dir = "tests";           // relative to the task dir
+  std::string command = "sh tests/test.sh";  // run in the grader, workdir = the workspace copy
+  std::string image;                   // empty: the runner's image
+  double timeout_s = 300;
+  std::string reward_file;             // e.g. /logs/verifier/reward.txt; empty: the exit code decides
+  bool enabled = true;                 // `enabled: false` keeps the block but never runs it (present = false)
+};
+
+struct GradingConfig {
+  std::string path;  // absolute
+  CombineMethod method = CombineMethod::kWeighted;
+  std::map<std::string, double> weights;  // state_checks | transcript_rules | llm_judge | custom_checks
+  // load_grading() uses 1.0 when combine.pass_threshold is absent, as Tolokaforge's production
+  // (native adapter → runner) path does; 0.8 is only its documented host-side default.
+  double pass_threshold = 0.8;
+  StateChecks state_checks;
+  TranscriptRules transcript_rules;
+  LlmJudge llm_judge;
+  TestScripts custom_checks;
+};
+
+}  // namespace forge::manifest

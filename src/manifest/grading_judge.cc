@@ -1,0 +1,153 @@
+// Reads grading.yaml's llm_judge and custom_checks blocks strictly.
+#include <algorithm>
+#include <filesystem>
+
+#include "core/json.h"
+#include "manifest/files.h"
+#include "manifest/grading_reader.h"
+#include "manifest/task_reader.h"
+#include "manifest/yaml_json.h"
+
+namespace forge::manifest {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Tolokaforge's in-process Python checks (custom_checks.file = checks.py, loaded into the
+// grader's own interpreter), and the names its docs use for them.
+const std::vector<std::string> kPythonCheckKeys = {"file", "checks_file", "interface_version", "relative_imports"};
+const std::vector<std::string> kCustomCheckKeys = {"enabled", "dir",         "command", "image",        "timeout_seconds",
+                                                   "reward_file", "weight", "fail_on_error"};
+
+// Why `schema` cannot constrain a judge's answer, or "" when it can: the answer is a JSON object.
+std::string object_schema_problem(const json::Document& schema) {
+  if (!schema.IsObject()) return "must be a JSON Schema object";
+  auto type = schema.FindMember("type");
+  if (type == schema.MemberEnd() || !type->value.IsString() || std::string(type->value.GetString()) != "object")
+    return "must have \"type\": \"object\" (the judge answers with a JSON object)";
+  auto props = schema.FindMember("properties");
+  if (props != schema.MemberEnd() && !props->value.IsObject()) return "'properties' must be a mapping";
+  auto req = schema.FindMember("required");
+  if (req == schema.MemberEnd()) return "";
+  if (!req->value.IsArray()) return "'required' must be a list of property names";
+  for (const auto& n : req->value.GetArray()) {
+    if (!n.IsString()) return "'required' must be a list of property names";
+    if (props == schema.MemberEnd() || !props->value.HasMember(n.GetString()))
+      return std::string("'required' names '") + n.GetString() + "', which is not among its properties";
+  }
+  return "";
+}
+
+void read_output_schema(YamlReader& r, const Field& k, LlmJudge& j) {
+  std::optional<std::string> text;
+  if (k.node.IsMap()) text = yaml_to_json(r, k, "llm_judge.output_schema");
+  else if (k.node.IsScalar()) text = r.string(k, "llm_judge");  // a JSON document written as a string
+  else r.error(k, "llm_judge.output_schema must be a mapping (a JSON Schema)");
+  if (!text) return;
+  json::Document doc;
+  doc.Parse(text->data(), text->size());
+  std::string problem = doc.HasParseError() ? "is not valid JSON" : object_schema_problem(doc);
+  if (!problem.empty()) r.error(k, "llm_judge.output_schema " + problem);
+  else j.output_schema_json = json::to_string(doc);
+}
+
+}  // namespace
+
+LlmJudge read_llm_judge(YamlReader& r, const Field& block) {
+  LlmJudge j;
+  const std::string w = "llm_judge";
+  for (const auto& k : r.known_keys(r.mapping_or_null(block, w), w,
+                                    {"model_ref", "rubric", "output_schema", "system_prompt", "agentic", "tool_packs"})) {
+    if (k.is_null()) continue;
+    if (k.key == "model_ref") {
+      if (auto v = r.string(k, w)) j.model_ref = *v;
+    } else if (k.key == "rubric") {
+      if (auto v = r.string(k, w)) j.rubric = *v;
+    } else if (k.key == "system_prompt") {
+      if (auto v = r.string(k, w)) j.system_prompt = *v;
+    } else if (k.key == "output_schema") {
+      read_output_schema(r, k, j);
+    } else if (k.key == "agentic") {
+      auto v = r.boolean(k, w);
+      if (v && *v)
+        r.error(k, "llm_judge.agentic is not supported yet",
+                "drop it: the judge reads the transcript and the final state");
+    } else if (auto v = r.strings(k, w)) {
+      j.tool_packs = *v;
+    }
+  }
+  if (!block.is_null() && block.node.IsMap() && j.rubric.empty())
+    r.error(block, "llm_judge needs a 'rubric'", {}, At::kKey);
+  j.present = !j.rubric.empty();
+  return j;
+}
+
+TestScripts read_custom_checks(YamlReader& r, const Field& block, const std::string& dir,
+                               std::optional<std::pair<double, Field>>& weight) {
+  TestScripts t;
+  const std::string w = "custom_checks";
+  std::vector<Field> known;
+  for (const auto& e : r.mapping_or_null(block, w)) {
+    if (e.key == "timeout_s")  // the name docs/custom_checks.md used, which Tolokaforge ignored
+      r.error(e, "custom_checks: unsupported key 'timeout_s'", "did you mean 'timeout_seconds'?", At::kKey);
+    else if (std::find(kPythonCheckKeys.begin(), kPythonCheckKeys.end(), e.key) != kPythonCheckKeys.end())
+      r.error(e, "custom_checks." + e.key + ": in-process Python checks (checks.py) are not supported",
+              "run them as a test script in the grader container: command: \"python3 tests/checks.py\"", At::kKey);
+    else
+      known.push_back(e);
+  }
+  bool has_command = false, has_dir = false;
+  std::optional<Field> dir_field;
+  for (const auto& k : r.known_keys(known, w, kCustomCheckKeys)) {
+    if (k.key == "enabled") {
+      if (auto v = r.boolean(k, w)) t.enabled = *v;
+    } else if (k.key == "dir") {
+      has_dir = true;
+      dir_field = k;
+      if (auto v = r.string(k, w)) t.dir = fs::path(*v).lexically_normal().string();
+    } else if (k.key == "command") {
+      has_command = true;
+      auto v = r.string(k, w);
+      if (v && v->empty()) r.error(k, "custom_checks.command is empty");
+      else if (v) t.command = *v;
+    } else if (k.key == "image") {
+      if (auto v = r.string(k, w)) t.image = *v;
+    } else if (k.key == "timeout_seconds") {
+      auto v = r.number(k, w);
+      if (v && *v <= 0) r.error(k, "custom_checks.timeout_seconds must be positive");
+      else if (v) t.timeout_s = *v;
+    } else if (k.key == "reward_file") {
+      auto v = r.string(k, w);
+      if (v && !fs::path(*v).is_absolute()) r.error(k, "custom_checks.reward_file must be an absolute path in the grader");
+      else if (v) t.reward_file = *v;
+    } else if (k.key == "weight") {
+      auto v = r.number(k, w);
+      if (v && *v < 0) r.error(k, "custom_checks.weight must not be negative");
+      else if (v) weight = std::make_pair(*v, k);
+    } else {
+      auto v = r.boolean(k, w);
+      if (v && !*v)
+        r.error(k, "custom_checks.fail_on_error: false is not supported",
+                "a test script that fails to run scores 0; catch errors inside the script to decide otherwise");
+    }
+  }
+  // Without `dir`, tests/ is copied in when the task has one; without `command`, the script
+  // in it runs.
+  if (!has_dir) t.dir = file_kind(fs::path(dir) / "tests") == FileKind::kDirectory ? "tests" : "";
+  if (!has_command) t.command = t.dir.empty() ? "" : "sh " + t.dir + "/test.sh";
+  t.present = !block.is_null() && t.enabled;
+  if (!t.present) return t;
+
+  bool dir_ok = !has_dir || task_path(r, *dir_field, "custom_checks.dir", dir, t.dir, PathKind::kDirectory).has_value();
+  if (dir_ok && !has_command && (t.dir.empty() || file_kind(fs::path(dir) / t.dir / "test.sh") != FileKind::kFile)) {
+    bool python = file_kind(fs::path(dir) / "checks.py") == FileKind::kFile;
+    r.error(block, "custom_checks: no 'command', and no " + (t.dir.empty() ? std::string("tests") : t.dir) + "/test.sh to run",
+            python ? "Tolokaforge runs checks.py in-process; forgectl runs a test script in the grader: "
+                     "command: \"python3 checks.py\", dir: ."
+                   : "set 'command' to what runs the checks", At::kKey);
+  }
+  return t;
+}
+
+}  // namespace forge::manifest

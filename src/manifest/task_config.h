@@ -1,0 +1,80 @@
+// task.yaml beyond the environment and tools blocks: what the agent loop and grading need.
+// Value types; parsed in task_parse.cc.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "manifest/compose.h"
+#include "manifest/environment.h"
+#include "manifest/grading_config.h"
+
+namespace forge::manifest {
+
+struct FileCopy {
+  std::string from;  // relative to the task dir
+  std::string to;    // absolute in the runner: /env/fs/agent-visible/… or /work/…
+  SourceLocation where;  // the entry in task.yaml, for messages at copy time
+};
+
+struct InitialState {
+  // json_db: tables → records, normalised as Tolokaforge's native adapter does (a list is the
+  // records; a dict of dicts becomes their values; any other dict becomes one record).
+  std::map<std::string, std::vector<std::string>> tables;  // table → records as JSON text
+  std::vector<std::string> unstable_fields;                 // "table.field" or "field"
+  std::vector<FileCopy> filesystem_copy;
+  std::string mock_web_base_url;
+  std::string json_db_path;    // absolute, when json_db names a file; empty when inline or absent
+  std::string rag_corpus_dir;  // absolute; empty: no rag corpus (stored; the rag service indexes it)
+};
+
+struct ScriptedRule {
+  std::string if_assistant_contains;  // empty: an in-order message
+  std::string user;                   // the reply
+  bool is_default = false;            // `default: text`
+};
+
+struct UserSimulatorConfig {
+  enum class Mode { kScripted, kLlm } mode = Mode::kLlm;
+  std::string persona = "cooperative";
+  std::string backstory;
+  std::vector<ScriptedRule> scripted_flow;
+};
+
+// forgectl's oracle: the task's reference solution, replayed through the same tool path.
+struct Solution {
+  bool declared = false;                 // the task has a `solution:` block
+  std::vector<GoldenAction> tool_calls;  // golden tool calls, in order
+  std::string script;                    // or a shell script (relative path), run via the bash tool
+  std::string final_message;             // the oracle's last assistant message
+};
+
+// Where TaskConfig::system_prompt came from, in order of precedence (docs/task.md).
+enum class PromptSource { kPolicy, kFile, kAdapter, kFallback };
+
+struct TaskConfig {
+  std::string task_id, name, category, description;
+  std::string dir;  // absolute task directory
+  std::string path;  // absolute task.yaml
+  std::string adapter_type = "native";  // the only one supported
+  std::optional<int> max_turns;
+  std::string initial_user_message;
+  InitialState initial_state;
+  UserSimulatorConfig user_simulator;
+  std::string system_prompt;  // resolved text (policies.agent_system_prompt, file, or fallback)
+  PromptSource system_prompt_source = PromptSource::kFallback;
+  std::string system_prompt_file;  // absolute, when `system_prompt` names a file
+  std::vector<std::string> guidance;
+  std::vector<std::string> disallowed_actions;  // policies.disallowed_actions: stored, not enforced
+  std::vector<std::string> tags;
+  std::string complexity;
+  std::vector<std::string> expected_failure_modes;
+  std::string adapter_settings_json;  // opaque, as JSON; empty when absent
+  GradingConfig grading;
+  Solution solution;
+  LoadedEnvironment environment;  // the environment block, compose and tools
+};
+
+}  // namespace forge::manifest

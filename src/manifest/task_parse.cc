@@ -1,0 +1,217 @@
+// Loads a task.yaml: its own keys here, its blocks through task_blocks.cc and
+// initial_state_parse.cc, its grading through load_grading and its environment through
+// load_environment, with every problem of all of them reported together.
+#include "manifest/task_parse.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <tuple>
+
+#include "manifest/environment_parse.h"
+#include "manifest/files.h"
+#include "manifest/grading_parse.h"
+#include "manifest/task_reader.h"
+#include "manifest/yaml_json.h"
+
+namespace forge::manifest {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::vector<std::string> kOtherAdapters = {"tau", "tlk_mcp_core", "terminal_bench"};
+
+Result<std::string> task_file(const std::string& path) {
+  switch (file_kind(path)) {
+    case FileKind::kDirectory: {
+      std::string file = join_path(path, "task.yaml");
+      if (file_kind(file) != FileKind::kFile) return fail(Errc::kNotFound, "'" + path + "' is a directory without a task.yaml");
+      return file;
+    }
+    case FileKind::kFile:
+      return path;
+    case FileKind::kMissing:
+      return fail(Errc::kNotFound, "'" + path + "' does not exist");
+    case FileKind::kOther:
+      break;
+  }
+  return fail(Errc::kInvalid, "'" + path + "' is neither a file nor a directory");
+}
+
+// load_environment reports formatted lines; those about task.yaml go back into diagnostics so
+// they sort with ours by line, the rest (its compose file) are kept as written.
+void absorb(const Error& e, const std::string& file, Diagnostics& diags, std::vector<std::string>& other) {
+  if (e.code != Errc::kInvalid) {
+    other.push_back(e.what());
+    return;
+  }
+  std::size_t start = 0;
+  const std::string& text = e.message;
+  while (start <= text.size()) {
+    std::size_t end = text.find('\n', start);
+    std::string line = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    start = end == std::string::npos ? text.size() + 1 : end + 1;
+    if (line.rfind(file + ":", 0) != 0) {
+      if (!line.empty()) other.push_back(line);
+      continue;
+    }
+    Diagnostic d{file, 0, 0, {}, {}};
+    std::string rest = line.substr(file.size() + 1);
+    for (int* n : {&d.line, &d.column}) {
+      std::size_t digits = 0;
+      while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits]))) ++digits;
+      if (digits == 0 || digits >= rest.size() || rest[digits] != ':') break;
+      *n = std::stoi(rest.substr(0, digits));
+      rest = rest.substr(digits + 1);
+    }
+    d.message = rest.rfind(' ', 0) == 0 ? rest.substr(1) : rest;  // the hint stays in the message as formatted
+    diags.add(std::move(d));
+  }
+}
+
+// task.yaml's problems first, by position, then grading.yaml's, then the compose file's.
+Error combined(const Diagnostics& diags, const std::string& file, const std::vector<std::string>& other) {
+  std::vector<Diagnostic> items = diags.items();
+  std::vector<std::string> files;
+  for (const auto& d : items)
+    if (d.file != file && std::find(files.begin(), files.end(), d.file) == files.end()) files.push_back(d.file);
+  auto rank = [&](const Diagnostic& d) {
+    return d.file == file ? 0 : 1 + (std::find(files.begin(), files.end(), d.file) - files.begin());
+  };
+  std::stable_sort(items.begin(), items.end(), [&](const Diagnostic& a, const Diagnostic& b) {
+    return std::tuple(rank(a), a.line, a.column) < std::tuple(rank(b), b.line, b.column);
+  });
+  std::string text;
+  for (const auto& d : items) text += (text.empty() ? "" : "\n") + d.format();
+  for (const auto& line : other) text += (text.empty() ? "" : "\n") + line;
+  return make_error(Errc::kInvalid, text);
+}
+
+void read_adapter_type(YamlReader& r, const Field& f, TaskConfig& t) {
+  auto v = r.string(f, "");
+  if (!v || *v == "native") return;
+  if (std::find(kOtherAdapters.begin(), kOtherAdapters.end(), *v) != kOtherAdapters.end())
+    r.error(f, "adapter_type '" + *v + "' is not supported yet", "forgectl reads native tasks");
+  else
+    r.error(f, "adapter_type must be 'native', got '" + *v + "'");
+  t.adapter_type = *v;
+}
+
+// Task files the grader uses must not be copied to the agent under another name either.
+void check_copies(const TaskConfig& t, const std::string& grading_rel, Diagnostics& diags) {
+  std::vector<std::string> guarded;
+  if (!grading_rel.empty()) guarded.push_back(grading_rel);
+  if (t.grading.custom_checks.present && !t.grading.custom_checks.dir.empty()) guarded.push_back(t.grading.custom_checks.dir);
+  if (!t.solution.script.empty()) guarded.push_back(t.solution.script);
+  for (const auto& c : t.initial_state.filesystem_copy) {
+    for (const auto& g : guarded) {
+      auto rel = fs::path(c.from).lexically_relative(fs::path(g).lexically_normal());
+      if (rel.empty() || *rel.begin() == "..") continue;
+      diags.add(Diagnostic{c.where.file, c.where.line, c.where.column,
+                           "initial_state.filesystem.copy: '" + c.from + "' is a grading asset ('" + g +
+                               "'); it never enters a container during the agent phase",
+                           {}});
+    }
+  }
+}
+
+}  // namespace
+
+Result<TaskConfig> load_task(const std::string& path) {
+  auto file = task_file(path);
+  if (!file) return file.fail_with("loading task");
+  auto text = read_text(*file);
+  if (!text) return text.fail_with("loading task");
+
+  Diagnostics diags;
+  YamlReader r(*file, diags);
+  auto root = r.parse(*text);
+  if (!root) return fail(diags.to_error());
+  if (!root->node.IsMap()) {
+    r.error(*root, "a task.yaml must be a mapping of keys");
+    return fail(diags.to_error());
+  }
+
+  TaskConfig t;
+  std::error_code ec;
+  t.path = fs::absolute(*file, ec).lexically_normal().string();
+  t.dir = fs::path(t.path).parent_path().string();
+  const std::string shown_dir = fs::path(*file).parent_path().string();
+
+  // load_environment reports the top level's unknown and duplicate keys, task_id, tools and
+  // environment; reading the entries through a second reader keeps them from being reported twice.
+  Diagnostics quiet_diags;
+  YamlReader quiet(*file, quiet_diags);
+  std::optional<Field> grading, system_prompt;
+  std::optional<std::string> policy_prompt;
+  bool seen[4] = {};  // name, category, description, task_id
+  for (const auto& e : quiet.mapping(*root, "")) {
+    const std::string& k = e.key;
+    if (k == "task_id") {
+      seen[3] = true;
+      if (auto v = quiet.string(e, "")) t.task_id = *v;
+    } else if (k == "name" || k == "category" || k == "description") {
+      seen[k == "name" ? 0 : k == "category" ? 1 : 2] = true;
+      if (auto v = r.string(e, "")) (k == "name" ? t.name : k == "category" ? t.category : t.description) = *v;
+    } else if (k == "adapter_type") {
+      read_adapter_type(r, e, t);
+    } else if (k == "max_turns") {
+      auto v = r.integer(e, "");
+      if (v && *v <= 0) r.error(e, "'max_turns' must be positive");
+      else if (v) t.max_turns = static_cast<int>(*v);
+    } else if (k == "initial_user_message") {
+      if (auto v = r.string(e, "")) t.initial_user_message = *v;
+    } else if (k == "initial_state") {
+      t.initial_state = read_initial_state(r, e, t.dir);
+    } else if (k == "user_simulator") {
+      t.user_simulator = read_user_simulator(r, e);
+    } else if (k == "metadata") {
+      read_metadata(r, e, t);
+    } else if (k == "policies") {
+      policy_prompt = read_policies(r, e, t);
+    } else if (k == "grading") {
+      grading = e;
+    } else if (k == "system_prompt") {
+      system_prompt = e;
+    } else if (k == "adapter_settings") {
+      if (e.node.IsMap()) {
+        if (auto j = yaml_to_json(r, e, "adapter_settings")) t.adapter_settings_json = *j;
+      } else if (!e.is_null()) {
+        r.error(e, "'adapter_settings' must be a mapping");
+      }
+    } else if (k == "solution") {
+      t.solution = read_solution(r, e, t.dir);
+    }
+  }
+  if (!seen[3] && fs::path(*file).filename() != "task.yaml") {
+    r.error(*root, "not a task: no 'task_id'", "a task file is named task.yaml or has a top-level task_id");
+    return fail(diags.to_error());
+  }
+  constexpr const char* kRequired[] = {"name", "category", "description"};
+  for (int i = 0; i < 3; ++i)
+    if (!seen[i]) r.error(*root, std::string("the task has no '") + kRequired[i] + "'");
+
+  std::string grading_rel;
+  if (!grading) {
+    r.error(*root, "the task has no 'grading'", "name its grading.yaml: grading: grading.yaml");
+  } else if (auto rel = r.string(*grading, "")) {
+    if (task_path(r, *grading, "grading", t.dir, *rel, PathKind::kFile)) {
+      grading_rel = fs::path(*rel).lexically_normal().string();
+      t.grading = load_grading(join_path(shown_dir, *rel), diags, t.dir);
+      t.grading.path = join_path(t.dir, *rel);
+    }
+  }
+  resolve_system_prompt(r, system_prompt, policy_prompt, t);
+  check_copies(t, grading_rel, diags);
+
+  std::vector<std::string> other;
+  auto env = load_environment(*file);
+  if (env) t.environment = std::move(*env);
+  else absorb(env.error(), *file, diags, other);
+
+  if (!diags.empty() || !other.empty()) return fail(combined(diags, *file, other));
+  return t;
+}
+
+}  // namespace forge::manifest

@@ -1,0 +1,39 @@
+// Readers for the blocks of a task.yaml, shared by task_parse.cc and its neighbours. Internal to
+// src/manifest (names yaml-cpp through yaml_reader.h).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "manifest/task_config.h"
+#include "manifest/yaml_reader.h"
+
+namespace forge::manifest {
+
+enum class PathKind { kFile, kDirectory };
+
+// `rel`, a path the task gives relative to its directory `dir`, as an absolute path. Absolute
+// paths, paths that leave `dir` (symlinks resolved) and missing ones are diagnostics at `f`.
+std::optional<std::string> task_path(YamlReader& r, const Field& f, const std::string& what, const std::string& dir,
+                                     const std::string& rel, PathKind kind);
+
+// Task files that must never reach the runner while the agent works: grading.yaml, tests/,
+// solution*. Tolokaforge bundled grading.yaml into the agent's container (reference §10.2).
+bool is_grading_asset(const std::string& rel);
+
+InitialState read_initial_state(YamlReader& r, const Field& block, const std::string& dir);
+UserSimulatorConfig read_user_simulator(YamlReader& r, const Field& block);
+Solution read_solution(YamlReader& r, const Field& block, const std::string& dir);
+
+// metadata and policies fill fields of the task itself.
+void read_metadata(YamlReader& r, const Field& block, TaskConfig& task);
+// Returns policies.agent_system_prompt, when given.
+std::optional<std::string> read_policies(YamlReader& r, const Field& block, TaskConfig& task);
+
+// The system prompt (docs/task.md "System prompt"): policies.agent_system_prompt, else the
+// `system_prompt` file or "__adapter__" text, else the fallback with Guidance bullets.
+// `system_prompt` is the field when the task has one.
+void resolve_system_prompt(YamlReader& r, const std::optional<Field>& system_prompt,
+                           const std::optional<std::string>& policy_prompt, TaskConfig& task);
+
+}  // namespace forge::manifest

@@ -1,0 +1,152 @@
+// json-db's routing: path segments are decoded one by one, so an encoded '/' stays inside its id.
+#include "services/json_db_http.h"
+
+#include <rapidjson/error/en.h>
+
+#include <vector>
+
+namespace forge::services {
+
+namespace {
+
+// Splits "/a/b%2Fc" into {"a", "b/c"}; nullopt on a bad escape or a path not starting with '/'.
+std::optional<std::vector<std::string>> segments(std::string_view path) {
+  if (path.empty() || path.front() != '/') return std::nullopt;
+  std::vector<std::string> out;
+  path.remove_prefix(1);
+  for (;;) {
+    auto slash = path.find('/');
+    auto seg = percent_decode(path.substr(0, slash));
+    if (!seg) return std::nullopt;
+    out.push_back(std::move(*seg));
+    if (slash == std::string_view::npos) break;
+    path.remove_prefix(slash + 1);
+  }
+  return out;
+}
+
+int max_depth(std::string_view text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+Response ok(Result<std::string> body, int status = 200) {
+  if (!body) return error_response(body.error());
+  return Response{status, "application/json", std::move(*body), {}};
+}
+
+Response not_allowed(const Request& req, const char* allow) {
+  Response r = json_error(405, "method " + req.method + " not allowed on " + req.path + " (allowed: " + allow + ")");
+  r.headers.emplace_back("Allow", allow);
+  return r;
+}
+
+std::vector<std::string> split_tables(const std::string& list) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    auto comma = list.find(',', start);
+    std::string name = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    while (!name.empty() && name.front() == ' ') name.erase(0, 1);
+    while (!name.empty() && name.back() == ' ') name.pop_back();
+    if (!name.empty()) out.push_back(name);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+// Routes /trials/{id}/… ; `seg` holds the segments after "trials".
+Response trial_route(JsonDb& db, const Request& req, const std::vector<std::string>& seg) {
+  const std::string& id = seg[0];
+  const std::string& m = req.method;
+  auto with_body = [&](auto&& call) -> Response {
+    auto doc = parse_body(req.body);
+    if (!doc) return error_response(doc.error());
+    return call(*doc);
+  };
+  if (seg.size() == 1) {
+    if (m != "DELETE") return not_allowed(req, "DELETE");
+    return ok(db.remove(id));
+  }
+  const std::string& verb = seg[1];
+  if (seg.size() == 2) {
+    if (verb == "state") {
+      if (m != "GET") return not_allowed(req, "GET");
+      auto tables = query_param(req.query, "tables");
+      return ok(db.state(id, tables ? split_tables(*tables) : std::vector<std::string>{}));
+    }
+    if (verb == "init" || verb == "query" || verb == "update" || verb == "reset") {
+      if (m != "POST") return not_allowed(req, "POST");
+      if (verb == "reset") return ok(db.reset(id));
+      return with_body([&](const json::Document& body) {
+        if (verb == "init") return ok(db.init(id, body));
+        if (verb == "query") return ok(db.query(id, body));
+        return ok(db.update(id, body));
+      });
+    }
+  }
+  if (seg.size() == 3 && verb == "state") {
+    if (m == "PATCH") return with_body([&](const json::Document& body) { return ok(db.patch(id, seg[2], body)); });
+    if (seg[2] == "hash" || seg[2] == "stable") {
+      if (m != "GET") return not_allowed(req, "GET, PATCH");
+      return ok(seg[2] == "hash" ? db.hash(id) : db.stable_state(id));
+    }
+    return not_allowed(req, "PATCH");
+  }
+  if (verb == "snapshots" && (seg.size() == 3 || (seg.size() == 4 && seg[3] == "restore"))) {
+    if (m != "POST") return not_allowed(req, "POST");
+    return seg.size() == 3 ? ok(db.snapshot(id, seg[2]), 201) : ok(db.restore(id, seg[2]));
+  }
+  return json_error(404, "no route for " + req.method + " " + req.path);
+}
+
+}  // namespace
+
+Result<json::Document> parse_body(std::string_view body) {
+  if (body.find_first_not_of(" \t\r\n") == std::string_view::npos)
+    return fail(Errc::kInvalid, "the request needs a JSON body");
+  if (max_depth(body) > kMaxJsonDepth)
+    return fail(Errc::kInvalid, "the request body nests deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+  json::Document doc;
+  doc.Parse<rapidjson::kParseValidateEncodingFlag>(body.data(), body.size());
+  if (doc.HasParseError())
+    return fail(Errc::kInvalid, std::string("malformed JSON body at offset ") + std::to_string(doc.GetErrorOffset()) +
+                                    ": " + rapidjson::GetParseError_En(doc.GetParseError()));
+  return doc;
+}
+
+Handler json_db_handler(JsonDb& db) {
+  return [&db](const Request& req) -> Response {
+    auto seg = segments(req.path);
+    if (!seg) return json_error(400, "malformed request path '" + req.path + "'");
+    if (*seg == std::vector<std::string>{"health"}) {
+      if (req.method != "GET" && req.method != "HEAD") return not_allowed(req, "GET, HEAD");
+      json::Writer w;
+      w.begin_object().field("status", "healthy").field("service", "json-db");
+      w.field("active_trials", static_cast<std::int64_t>(db.trial_count())).end_object();
+      return Response{200, "application/json", w.take(), {}};
+    }
+    if (seg->size() >= 2 && (*seg)[0] == "trials") {
+      if (auto st = check_name("trial id", (*seg)[1]); !st) return error_response(st.error());
+      return trial_route(db, req, std::vector<std::string>(seg->begin() + 1, seg->end()));
+    }
+    return json_error(404, "no route for " + req.method + " " + req.path);
+  };
+}
+
+}  // namespace forge::services

@@ -1,0 +1,96 @@
+// json-db from the host, over libcurl.
+#include "sweep/db_client.h"
+
+#include <curl/curl.h>
+
+#include <memory>
+
+#include "core/json.h"
+
+namespace forge::sweep {
+
+namespace {
+
+size_t collect(char* data, size_t size, size_t n, void* out) {
+  static_cast<std::string*>(out)->append(data, size * n);
+  return size * n;
+}
+
+}  // namespace
+
+Result<std::string> DbClient::call(const char* method, const std::string& path, const std::string& body) {
+  std::unique_ptr<CURL, void (*)(CURL*)> c(curl_easy_init(), curl_easy_cleanup);
+  if (!c) return fail(Errc::kIo, "libcurl could not create a handle");
+  std::string url = base_ + path, out;
+  std::unique_ptr<curl_slist, void (*)(curl_slist*)> headers(curl_slist_append(nullptr, "Content-Type: application/json"),
+                                                             curl_slist_free_all);
+  curl_easy_setopt(c.get(), CURLOPT_URL, url.c_str());
+  curl_easy_setopt(c.get(), CURLOPT_CUSTOMREQUEST, method);
+  curl_easy_setopt(c.get(), CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c.get(), CURLOPT_NOPROXY, "*");  // the service is on a local bridge, never behind a proxy
+  curl_easy_setopt(c.get(), CURLOPT_TIMEOUT_MS, 30000L);
+  curl_easy_setopt(c.get(), CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+  curl_easy_setopt(c.get(), CURLOPT_HTTPHEADER, headers.get());
+  if (std::string(method) != "GET") {
+    curl_easy_setopt(c.get(), CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+    curl_easy_setopt(c.get(), CURLOPT_POSTFIELDS, body.c_str());
+  }
+  curl_easy_setopt(c.get(), CURLOPT_WRITEFUNCTION, collect);
+  curl_easy_setopt(c.get(), CURLOPT_WRITEDATA, &out);
+  CURLcode rc = curl_easy_perform(c.get());
+  if (rc != CURLE_OK)
+    return fail(rc == CURLE_OPERATION_TIMEDOUT ? Errc::kTimeout : Errc::kUnavailable,
+                "json-db " + std::string(method) + " " + path + ": " + curl_easy_strerror(rc));
+  long status = 0;
+  curl_easy_getinfo(c.get(), CURLINFO_RESPONSE_CODE, &status);
+  if (status < 200 || status >= 300) {
+    auto doc = json::parse(out, "json-db error");
+    std::string msg = doc ? json::get_string(*doc, "message", out) : out;
+    return fail(status == 404 ? Errc::kNotFound : status == 409 ? Errc::kConflict : Errc::kServer,
+                "json-db " + std::string(method) + " " + path + ": HTTP " + std::to_string(status) + ": " + msg);
+  }
+  return out;
+}
+
+Status DbClient::init(const std::string& body) {
+  auto r = call("POST", "/trials/" + trial_ + "/init", body);
+  if (!r) return r.fail();
+  return {};
+}
+
+Result<std::string> DbClient::state_json() {
+  auto r = call("GET", "/trials/" + trial_ + "/state", "");
+  if (!r) return r.fail();
+  auto doc = json::parse(*r, "json-db state");
+  if (!doc) return doc.fail();
+  const auto* data = json::get_object(*doc, "data");
+  return data ? json::to_string(*data) : std::string("{}");
+}
+
+Result<std::string> DbClient::stable_hash() {
+  auto r = call("GET", "/trials/" + trial_ + "/state/hash", "");
+  if (!r) return r.fail();
+  auto doc = json::parse(*r, "json-db hash");
+  if (!doc) return doc.fail();
+  return json::get_string(*doc, "stable_hash");
+}
+
+Status DbClient::snapshot(const std::string& name) {
+  auto r = call("POST", "/trials/" + trial_ + "/snapshots/" + name, "{}");
+  if (!r) return r.fail();
+  return {};
+}
+
+Status DbClient::restore(const std::string& name) {
+  auto r = call("POST", "/trials/" + trial_ + "/snapshots/" + name + "/restore", "{}");
+  if (!r) return r.fail();
+  return {};
+}
+
+Status DbClient::reset() {
+  auto r = call("POST", "/trials/" + trial_ + "/reset", "{}");
+  if (!r) return r.fail();
+  return {};
+}
+
+}  // namespace forge::sweep

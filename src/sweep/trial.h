@@ -1,0 +1,45 @@
+// One trial's lifecycle: up → initial state → agent loop → grading → down, with the phases
+// timed and every failure classified as infra (retried elsewhere) or the model's outcome.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "agent/budget.h"
+#include "agent/llm_client.h"
+#include "engine/client.h"
+#include "manifest/run_config.h"
+#include "manifest/task_config.h"
+#include "sweep/trial_result.h"
+
+namespace forge::sweep {
+
+struct AgentChoice {
+  enum class Kind { kLlm, kOracle, kReplay, kNoop } kind = Kind::kOracle;
+  std::string model_key = "agent";  // for kLlm: the run config's models entry
+  std::string replay_path;          // for kReplay
+  std::string label() const;        // "oracle", "replay", "noop", "llm:<provider/name>"
+};
+
+// Resolves a model key ("agent", "user", "judge", or a grading model_ref) to a client.
+using ModelResolver = std::function<Result<std::shared_ptr<agent::LlmClient>>(const std::string& key)>;
+
+struct TrialEnv {
+  engine::Client* docker = nullptr;
+  const manifest::RunConfig* run = nullptr;
+  ModelResolver models;
+  std::shared_ptr<agent::Budget> budget;
+  std::string run_id;
+  Logger* log = nullptr;
+  const std::atomic<int>* interrupted = nullptr;
+};
+
+TrialResult run_trial(const manifest::TaskConfig& task, int trial_index, int attempt, const AgentChoice& agent,
+                      TrialEnv& env);
+
+// "2026-11-30T06:45:12Z"
+std::string iso_now();
+
+}  // namespace forge::sweep

@@ -1,0 +1,73 @@
+// db_query and db_update: the trial's json-db namespace, reached from inside the runner on the
+// task network (the same place the agent is), as Tolokaforge's tools did.
+#include <algorithm>
+
+#include "core/strings.h"
+#include "tools/builtin_tools.h"
+
+namespace forge::tools {
+
+namespace {
+
+// POSTs JSON to the json-db service from the sandbox with nc; returns the response body.
+Result<std::string> post(Sandbox& sb, const DbRoute& db, const std::string& path, const std::string& body, Deadline deadline) {
+  std::string req = "POST " + path + " HTTP/1.1\r\nHost: " + db.host + "\r\nConnection: close\r\n"
+                    "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  RunRequest run;
+  long secs = std::max<long>(1, static_cast<long>(deadline.remaining().count() / 1000));
+  run.argv = {"nc", "-w", std::to_string(secs), db.host, std::to_string(db.port)};
+  run.stdin_data = req;
+  run.timeout = deadline.remaining();
+  auto r = sb.run(run);
+  if (!r) return r.fail();
+  if (r->timed_out) return fail(Errc::kTimeout, "the database did not answer in time");
+  auto end = r->out.find("\r\n\r\n");
+  if (end == std::string::npos || !starts_with(r->out, "HTTP/"))
+    return fail(Errc::kUnavailable, "no answer from the database at " + db.host + ":" + std::to_string(db.port));
+  std::string status = r->out.substr(9, 3);
+  std::string payload = r->out.substr(end + 4);
+  if (status[0] != '2') {
+    auto doc = json::parse(payload, "database error");
+    std::string msg = doc ? json::get_string(*doc, "message", payload) : payload;
+    return fail(Errc::kInvalid, "database: " + msg);
+  }
+  return payload;
+}
+
+}  // namespace
+
+std::vector<std::shared_ptr<Tool>> db_tools(const BuiltinOptions& o) {
+  std::vector<std::shared_ptr<Tool>> out;
+  if (o.db.trial.empty()) return out;
+  auto sb = o.sandbox;
+  auto db = o.db;
+  out.push_back(std::make_shared<FunctionTool>(
+      ToolSpec{"db_query", "Query the task's database with a JSONPath expression, e.g. $.orders[?(@.status == 'paid')].",
+               R"({"type":"object","properties":{"jsonpath":{"type":"string","minLength":1}},"required":["jsonpath"],"additionalProperties":false})"},
+      [sb, db](const json::Value& a, const CallContext& ctx) -> Result<std::string> {
+        json::Writer w;
+        w.begin_object().field("jsonpath", json::get_string(a, "jsonpath")).end_object();
+        auto body = post(*sb, db, "/trials/" + db.trial + "/query", w.take(), ctx.deadline);
+        if (!body) return body.fail();
+        auto doc = json::parse(*body, "query result");
+        if (!doc) return doc.fail();
+        const auto* results = json::get_array(*doc, "results");
+        return results ? json::to_string(*results) : *body;
+      }));
+  out.push_back(std::make_shared<FunctionTool>(
+      ToolSpec{"db_update",
+               "Change the task's database: a list of operations {op: replace|add|remove, path: JSONPath to one node, value}.",
+               R"({"type":"object","properties":{"ops":{"type":"array","minItems":1,"items":{"type":"object","properties":{)"
+               R"("op":{"type":"string","enum":["replace","add","remove"]},"path":{"type":"string","minLength":1},"value":{}},)"
+               R"("required":["op","path"],"additionalProperties":false}}},"required":["ops"],"additionalProperties":false})"},
+      [sb, db](const json::Value& a, const CallContext& ctx) -> Result<std::string> {
+        auto body = post(*sb, db, "/trials/" + db.trial + "/update", json::to_string(a), ctx.deadline);
+        if (!body) return body.fail();
+        auto doc = json::parse(*body, "update result");
+        std::int64_t version = doc ? json::get_int(*doc, "version", -1) : -1;
+        return "Database updated successfully." + (version >= 0 ? " Version: " + std::to_string(version) : std::string());
+      }));
+  return out;
+}
+
+}  // namespace forge::tools

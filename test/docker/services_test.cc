@@ -1,0 +1,86 @@
+// The built-in services in their image against the real daemon: the core stack comes up healthy
+// with the real json-db, and the runner reaches it by name over the stack's network.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+
+#include "engine/containers.h"
+#include "engine/exec.h"
+#include "engine/images.h"
+#include "stack/local_images.h"
+#include "support/containers.h"
+#include "support/stack_env.h"
+
+using namespace forge;
+using namespace forge::test;
+
+namespace {
+
+// Builds forgectl/services:local once per run from $FORGECTL_BIN (this suite is not forgectl).
+const std::string& services_image() {
+  static std::string id = [] {
+    const char* bin = std::getenv("FORGECTL_BIN");
+    REQUIRE_MESSAGE((bin && *bin), "set FORGECTL_BIN to the forgectl binary (meson test does)");
+    auto r = stack::build_services_image(*docker_env().client, {bin, "/bin/busybox"});
+    REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().what()));
+    return *r;
+  }();
+  return id;
+}
+
+std::string sh(const std::string& id, const std::string& script) {
+  engine::ExecOptions o{{"sh", "-c", script}};
+  o.timeout = Millis(20000);
+  auto r = engine::exec_run(*docker_env().client, id, o);
+  REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().what()));
+  return r->out;
+}
+
+// An HTTP/1.0 POST with a JSON body through busybox nc; returns the raw response.
+std::string post(const std::string& runner, const std::string& host_port, const std::string& path,
+                 const std::string& json) {
+  std::string req = "POST " + path + " HTTP/1.0\\r\\nContent-Type: application/json\\r\\nContent-Length: " +
+                    std::to_string(json.size()) + "\\r\\n\\r\\n%s";
+  return sh(runner, "printf '" + req + "' '" + json + "' | nc -w 5 " + host_port);
+}
+
+}  // namespace
+
+TEST_CASE("services image: forgectl and its libraries run FROM scratch as nobody") {
+  auto info = engine::inspect_image(*docker_env().client, services_image());
+  REQUIRE(info.has_value());
+  CHECK(info->labels.at(stack::kImageLabel) == "services");
+  engine::ContainerSpec spec;
+  spec.image = services_image();
+  spec.cmd = std::vector<std::string>{"forgectl", "--version"};
+  TestContainer box(spec);
+  auto waited = engine::wait_container(*docker_env().client, box.id, engine::WaitCondition::kNotRunning, Millis(30000));
+  REQUIRE_MESSAGE(waited.has_value(), (waited ? "" : waited.error().what()));
+  CHECK(*waited == 0);  // the loader found every library
+}
+
+TEST_CASE("services: the core stack comes up healthy and the runner inits and queries json-db") {
+  services_image();
+  TempDir dir;
+  TestStack s(dir.write("env.yaml", "network_policy: no_internet\nstack: core\n"));
+  auto db = engine::inspect_container(*docker_env().client, s.id("json-db"));
+  REQUIRE(db.has_value());
+  CHECK(db->state.health == "healthy");
+  CHECK(db->host.readonly_rootfs);
+  CHECK(sh(s.id("json-db"), "id -u") == "65534\n");
+  std::string runner = s.id("runner");
+
+  std::string init = post(runner, "json-db 8000", "/trials/x/init",
+                          R"({"tables":{"users":[{"id":1,"name":"ann"},{"id":2,"name":"bob"}]}})");
+  INFO(init);
+  CHECK(init.find("HTTP/1.0 200 OK") == 0);
+  CHECK(init.find(R"("trial_id":"x")") != std::string::npos);
+
+  // By Tolokaforge's alias too, and a second init of the same trial is a conflict.
+  CHECK(post(runner, "db-service 8000", "/trials/x/init", R"({"tables":{}})").find("HTTP/1.0 409") == 0);
+
+  std::string query = post(runner, "json-db 8000", "/trials/x/query", R"({"jsonpath":"$.users[?(@.id == 2)]"})");
+  INFO(query);
+  CHECK(query.find("HTTP/1.0 200 OK") == 0);
+  CHECK(query.find(R"({"results":[{"id":2,"name":"bob"}],"count":1})") != std::string::npos);
+}

@@ -1,0 +1,190 @@
+// mock-web over real HTTP on 127.0.0.1: serves www/ and nothing else of the task — not by '..',
+// encoded or not, not by absolute paths, not through symlinks, not grading files placed in www/.
+#include <doctest/doctest.h>
+
+#include <Poco/Exception.h>
+#include <Poco/Net/HTTPClientSession.h>
+#include <Poco/Net/HTTPRequest.h>
+#include <Poco/Net/HTTPResponse.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "services/mock_web.h"
+
+using namespace forge;
+using namespace forge::services;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct HttpReply {
+  int status = 0;
+  std::string body, content_type;
+};
+
+// One request to 127.0.0.1:port; `target` is sent exactly as given (Poco does not normalise it).
+HttpReply http_request(std::uint16_t port, const std::string& method, const std::string& target) {
+  HttpReply out;
+  try {
+    Poco::Net::HTTPClientSession session("127.0.0.1", port);
+    session.setTimeout(Poco::Timespan(20, 0));
+    Poco::Net::HTTPRequest req(method, target, Poco::Net::HTTPMessage::HTTP_1_1);
+    session.sendRequest(req);
+    Poco::Net::HTTPResponse resp;
+    std::istream& in = session.receiveResponse(resp);
+    out.status = resp.getStatus();
+    out.content_type = resp.getContentType();
+    out.body.assign(std::istreambuf_iterator<char>(in), {});
+  } catch (const Poco::Exception& e) {
+    FAIL_CHECK(method << " " << target << ": " << e.displayText());
+  }
+  return out;
+}
+
+constexpr const char* kSecret = "SECRET-ANSWER-42";
+
+// A task directory: grading material around (and a decoy inside) www/.
+struct Task {
+  Task() {
+    std::string tmpl = (fs::temp_directory_path() / "forgectl-mockweb-XXXXXX").string();
+    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+    dir = tmpl;
+    write("task.yaml", std::string("task_id: t\n# ") + kSecret + "\n");
+    write("grading.yaml", std::string("expected: ") + kSecret + "\n");
+    write("tests/test.sh", std::string("echo ") + kSecret + "\n");
+    write("solution.sh", kSecret);
+    write("notes.txt", kSecret);  // beside www/, under no withheld name
+    write("www/index.html", "<h1>hello www</h1>");
+    write("www/about/index.html", "about page");
+    write("www/style.css", "body{}");
+    write("www/data.json", "{}");
+    write("www/grading.yaml", kSecret);  // a task author's mistake: still never served
+    write("www/.env", kSecret);
+    write("www/solution_notes.txt", kSecret);
+    write("www/tests/answer.txt", kSecret);
+    fs::create_symlink("../grading.yaml", fs::path(dir) / "www/link-out");
+    fs::create_symlink("..", fs::path(dir) / "www/parent");
+    fs::create_symlink("index.html", fs::path(dir) / "www/link-in");
+  }
+  ~Task() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  void write(const std::string& rel, const std::string& text) const {
+    fs::path p = fs::path(dir) / rel;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+  }
+  std::string dir;
+};
+
+struct Site {
+  explicit Site(const Task& task) {
+    auto w = MockWeb::open(task.dir + "/www");
+    REQUIRE_MESSAGE(w.has_value(), (w ? "" : w.error().what()));
+    web = std::make_unique<MockWeb>(std::move(*w));
+    ServerOptions o;
+    o.host = "127.0.0.1";
+    auto s = HttpServer::start(o, web->handler());
+    REQUIRE_MESSAGE(s.has_value(), (s ? "" : s.error().what()));
+    server = std::move(*s);
+  }
+  HttpReply get(const std::string& target, const std::string& method = "GET") {
+    HttpReply r = http_request(server->port(), method, target);
+    INFO(method << " " << target << " -> " << r.status << " " << r.body);
+    CHECK(r.body.find(kSecret) == std::string::npos);  // whatever happens, never the answer
+    return r;
+  }
+  std::unique_ptr<MockWeb> web;
+  std::unique_ptr<HttpServer> server;
+};
+
+}  // namespace
+
+TEST_CASE("services mock-web: serves files under www/ with their types") {
+  Task task;
+  Site site(task);
+  auto index = site.get("/");
+  CHECK(index.status == 200);
+  CHECK(index.body == "<h1>hello www</h1>");
+  CHECK(index.content_type == "text/html; charset=utf-8");
+  CHECK(site.get("/index.html").body == "<h1>hello www</h1>");
+  CHECK(site.get("/about/").body == "about page");
+  CHECK(site.get("/about").body == "about page");
+  CHECK(site.get("/style.css").content_type == "text/css; charset=utf-8");
+  CHECK(site.get("/data.json?x=1").content_type == "application/json");
+  CHECK(site.get("/./about/./index.html").body == "about page");
+  CHECK(site.get("/link-in").body == "<h1>hello www</h1>");  // a symlink that stays inside
+  auto head = site.get("/index.html", "HEAD");
+  CHECK(head.status == 200);
+  CHECK(head.body.empty());
+  auto health = site.get("/health");
+  CHECK(health.status == 200);
+  CHECK(health.body == R"({"status":"healthy","service":"mock-web"})");
+  CHECK(site.get("/", "POST").status == 405);
+  auto missing = site.get("/nope.html");
+  CHECK(missing.status == 404);
+  CHECK(missing.body.find(task.dir) == std::string::npos);  // Tolokaforge's 404 printed its roots
+}
+
+TEST_CASE("services mock-web: refuses '..' in every spelling") {
+  Task task;
+  Site site(task);
+  for (const char* t : {"/../grading.yaml", "/%2e%2e/grading.yaml", "/%2E%2E/grading.yaml", "/%2e%2e%2fgrading.yaml",
+                        "/..%2fgrading.yaml", "/..%2Fgrading.yaml", "/about/../../grading.yaml", "/.%2e/task.yaml",
+                        "/about/..%5c..%5cgrading.yaml", "http://127.0.0.1/../grading.yaml",
+                        "HTTP://mock-web:8080/%2e%2e/tests/test.sh"}) {
+    CAPTURE(t);
+    CHECK(site.get(t).status == 400);
+  }
+  CHECK(site.get("/%zz").status == 400);
+  CHECK(site.get("/a%00b").status == 400);
+  CHECK(site.get("grading.yaml").status == 400);  // not origin-form
+}
+
+TEST_CASE("services mock-web: absolute paths stay under the root") {
+  Task task;
+  Site site(task);
+  CHECK(site.get(task.dir + "/grading.yaml").status == 404);
+  CHECK(site.get("/" + task.dir + "/grading.yaml").status == 404);
+  CHECK(site.get("//etc/passwd").status == 404);
+  CHECK(site.get("http://mock-web" + task.dir + "/task.yaml").status == 404);
+}
+
+TEST_CASE("services mock-web: symlinks out of the root are refused") {
+  Task task;
+  Site site(task);
+  CHECK(site.get("/link-out").status == 403);
+  CHECK(site.get("/parent/notes.txt").status == 403);
+  // A link is judged by where it lands: back inside the root is fine.
+  CHECK(site.get("/parent/www/index.html").status == 200);
+}
+
+TEST_CASE("services mock-web: grading material is withheld by name, even inside www/") {
+  Task task;
+  Site site(task);
+  for (const char* t : {"/grading.yaml", "/GRADING.YAML", "/%67rading.yaml", "/.env", "/solution_notes.txt",
+                        "/tests/answer.txt", "/tests/", "/about/../grading.yaml"}) {
+    CAPTURE(t);
+    int status = site.get(t).status;
+    CHECK((status == 404 || status == 400));
+  }
+  CHECK(is_withheld_name("Task.yml"));
+  CHECK(is_withheld_name("checks.py"));
+  CHECK(is_withheld_name("expected_state.json"));
+  CHECK_FALSE(is_withheld_name("index.html"));
+  CHECK_FALSE(is_withheld_name("testsuite.html"));
+}
+
+TEST_CASE("services mock-web: a task directory cannot be the root") {
+  Task task;
+  auto r = MockWeb::open(task.dir);
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().code == Errc::kInvalid);
+  CHECK(r.error().message.find("refusing to serve a task directory; point --root at its www/") != std::string::npos);
+  CHECK(MockWeb::open(task.dir + "/nowhere").error().code == Errc::kNotFound);
+  CHECK(MockWeb::open(task.dir + "/www/index.html").error().code == Errc::kInvalid);
+}
