@@ -86,7 +86,7 @@ sweep_stacks() {
   for s in $("$FORGECTL" ps 2>/dev/null | awk -v p="fg-bench-stack-$$-" 'index($1, p) == 1 { print $1 }'); do
     "$FORGECTL" down "$s" >/dev/null 2>&1 || true
   done
-  docker ps -aq --filter "label=io.forgectl.bench.run=$$" | xargs -r docker rm -f >/dev/null 2>&1 || true
+  docker ps -aq --filter "label=io.forgectl.bench.run=$$" | xargs -r docker rm -f -v >/dev/null 2>&1 || true
   docker network ls -q --filter "label=io.forgectl.bench.run=$$" | xargs -r docker network rm >/dev/null 2>&1 || true
 }
 # Interrupted mid-round: also sweep what a way had created and not yet removed.
@@ -182,6 +182,18 @@ way_net_cli_bridge() {
     lap
   done
 }
+way_net_curl() {
+  local i id
+  for ((i = 0; i < $1; i++)); do
+    t0=${EPOCHREALTIME//[.,]/}
+    id=$("${CURL[@]}" "${JSON[@]}" -d "{\"Name\":\"forgectl-bench-curl-$$-$i\",\"CheckDuplicate\":true,\"Driver\":\"bridge\",\"Internal\":true,\"Labels\":{\"${LABEL%=*}\":\"1\"}}" \
+      "$API/networks/create") || return 1
+    id=${id#*\"Id\":\"} id=${id%%\"*}
+    "${CURL[@]}" -X DELETE "$API/networks/$id" || return 1
+    lap
+  done
+}
+
 # ---- stack: up + down of a 3-service no_internet stack; each way prints "up down" (ms) per line ----
 # forgectl's stack also has its runner (a 4th container) and a host firewall rule; the "+ runner"
 # variants of the other ways start the same 4th container, for a like-for-like comparison.
@@ -248,8 +260,9 @@ way_stack_forgectl() {
 # up puts forgectl-exec into the runner; engine_bench finds it only through FORGECTL_EXEC_HELPER.
 HELPER=${FORGECTL_EXEC_HELPER:-$TMP/bin/forgectl-exec}
 way_stack_engine() { FORGECTL_EXEC_HELPER=$HELPER "$BENCH" stack "$1" "$TMP/stack/task"; }
-# The prototype of the suggested src changes (bench/README.md): runner started with the services,
-# one image inspect per image, firewall rule removed during the network delete.
+# The prototype of the suggested src changes (bench/README.md): the runner started with the
+# services, no helper copy into forgectl's own runner image, the firewall rule removed during the
+# network delete.
 way_stack_whatif() { FORGECTL_EXEC_HELPER=$HELPER "$BENCH" stack-whatif "$1" "$TMP/stack/task"; }
 # `down` as a user types it; with the runner, `down -v`, or its anonymous volumes would be left
 # behind (forgectl, docker-py and curl remove containers with v=1).
@@ -310,18 +323,6 @@ stack_curl() {
 }
 way_stack_curl3() { stack_curl 3 "$1"; }
 way_stack_curl4() { stack_curl 4 "$1"; }
-
-way_net_curl() {
-  local i id
-  for ((i = 0; i < $1; i++)); do
-    t0=${EPOCHREALTIME//[.,]/}
-    id=$("${CURL[@]}" "${JSON[@]}" -d "{\"Name\":\"forgectl-bench-curl-$$-$i\",\"CheckDuplicate\":true,\"Driver\":\"bridge\",\"Internal\":true,\"Labels\":{\"${LABEL%=*}\":\"1\"}}" \
-      "$API/networks/create") || return 1
-    id=${id#*\"Id\":\"} id=${id%%\"*}
-    "${CURL[@]}" -X DELETE "$API/networks/$id" || return 1
-    lap
-  done
-}
 
 # ---- rounds -----------------------------------------------------------------------------
 

@@ -31,7 +31,8 @@ Status load_fixtures(services::JsonDb& db, const std::string& path) {
   std::string text(std::istreambuf_iterator<char>(in), {});
   auto doc = services::parse_body(text);
   if (!doc) return doc.fail_with("fixtures file '" + path + "'");
-  if (!doc->IsObject()) return fail(Errc::kInvalid, "fixtures file '" + path + "' must be an object {trial_id: {tables, …}}");
+  if (!doc->IsObject())
+    return fail(Errc::kInvalid, "fixtures file '" + path + "' must be an object {trial_id: {tables, …}}");
   for (const auto& m : doc->GetObject()) {
     std::string id(m.name.GetString(), m.name.GetStringLength());
     auto r = db.init(id, m.value);

@@ -49,7 +49,10 @@ class Parser {
     } else if (peek() != '[' && peek() != '.') {
       // A bare first name ("users[0]"), as jsonpath_ng accepts.
       Step st;
-      if (auto n = name(); !n) return n.fail(); else st.name = *n;
+      if (auto n = name(); !n)
+        return n.fail();
+      else
+        st.name = *n;
       steps_.push_back(std::move(st));
     }
     while (!at_end()) {
@@ -65,8 +68,8 @@ class Parser {
     while (!at_end() && (peek() == ' ' || peek() == '\t')) ++pos_;
   }
   Unexpected error(std::string_view what) const {
-    return fail(Errc::kInvalid, "invalid JSONPath '" + std::string(s_) + "' at offset " + std::to_string(pos_) +
-                                    ": " + std::string(what));
+    return fail(Errc::kInvalid, "invalid JSONPath '" + std::string(s_) + "' at offset " + std::to_string(pos_) + ": " +
+                                    std::string(what));
   }
   static bool name_char(char c) {
     auto u = static_cast<unsigned char>(c);
@@ -243,8 +246,8 @@ class Parser {
       }
     }
     std::size_t start = pos_;
-    while (!at_end() && (std::string_view("+-.eE").find(peek()) != std::string_view::npos ||
-                         (peek() >= '0' && peek() <= '9')))
+    while (!at_end() &&
+           (std::string_view("+-.eE").find(peek()) != std::string_view::npos || (peek() >= '0' && peek() <= '9')))
       ++pos_;
     std::string_view text = s_.substr(start, pos_ - start);
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), l.number);
@@ -282,13 +285,20 @@ std::optional<std::size_t> resolve_index(const json::Value& arr, long long i) {
 template <typename T>
 bool ordered(Op op, const T& a, const T& b) {
   switch (op) {
-    case Op::kEq: return a == b;
-    case Op::kNe: return a != b;
-    case Op::kLt: return a < b;
-    case Op::kLe: return a <= b;
-    case Op::kGt: return a > b;
-    case Op::kGe: return a >= b;
-    case Op::kExists: return true;
+    case Op::kEq:
+      return a == b;
+    case Op::kNe:
+      return a != b;
+    case Op::kLt:
+      return a < b;
+    case Op::kLe:
+      return a <= b;
+    case Op::kGt:
+      return a > b;
+    case Op::kGe:
+      return a >= b;
+    case Op::kExists:
+      return true;
   }
   return false;
 }
@@ -379,8 +389,10 @@ Result<std::vector<JsonPathNode>> jsonpath_locate(const json::Value& root, std::
   for (const auto& st : *steps) {
     std::vector<JsonPathNode> next;
     for (const auto& node : current) {
-      if (st.recursive) apply_recursive(node, st, next);
-      else apply(node, st, next);
+      if (st.recursive)
+        apply_recursive(node, st, next);
+      else
+        apply(node, st, next);
     }
     current = std::move(next);
   }

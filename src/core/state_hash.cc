@@ -47,13 +47,27 @@ void write_string(std::string& out, std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
     unsigned cp = next_code_point(s, i);
     switch (cp) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
       default:
         if (cp < 0x20 || (cp >= 0x80 && cp < 0x10000)) {
           hex4(out, cp);
@@ -92,8 +106,10 @@ void write_double(std::string& out, double d) {
       out += "0." + std::string(static_cast<std::size_t>(-exp - 1), '0') + digits;
     } else {
       auto point = static_cast<std::size_t>(exp) + 1;
-      if (digits.size() <= point) out += digits + std::string(point - digits.size(), '0') + ".0";
-      else out += digits.substr(0, point) + "." + digits.substr(point);
+      if (digits.size() <= point)
+        out += digits + std::string(point - digits.size(), '0') + ".0";
+      else
+        out += digits.substr(0, point) + "." + digits.substr(point);
     }
     return;
   }
@@ -159,8 +175,10 @@ json::Document stable_state(const json::Value& state, const std::vector<std::str
   std::set<std::pair<std::string, std::string>, std::less<>> per_table;
   for (const auto& f : unstable_fields) {
     auto dot = f.find('.');
-    if (dot == std::string::npos) everywhere.insert(f);
-    else per_table.emplace(f.substr(0, dot), f.substr(dot + 1));
+    if (dot == std::string::npos)
+      everywhere.insert(f);
+    else
+      per_table.emplace(f.substr(0, dot), f.substr(dot + 1));
   }
   auto drop = [&](std::string_view table, json::Value& record) {
     if (!record.IsObject()) return;

@@ -1,11 +1,13 @@
 // Validates the judge's answer with RapidJSON's SchemaValidator, explaining the first violation.
 #include "grading/output_schema.h"
 
+#include <mutex>
 #include <string>
 
 #include <rapidjson/schema.h>
 
 #include "grading/component.h"
+#include "tools/schema.h"
 
 namespace forge::grading {
 
@@ -15,17 +17,6 @@ using Pointer = rapidjson::SchemaDocument::PointerType;
 
 // The schema text is the task author's, but depth still costs stack in the validator.
 constexpr int kMaxSchemaDepth = 64;
-
-int depth_of(const json::Value& v) {
-  int deepest = 0;
-  if (v.IsObject())
-    for (const auto& m : v.GetObject()) deepest = std::max(deepest, depth_of(m.value));
-  else if (v.IsArray())
-    for (const auto& e : v.GetArray()) deepest = std::max(deepest, depth_of(e));
-  else
-    return 0;
-  return deepest + 1;
-}
 
 std::string label_of(const Pointer& p) {
   std::string out;
@@ -55,6 +46,7 @@ std::string type_of(const json::Value& v) {
 struct OutputSchema::Impl {
   json::Document doc;  // kept: the validator's failure pointers point into it
   rapidjson::SchemaDocument schema;
+  std::mutex mu;  // RapidJSON's regex for "pattern" keeps mutable match state; copies share this
   explicit Impl(json::Document d) : doc(std::move(d)), schema(doc) {}
 };
 
@@ -62,11 +54,12 @@ Result<OutputSchema> OutputSchema::compile(std::string_view schema_json) {
   json::Document doc;
   doc.Parse(schema_json.data(), schema_json.size());
   if (doc.HasParseError() || !doc.IsObject()) return fail(Errc::kInvalid, "output_schema is not a JSON object");
-  if (depth_of(doc) > kMaxSchemaDepth) return fail(Errc::kInvalid, "output_schema is nested too deeply");
+  if (tools::nested_deeper_than(doc, kMaxSchemaDepth)) return fail(Errc::kInvalid, "output_schema is nested too deeply");
   return OutputSchema(std::make_shared<Impl>(std::move(doc)));
 }
 
 Status OutputSchema::validate(const json::Value& v) const {
+  std::lock_guard lock(impl_->mu);
   rapidjson::SchemaValidator validator(impl_->schema);
   if (v.Accept(validator)) return {};
   const std::string kw = validator.GetInvalidSchemaKeyword();

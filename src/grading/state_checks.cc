@@ -156,7 +156,8 @@ double blend_state_score(std::optional<double> assertions, std::optional<double>
 StateChecksResult evaluate_state_checks(const manifest::StateChecks& config, Evidence& evidence) {
   StateChecksResult out;
   json::Document state;
-  const std::string& text = evidence.final_state_json.empty() ? std::string("{}") : evidence.final_state_json;
+  const std::string_view text =
+      evidence.final_state_json.empty() ? std::string_view("{}") : std::string_view(evidence.final_state_json);
   state.Parse<rapidjson::kParseIterativeFlag>(text.data(), text.size());
   const bool state_ok = !state.HasParseError() && !tools::nested_deeper_than(state, kMaxDepth);
 

@@ -131,7 +131,8 @@ GradingConfig load_grading(const std::string& path, Diagnostics& diags, const st
 }
 
 Result<GradingConfig> load_grading(const std::string& path) {
-  if (file_kind(path) == FileKind::kMissing) return fail(Errc::kNotFound, "'" + path + "' does not exist");
+  std::string file = file_kind(path) == FileKind::kDirectory ? join_path(path, "grading.yaml") : path;
+  if (file_kind(file) == FileKind::kMissing) return fail(Errc::kNotFound, "'" + file + "' does not exist");
   Diagnostics diags;
   GradingConfig g = load_grading(path, diags);
   if (!diags.empty()) return fail(diags.to_error());

@@ -145,15 +145,20 @@ Result<TaskConfig> load_task(const std::string& path) {
   YamlReader quiet(*file, quiet_diags);
   std::optional<Field> grading, system_prompt;
   std::optional<std::string> policy_prompt;
-  bool seen[4] = {};  // name, category, description, task_id
+  bool has_id = false;
+  std::vector<std::string> missing = {"name", "category", "description"};  // required, as in Tolokaforge
   for (const auto& e : quiet.mapping(*root, "")) {
     const std::string& k = e.key;
+    std::erase(missing, k);
     if (k == "task_id") {
-      seen[3] = true;
+      has_id = true;
       if (auto v = quiet.string(e, "")) t.task_id = *v;
-    } else if (k == "name" || k == "category" || k == "description") {
-      seen[k == "name" ? 0 : k == "category" ? 1 : 2] = true;
-      if (auto v = r.string(e, "")) (k == "name" ? t.name : k == "category" ? t.category : t.description) = *v;
+    } else if (k == "name") {
+      if (auto v = r.string(e, "")) t.name = *v;
+    } else if (k == "category") {
+      if (auto v = r.string(e, "")) t.category = *v;
+    } else if (k == "description") {
+      if (auto v = r.string(e, "")) t.description = *v;
     } else if (k == "adapter_type") {
       read_adapter_type(r, e, t);
     } else if (k == "max_turns") {
@@ -184,13 +189,11 @@ Result<TaskConfig> load_task(const std::string& path) {
       t.solution = read_solution(r, e, t.dir);
     }
   }
-  if (!seen[3] && fs::path(*file).filename() != "task.yaml") {
+  if (!has_id && fs::path(*file).filename() != "task.yaml") {
     r.error(*root, "not a task: no 'task_id'", "a task file is named task.yaml or has a top-level task_id");
     return fail(diags.to_error());
   }
-  constexpr const char* kRequired[] = {"name", "category", "description"};
-  for (int i = 0; i < 3; ++i)
-    if (!seen[i]) r.error(*root, std::string("the task has no '") + kRequired[i] + "'");
+  for (const auto& k : missing) r.error(*root, "the task has no '" + k + "'");
 
   std::string grading_rel;
   if (!grading) {

@@ -12,8 +12,8 @@
 #include <Poco/Net/SocketAddress.h>
 #include <Poco/ThreadPool.h>
 
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <exception>
 #include <ostream>
 
@@ -29,16 +29,24 @@ Response json_error(int status, std::string_view message) {
 
 int http_status(Errc code) {
   switch (code) {
-    case Errc::kNotFound: return 404;
-    case Errc::kConflict: return 409;
+    case Errc::kNotFound:
+      return 404;
+    case Errc::kConflict:
+      return 409;
     case Errc::kBadRequest:
     case Errc::kInvalid:
-    case Errc::kProtocol: return 400;
-    case Errc::kForbidden: return 403;
-    case Errc::kUnsupported: return 405;
-    case Errc::kUnavailable: return 503;
-    case Errc::kTimeout: return 408;
-    default: return 500;
+    case Errc::kProtocol:
+      return 400;
+    case Errc::kForbidden:
+      return 403;
+    case Errc::kUnsupported:
+      return 501;
+    case Errc::kUnavailable:
+      return 503;
+    case Errc::kTimeout:
+      return 408;
+    default:
+      return 500;
   }
 }
 
@@ -138,8 +146,8 @@ class RequestHandler : public net::HTTPRequestHandler {
     std::istream& body = req.stream();
     if (req.hasContentLength() && req.getContentLength64() > static_cast<Poco::Int64>(shared_.max_body)) {
       keep_alive = drain(body);
-      return json_error(413, "request body of " + std::to_string(req.getContentLength64()) +
-                                 " bytes exceeds the limit of " + limit);
+      return json_error(
+          413, "request body of " + std::to_string(req.getContentLength64()) + " bytes exceeds the limit of " + limit);
     }
     char buf[64 * 1024];
     while (body.read(buf, sizeof buf) || body.gcount() > 0) {
@@ -209,7 +217,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(const ServerOptions& opts,
     params->setKeepAliveTimeout(Poco::Timespan(10, 0));
     params->setServerName("forgectl");
     auto impl = std::make_unique<Impl>(opts.max_threads);
-    net::HTTPRequestHandlerFactory::Ptr factory(new HandlerFactory(Shared{std::move(handler), opts.max_body, opts.log}));
+    net::HTTPRequestHandlerFactory::Ptr factory(
+        new HandlerFactory(Shared{std::move(handler), opts.max_body, opts.log}));
     impl->server = std::make_unique<net::HTTPServer>(factory, impl->pool, socket, params);
     impl->server->start();
     return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl), port));

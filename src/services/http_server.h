@@ -46,9 +46,9 @@ std::optional<std::string> query_param(std::string_view query, std::string_view 
 
 struct ServerOptions {
   std::string host = "0.0.0.0";
-  std::uint16_t port = 0;                   // 0: an ephemeral port (tests)
-  std::size_t max_body = 32u << 20;         // larger bodies get 413 before they are read
-  int max_threads = 16;                     // concurrent connections served
+  std::uint16_t port = 0;                     // 0: an ephemeral port (tests)
+  std::size_t max_body = 32u << 20;           // larger bodies get 413 before they are read
+  int max_threads = 16;                       // concurrent connections served
   std::function<void(std::string_view)> log;  // one line per request; empty: silent
 };
 

@@ -116,8 +116,8 @@ Result<std::string> JsonDb::init(std::string_view trial, const json::Value& body
     std::lock_guard lock(mu_);
     if (trials_.count(trial)) return fail(Errc::kConflict, "trial '" + std::string(trial) + "' already exists");
     if (trials_.size() >= limits_.max_trials)
-      return fail(Errc::kUnavailable, "too many trials (" + std::to_string(limits_.max_trials) +
-                                          "); delete finished ones first");
+      return fail(Errc::kUnavailable,
+                  "too many trials (" + std::to_string(limits_.max_trials) + "); delete finished ones first");
     trials_.emplace(std::string(trial), t);
   }
   json::Writer w;
@@ -206,11 +206,13 @@ Result<std::string> JsonDb::patch(std::string_view trial, std::string_view table
     // As in Tolokaforge: an insert or upsert may create the table; anything else needs it.
     std::string first = ops->Empty() ? "" : str((*ops)[0]["op"]);
     if (first != "insert" && first != "upsert")
-      return fail(Errc::kNotFound, "table '" + std::string(table) + "' not found in trial '" + std::string(trial) + "'");
+      return fail(Errc::kNotFound,
+                  "table '" + std::string(table) + "' not found in trial '" + std::string(trial) + "'");
     t.data.AddMember(table_name, json::Value(rapidjson::kArrayType), t.data.GetAllocator());
     it = t.data.FindMember(json::Value(rapidjson::StringRef(table.data(), table.size())));
   }
-  if (!it->value.IsArray()) return fail(Errc::kInvalid, "table '" + std::string(table) + "' is not an array of records");
+  if (!it->value.IsArray())
+    return fail(Errc::kInvalid, "table '" + std::string(table) + "' is not an array of records");
   std::int64_t affected = apply_table_ops(it->value, *ops, t.data.GetAllocator());
   ++t.version;
   compact_if_bloated(t);
@@ -231,7 +233,8 @@ Result<std::string> JsonDb::snapshot(std::string_view trial, std::string_view na
   Trial& t = **found;
   std::lock_guard lock(t.mu);
   if (t.snapshots.count(name))
-    return fail(Errc::kConflict, "snapshot '" + std::string(name) + "' already exists in trial '" + std::string(trial) + "'");
+    return fail(Errc::kConflict,
+                "snapshot '" + std::string(name) + "' already exists in trial '" + std::string(trial) + "'");
   if (t.snapshots.size() >= limits_.max_snapshots)
     return fail(Errc::kConflict, "trial '" + std::string(trial) + "' already has " +
                                      std::to_string(limits_.max_snapshots) + " snapshots");
@@ -255,7 +258,8 @@ Result<std::string> JsonDb::restore(std::string_view trial, std::string_view nam
   std::lock_guard lock(t.mu);
   auto it = t.snapshots.find(name);
   if (it == t.snapshots.end())
-    return fail(Errc::kNotFound, "snapshot '" + std::string(name) + "' not found in trial '" + std::string(trial) + "'");
+    return fail(Errc::kNotFound,
+                "snapshot '" + std::string(name) + "' not found in trial '" + std::string(trial) + "'");
   replace_data(t, it->second);
   ++t.version;
   json::Writer w;
@@ -276,7 +280,11 @@ Result<std::string> JsonDb::reset(std::string_view trial) {
   replace_data(t, t.initial);
   ++t.version;
   json::Writer w;
-  w.begin_object().field("status", "ok").field("version", t.version).field("hash", state_hash(t.data, t.unstable)).end_object();
+  w.begin_object()
+      .field("status", "ok")
+      .field("version", t.version)
+      .field("hash", state_hash(t.data, t.unstable))
+      .end_object();
   return w.take();
 }
 

@@ -3,6 +3,7 @@
 
 #include <rapidjson/error/en.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace forge::services {
@@ -31,8 +32,10 @@ int max_depth(std::string_view text) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {

@@ -17,15 +17,24 @@ namespace {
 
 std::string content_type(const fs::path& p) {
   static const std::pair<const char*, const char*> kTypes[] = {
-      {".html", "text/html; charset=utf-8"}, {".htm", "text/html; charset=utf-8"},
-      {".css", "text/css; charset=utf-8"},   {".js", "text/javascript; charset=utf-8"},
-      {".mjs", "text/javascript; charset=utf-8"}, {".json", "application/json"},
-      {".txt", "text/plain; charset=utf-8"}, {".csv", "text/csv; charset=utf-8"},
-      {".xml", "application/xml"},           {".svg", "image/svg+xml"},
-      {".png", "image/png"},                 {".jpg", "image/jpeg"},
-      {".jpeg", "image/jpeg"},               {".gif", "image/gif"},
-      {".webp", "image/webp"},               {".ico", "image/x-icon"},
-      {".woff", "font/woff"},                {".woff2", "font/woff2"},
+      {".html", "text/html; charset=utf-8"},
+      {".htm", "text/html; charset=utf-8"},
+      {".css", "text/css; charset=utf-8"},
+      {".js", "text/javascript; charset=utf-8"},
+      {".mjs", "text/javascript; charset=utf-8"},
+      {".json", "application/json"},
+      {".txt", "text/plain; charset=utf-8"},
+      {".csv", "text/csv; charset=utf-8"},
+      {".xml", "application/xml"},
+      {".svg", "image/svg+xml"},
+      {".png", "image/png"},
+      {".jpg", "image/jpeg"},
+      {".jpeg", "image/jpeg"},
+      {".gif", "image/gif"},
+      {".webp", "image/webp"},
+      {".ico", "image/x-icon"},
+      {".woff", "font/woff"},
+      {".woff2", "font/woff2"},
       {".pdf", "application/pdf"},
   };
   std::string ext = to_lower(p.extension().string());
@@ -35,7 +44,8 @@ std::string content_type(const fs::path& p) {
 }
 
 bool inside(const std::string& path, const std::string& root) {
-  return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 && path[root.size()] == '/');
+  return path == root ||
+         (path.size() > root.size() && path.compare(0, root.size(), root) == 0 && path[root.size()] == '/');
 }
 
 // The request-target's path: absolute-form ("http://host/p") is reduced to its path, as

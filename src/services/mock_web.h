@@ -25,6 +25,7 @@ class MockWeb {
 
   // GET/HEAD /health, and GET/HEAD of files under the root; a directory serves its index.html.
   Response handle(const Request& req) const;
+  // A handler calling handle() on this object, which must stay in place while it is in use.
   Handler handler() const;
 
   const std::string& root() const { return root_; }

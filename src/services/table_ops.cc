@@ -20,8 +20,8 @@ const json::Value* field(const json::Value& obj, const char* key) {
 Status need_object(const json::Value& op, const char* key, std::size_t i, std::string_view name) {
   const json::Value* v = field(op, key);
   if (!v || !v->IsObject())
-    return fail(Errc::kInvalid, "operation " + std::to_string(i) + " (" + std::string(name) + ") needs '" + key +
-                                    "' as an object");
+    return fail(Errc::kInvalid,
+                "operation " + std::to_string(i) + " (" + std::string(name) + ") needs '" + key + "' as an object");
   return {};
 }
 
@@ -76,8 +76,8 @@ Status validate_table_ops(const json::Value& operations) {
       if (st && key && !key->IsString() && !key->IsNull())
         return fail(Errc::kInvalid, "operation " + std::to_string(i) + " (upsert) needs 'key' as a string");
     } else {
-      return fail(Errc::kInvalid, "operation " + std::to_string(i) + ": unknown op '" + name +
-                                      "' (insert, update, delete or upsert)");
+      return fail(Errc::kInvalid,
+                  "operation " + std::to_string(i) + ": unknown op '" + name + "' (insert, update, delete or upsert)");
     }
     if (!st) return st;
   }
@@ -136,7 +136,8 @@ Status validate_path_ops(const json::Value& ops) {
     if (!op.IsObject()) return fail(Errc::kInvalid, at + " is not an object");
     for (const auto& m : op.GetObject()) {
       std::string key = str(m.name);
-      if (key != "op" && key != "path" && key != "value") return fail(Errc::kInvalid, at + " has an unknown key '" + key + "'");
+      if (key != "op" && key != "path" && key != "value")
+        return fail(Errc::kInvalid, at + " has an unknown key '" + key + "'");
     }
     const json::Value* kind = field(op, "op");
     const json::Value* path = field(op, "path");

@@ -265,7 +265,8 @@ Result<std::string> services_build_context(const ServicesSources& src) {
   auto applets = busybox_applets(src.busybox);
   if (!applets) return applets.fail_with("assembling the services image");
   // Only what healthchecks and a debugging `exec` need: a service container is no shell box.
-  std::vector<std::string> wanted{"sh", "nc", "printf", "grep", "cat", "echo", "ls", "sleep", "true", "false", "test", "env", "id"};
+  std::vector<std::string> wanted{"sh",    "nc",   "printf", "grep", "cat", "echo", "ls",
+                                  "sleep", "true", "false",  "test", "env", "id"};
   for (const char* required : {"sh", "nc", "printf", "grep"})
     if (std::find(applets->begin(), applets->end(), required) == applets->end())
       return fail(Errc::kUnsupported, "'" + src.busybox + "' lacks the '" + required + "' applet healthchecks need");
@@ -289,7 +290,8 @@ Result<std::string> services_build_context(const ServicesSources& src) {
   for (const auto& a : wanted)
     if (std::find(applets->begin(), applets->end(), a) != applets->end())
       links.push_back(tar.add_symlink("rootfs/bin/" + a, "busybox"));
-  root.text("/etc/passwd", "root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n");
+  root.text("/etc/passwd",
+            "root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n");
   root.text("/etc/group", "root:x:0:\nnogroup:x:65534:\n");
   root.dir("/tmp", 01777);
   for (const char* d : {"/srv/www", "/proc", "/dev"}) root.dir(d);

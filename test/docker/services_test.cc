@@ -2,6 +2,7 @@
 // with the real json-db, and the runner reaches it by name over the stack's network.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cstdlib>
 
 #include "engine/containers.h"
@@ -83,4 +84,32 @@ TEST_CASE("services: the core stack comes up healthy and the runner inits and qu
   INFO(query);
   CHECK(query.find("HTTP/1.0 200 OK") == 0);
   CHECK(query.find(R"({"results":[{"id":2,"name":"bob"}],"count":1})") != std::string::npos);
+}
+
+TEST_CASE("services: the full stack's mock-web comes up healthy, confined to /srv/www; SIGTERM stops cleanly") {
+  services_image();
+  TempDir dir;
+  TestStack s(dir.write("env.yaml", "network_policy: no_internet\nstack: full\n"));
+  auto& c = *docker_env().client;
+  for (const char* key : {"json-db", "mock-web"}) {
+    CAPTURE(key);
+    auto info = engine::inspect_container(c, s.id(key));
+    REQUIRE(info.has_value());
+    CHECK(info->state.health == "healthy");
+  }
+  std::string runner = s.id("runner");
+  auto get = [&](const std::string& path) {
+    return sh(runner, "printf 'GET " + path + " HTTP/1.0\\r\\n\\r\\n' | nc -w 5 mock-web 8080");
+  };
+  CHECK(get("/health").find("HTTP/1.0 200 OK") == 0);
+  CHECK(get("/%%2e%%2e/etc/passwd").find("HTTP/1.0 400") == 0);  // %% is printf's '%'
+  CHECK(get("/index.html").find("HTTP/1.0 404") == 0);           // /srv/www is empty until content arrives
+
+  // forgectl serve exits 0 on SIGTERM, well inside docker's grace period.
+  auto started = std::chrono::steady_clock::now();
+  must(engine::stop_container(c, s.id("json-db"), 10));
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
+  auto stopped = engine::inspect_container(c, s.id("json-db"));
+  REQUIRE(stopped.has_value());
+  CHECK(stopped->state.exit_code == 0);
 }

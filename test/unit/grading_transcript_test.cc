@@ -108,7 +108,7 @@ TEST_CASE("disallow_regex: long agent messages neither crash nor stall the grade
 
 TEST_CASE("disallow_regex: window edges neither hide short matches nor invent anchors") {
   const std::size_t stride = kRegexWindow - kRegexWindowOverlap;
-  auto found = [](const char* pattern, const std::string& text) {
+  auto found = [](const char* pattern, const std::string& text) -> bool {
     auto r = regex_search_each(std::regex(pattern), {text});
     REQUIRE(r);
     return (*r)[0];

@@ -87,12 +87,12 @@ TEST_CASE("jsonpath: filters compare numbers, strings, bools and null") {
   CHECK(q("$.users[?(@.manager == null)].id") == V{"3"});
   CHECK(q("$.users[?(@.address.city == 'Rome')].id") == V{"2"});
   CHECK(q("$.users[?(@.tags[0] == 'a')].id") == V{"1"});
-  CHECK(q("$.users[?(@.manager)].id") == V{"3"});  // exists, even when null
+  CHECK(q("$.users[?(@.manager)].id") == V{"3"});               // exists, even when null
   CHECK(q("$.orders[?(@.total == 99.0)].id") == V{R"("o2")"});  // 99 == 99.0, as in Python
   CHECK(q("$.orders[?(@.user_id == 1)].total") == V{"12.5"});
-  CHECK(q("$.users[?(@.age == '31')]").empty());    // a number never equals a string
-  CHECK(q("$.users[?(@.nickname != 'x')]").empty());  // a missing field never matches
-  CHECK(q("$.users[?(@.active < true)]").empty());    // bools are not ordered
+  CHECK(q("$.users[?(@.age == '31')]").empty());        // a number never equals a string
+  CHECK(q("$.users[?(@.nickname != 'x')]").empty());    // a missing field never matches
+  CHECK(q("$.users[?(@.active < true)]").empty());      // bools are not ordered
   CHECK(q("$.users[?@.id==2].name") == V{R"("bob")"});  // RFC 9535 form, no parentheses or spaces
 }
 
@@ -121,16 +121,19 @@ TEST_CASE("jsonpath: locate reports each match's parent and position") {
 
 TEST_CASE("jsonpath: syntax errors name the offset") {
   CHECK(error_of("") == "invalid JSONPath '' at offset 0: the path is empty");
-  CHECK(error_of("$.users[") == "invalid JSONPath '$.users[' at offset 8: expected an index, '*', a quoted name or '?'");
+  CHECK(error_of("$.users[") ==
+        "invalid JSONPath '$.users[' at offset 8: expected an index, '*', a quoted name or '?'");
   CHECK(error_of("$.users[0") == "invalid JSONPath '$.users[0' at offset 9: expected ']'");
   CHECK(error_of("$.") == "invalid JSONPath '$.' at offset 2: expected a member name");
   CHECK(error_of("$['a") == "invalid JSONPath '$['a' at offset 4: unterminated string, expected '");
   CHECK(error_of("$.a b") == "invalid JSONPath '$.a b' at offset 3: unexpected ' '");
   CHECK(error_of("$.users[?(@.age >> 3)]") ==
-        "invalid JSONPath '$.users[?(@.age >> 3)]' at offset 17: expected a number, a quoted string, true, false or null");
+        "invalid JSONPath '$.users[?(@.age >> 3)]' at offset 17: expected a number, a quoted string, true, false or "
+        "null");
   CHECK(error_of("$.users[?(@.age > 3]") ==
         "invalid JSONPath '$.users[?(@.age > 3]' at offset 19: expected ')' or a comparison (==, !=, <, <=, >, >=)");
-  CHECK(error_of("$.users[?(age > 3)]") == "invalid JSONPath '$.users[?(age > 3)]' at offset 10: expected '@' at the start of a filter");
+  CHECK(error_of("$.users[?(age > 3)]") ==
+        "invalid JSONPath '$.users[?(age > 3)]' at offset 10: expected '@' at the start of a filter");
   CHECK(jsonpath_validate("$..users[?(@.a.b == 'x')]").has_value());
   CHECK_FALSE(jsonpath_validate("$[1.5]").has_value());
 }

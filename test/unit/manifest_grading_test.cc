@@ -82,6 +82,8 @@ TEST_CASE("grading: combine methods, aliases, defaults") {
   REQUIRE(d);
   CHECK(d->llm_judge.rubric == "Was the user helped?");
   CHECK(load_grading(t.dir() + "/nope.yaml").error().code == Errc::kNotFound);
+  TempGrading empty_dir;
+  CHECK(load_grading(empty_dir.dir()).error().code == Errc::kNotFound);
 }
 
 TEST_CASE("grading: combine errors") {

@@ -33,8 +33,10 @@ HttpReply http_request(std::uint16_t port, const std::string& method, const std:
     Poco::Net::HTTPClientSession session("127.0.0.1", port);
     session.setTimeout(Poco::Timespan(20, 0));
     Poco::Net::HTTPRequest req(method, target, Poco::Net::HTTPMessage::HTTP_1_1);
-    if (chunked) req.setChunkedTransferEncoding(true);
-    else if (!body.empty() || method == "POST" || method == "PATCH") req.setContentLength64(static_cast<Poco::Int64>(body.size()));
+    if (chunked)
+      req.setChunkedTransferEncoding(true);
+    else if (!body.empty() || method == "POST" || method == "PATCH")
+      req.setContentLength64(static_cast<Poco::Int64>(body.size()));
     if (!body.empty()) req.setContentType("application/json");
     session.sendRequest(req) << body;
     Poco::Net::HTTPResponse resp;
@@ -68,7 +70,8 @@ struct Db {
     return http_request(server->port(), method, target, body);
   }
   // A call that must answer `status`; returns the parsed body.
-  json::Document expect(int status, const std::string& method, const std::string& target, const std::string& body = "") {
+  json::Document expect(int status, const std::string& method, const std::string& target,
+                        const std::string& body = "") {
     HttpReply r = call(method, target, body);
     INFO(method << " " << target << " -> " << r.status << " " << r.body);
     REQUIRE(r.status == status);
@@ -118,10 +121,12 @@ TEST_CASE("services json-db: init refuses malformed bodies with 400 and a reason
   Db s;
   CHECK(s.error(400, "POST", "/trials/t/init", "") == "the request needs a JSON body");
   CHECK(s.error(400, "POST", "/trials/t/init", "{\"tables\": ").find("malformed JSON body at offset 11") == 0);
-  CHECK(s.error(400, "POST", "/trials/t/init", R"({"tables": []})") == "'tables' must be an object of table name → records");
+  CHECK(s.error(400, "POST", "/trials/t/init", R"({"tables": []})") ==
+        "'tables' must be an object of table name → records");
   CHECK(s.error(400, "POST", "/trials/t/init", R"({"tables": {"u": {}}})") == "table 'u' must be an array of records");
   CHECK(s.error(400, "POST", "/trials/t/init", R"({"tables": {"u": [1]}})") == "table 'u' record 0 is not an object");
-  CHECK(s.error(400, "POST", "/trials/t/init", R"({"tables": {}, "tabels": {}})") == "init body has an unknown key 'tabels'");
+  CHECK(s.error(400, "POST", "/trials/t/init", R"({"tables": {}, "tabels": {}})") ==
+        "init body has an unknown key 'tabels'");
   CHECK(s.error(400, "POST", "/trials/t/init", R"({"tables": {}, "unstable_fields": [3]})")
             .find("each unstable field is") == 0);
   CHECK(s.error(404, "GET", "/trials/t/state") == "trial 't' not found");  // nothing was created
@@ -161,8 +166,10 @@ TEST_CASE("services json-db: the stable hash ignores unstable fields and key ord
   CHECK(json::get_string(a, "stable_hash") == json::get_string(b, "stable_hash"));
   CHECK(json::get_string(a, "full_hash") != json::get_string(b, "full_hash"));
   // A stable field that differs does change the stable hash.
-  s.expect(200, "PATCH", "/trials/b/state/users", R"({"operations": [{"op": "update", "filter": {"id": 2}, "set": {"name": "bo"}}]})");
-  CHECK(json::get_string(s.expect(200, "GET", "/trials/b/state/hash"), "stable_hash") != json::get_string(a, "stable_hash"));
+  s.expect(200, "PATCH", "/trials/b/state/users",
+           R"({"operations": [{"op": "update", "filter": {"id": 2}, "set": {"name": "bo"}}]})");
+  CHECK(json::get_string(s.expect(200, "GET", "/trials/b/state/hash"), "stable_hash") !=
+        json::get_string(a, "stable_hash"));
 }
 
 TEST_CASE("services json-db: PATCH insert, update, delete and upsert; versions count mutations") {
@@ -176,11 +183,13 @@ TEST_CASE("services json-db: PATCH insert, update, delete and upsert; versions c
       {"op": "upsert", "key": "name", "record": {"id": 9, "name": "dan"}}]})");
   CHECK(json::get_int(r, "version") == 2);  // one request, one version
   CHECK(json::get_int(r, "affected_rows") == 5);
-  CHECK(json::get_string(r, "new_hash") == json::get_string(s.expect(200, "GET", "/trials/t/state/hash"), "stable_hash"));
+  CHECK(json::get_string(r, "new_hash") ==
+        json::get_string(s.expect(200, "GET", "/trials/t/state/hash"), "stable_hash"));
   CHECK(json::to_string(s.expect(200, "GET", "/trials/t/state")["data"]["users"]) ==
         R"([{"id":1,"name":"anna","created_at":"t1","vip":true},{"id":3,"name":"cyd"},{"id":9,"name":"dan"}])");
   // An update that matches nothing is still a mutation request: version 3, 0 rows.
-  r = s.expect(200, "PATCH", "/trials/t/state/users", R"({"operations": [{"op": "update", "filter": {"id": 99}, "set": {"x": 1}}]})");
+  r = s.expect(200, "PATCH", "/trials/t/state/users",
+               R"({"operations": [{"op": "update", "filter": {"id": 99}, "set": {"x": 1}}]})");
   CHECK(json::get_int(r, "affected_rows") == 0);
   CHECK(json::get_int(r, "version") == 3);
   // Insert may create a table; update may not.
@@ -256,7 +265,8 @@ TEST_CASE("services json-db: query evaluates JSONPath over the trial's tables") 
   q = s.expect(200, "POST", "/trials/t/query", R"({"jsonpath": "$..id"})");
   CHECK(json::to_string(q["results"]) == R"([1,2,"o1"])");
   CHECK(json::get_int(s.expect(200, "POST", "/trials/t/query", R"({"jsonpath": "$.nothing"})"), "count") == 0);
-  CHECK(s.error(400, "POST", "/trials/t/query", R"({"jsonpath": "$.users["})").find("at offset 8") != std::string::npos);
+  CHECK(s.error(400, "POST", "/trials/t/query", R"({"jsonpath": "$.users["})").find("at offset 8") !=
+        std::string::npos);
   CHECK(s.error(400, "POST", "/trials/t/query", R"({"path": "$"})") == "query body has an unknown key 'path'");
   CHECK(s.error(404, "POST", "/trials/x/query", R"({"jsonpath": "$"})") == "trial 'x' not found");
 }
@@ -342,8 +352,8 @@ TEST_CASE("services json-db: concurrent mutations are all applied, each once") {
   for (int t = 0; t < kThreads; ++t)
     threads.emplace_back([&, t] {
       for (int i = 0; i < kEach; ++i) {
-        std::string body = R"({"operations": [{"op": "insert", "record": {"t": )" + std::to_string(t) +
-                           R"(, "i": )" + std::to_string(i) + "}}]}";
+        std::string body = R"({"operations": [{"op": "insert", "record": {"t": )" + std::to_string(t) + R"(, "i": )" +
+                           std::to_string(i) + "}}]}";
         if (s.call("PATCH", "/trials/t/state/events", body).status != 200) ++failures[t];
       }
     });
