@@ -87,6 +87,18 @@ int main(int argc, char** argv) {
     std::cerr << "docker suite: building the squid image: " << squid.error().what() << '\n';
     return 1;
   }
+  // The built-in stacks' services (json-db, mock-web) run `forgectl serve` from the services image.
+  const char* bin = std::getenv("FORGECTL_BIN");
+  if (!bin || !*bin) {
+    std::cerr << "docker suite: set FORGECTL_BIN to the forgectl binary (meson test does)\n";
+    return 1;
+  }
+  auto services = stack::build_services_image(*env.client, {bin, "/bin/busybox"});
+  if (!services) {
+    std::cerr << "docker suite: building the services image: " << services.error().what() << '\n';
+    return 1;
+  }
+  env.services_image = *services;
 
   doctest::Context ctx;
   ctx.applyCommandLine(argc, argv);

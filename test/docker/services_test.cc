@@ -17,17 +17,7 @@ using namespace forge::test;
 
 namespace {
 
-// Builds forgectl/services:local once per run from $FORGECTL_BIN (this suite is not forgectl).
-const std::string& services_image() {
-  static std::string id = [] {
-    const char* bin = std::getenv("FORGECTL_BIN");
-    REQUIRE_MESSAGE((bin && *bin), "set FORGECTL_BIN to the forgectl binary (meson test does)");
-    auto r = stack::build_services_image(*docker_env().client, {bin, "/bin/busybox"});
-    REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().what()));
-    return *r;
-  }();
-  return id;
-}
+const std::string& services_image() { return docker_env().services_image; }
 
 std::string sh(const std::string& id, const std::string& script) {
   engine::ExecOptions o{{"sh", "-c", script}};

@@ -10,6 +10,7 @@ namespace forge::test {
 struct DockerEnv {
   engine::Client* client = nullptr;
   std::string runner_image;  // id of forgectl/runner:local, built by the suite's main
+  std::string services_image;  // id of forgectl/services:local, built by the suite's main
   std::string run_label;     // "io.forgectl.test=<random>": on every object the suite creates
   std::string run_value;
 };
