@@ -15,12 +15,14 @@
 #include "core/parallel.h"
 #include "core/scope_guard.h"
 #include "core/strings.h"
+#include "engine/archive.h"
 #include "engine/containers.h"
 #include "engine/curl_transport.h"
 #include "engine/exec.h"
 #include "engine/images.h"
 #include "engine/networks.h"
 #include "engine/system.h"
+#include "engine/tar.h"
 #include "manifest/environment_parse.h"
 #include "policy/subnets.h"
 #include "policy/topology.h"
@@ -195,13 +197,14 @@ void print_trace(const char* what, const std::vector<TimingTransport::Call>& cal
 // network list, image inspects); firewall is the gap between the network create's answer and the
 // first container create, where close_host runs iptables and ip6tables. svc_* are means over the
 // services; services_wall runs from the first create to the end of the last service start,
-// runner_wall from the runner's create to the end of its start, containers_wall from the first
-// create to the end of the last start, and after is what follows that.
+// runner_wall from the runner's create to the end of its start (runner_archive: the PUT archive
+// calls that copy forgectl's helper in before the start), containers_wall from the first create to
+// the end of the last start, and after is what follows that.
 void print_up_phases(const std::vector<TimingTransport::Call>& calls, const std::string& runner_id, double total) {
   using engine::Method;
   double net_start = -1, net_end = -1, first_create = -1, svc_end = 0, run_from = -1, run_end = 0, last_end = 0;
-  double sums[3] = {0, 0, 0}, runner[3] = {0, 0, 0};
-  int counts[3] = {0, 0, 0};
+  double sums[4] = {0, 0, 0, 0}, runner[4] = {0, 0, 0, 0};
+  int counts[4] = {0, 0, 0, 0};
   for (const auto& c : calls) {
     double d = c.end - c.start;
     int kind = is_call(c, Method::kPost, "/containers/create") ? 0
@@ -209,7 +212,8 @@ void print_up_phases(const std::vector<TimingTransport::Call>& calls, const std:
                        c.target.ends_with("/json") && c.target.find("/containers/json") == std::string::npos
                    ? 1
                : is_call(c, Method::kPost, "/start") ? 2
-                                                      : -1;
+               : is_call(c, Method::kPut, "/archive")  ? 3
+                                                       : -1;
     if (is_call(c, Method::kPost, "/networks/create") && net_start < 0) net_start = c.start, net_end = c.end;
     if (kind == 0 && first_create < 0) first_create = c.start;
     if (kind < 0) continue;
@@ -227,10 +231,10 @@ void print_up_phases(const std::vector<TimingTransport::Call>& calls, const std:
   auto mean = [&](int k) { return counts[k] ? sums[k] / counts[k] : 0.0; };
   std::fprintf(stderr,
                "phase up prep=%.2f network=%.2f firewall=%.2f services_wall=%.2f svc_create=%.2f svc_inspect=%.2f "
-               "svc_start=%.2f runner_wall=%.2f runner_create=%.2f runner_inspect=%.2f runner_start=%.2f "
-               "containers_wall=%.2f after=%.2f calls=%zu total=%.2f\n",
+               "svc_start=%.2f runner_wall=%.2f runner_create=%.2f runner_inspect=%.2f runner_archive=%.2f "
+               "runner_start=%.2f containers_wall=%.2f after=%.2f calls=%zu total=%.2f\n",
                net_start, net_end - net_start, first_create - net_end, svc_end - first_create, mean(0), mean(1), mean(2),
-               run_end - run_from, runner[0], runner[1], runner[2], last_end - first_create, total - last_end,
+               run_end - run_from, runner[0], runner[1], runner[3], runner[2], last_end - first_create, total - last_end,
                calls.size(), total);
 }
 
@@ -255,14 +259,54 @@ void print_down_phases(const std::vector<TimingTransport::Call>& calls, double t
 // ---- stack-whatif: up_stack and remove_stack with the changes suggested in bench/README.md -------
 // A prototype for measuring, not a replacement: the same plan, specs, labels, subnet reservation,
 // firewall rule and hardening check as stack/up.cc for a stack without sidecar, builds or
-// healthchecks, but (1) the runner is created and started together with the services, (2) each
-// distinct image is inspected once, and (3) on down the firewall rule is removed while the network
-// is being deleted (the containers are gone by then) instead of after it.
+// healthchecks, with these changes, each on unless FORGECTL_BENCH_WHATIF (a comma list) leaves it out:
+//   parallel      the runner is created, checked, given the helper and started together with the
+//                 services instead of after them
+//   prestage      (without parallel; off by default) the runner is created, checked and given the
+//                 helper while the services start, and started once they have: a running runner
+//                 still means a finished stack
+//   image-helper  no helper copy (two PUT archive) when the runner image is forgectl's own, which
+//                 already has /.forgectl/exec (the anonymous volume starts as a copy of it); the
+//                 src change would check a helper digest label on the image, and bake the
+//                 /env/fs/agent-visible link in too
+//   fw            on down, the firewall rule is removed while the network is deleted (the
+//                 containers are gone by then) instead of after it
+// Each distinct image is inspected once in every case.
 struct WhatIfUp {
   std::string name, runner_id;
 };
 
-Result<WhatIfUp> whatif_up(engine::Client& c, const manifest::LoadedEnvironment& env) {
+struct WhatIf {
+  bool parallel = true, image_helper = true, fw = true, prestage = false;
+  static WhatIf from_env() {
+    const char* v = std::getenv("FORGECTL_BENCH_WHATIF");
+    if (!v) return {};
+    std::string s = std::string(",") + v + ",";
+    auto on = [&](const char* k) { return s.find(std::string(",") + k + ",") != std::string::npos; };
+    return {on("parallel"), on("image-helper"), on("fw"), on("prestage")};
+  }
+};
+
+// As up.cc's install_helper: forgectl's helper into the runner's helper volume, and the
+// /env/fs/agent-visible link where the root is writable.
+Status whatif_install_helper(engine::Client& c, const std::string& id, const std::string& workdir) {
+  auto helper = stack::find_exec_helper("");
+  if (!helper) return helper.fail();
+  engine::TarWriter tar;
+  if (auto st = tar.add_host_file("exec", *helper); !st) return st;
+  auto bytes = tar.finish();
+  if (!bytes) return bytes.fail();
+  if (auto st = engine::put_archive(c, id, policy::kHelperDir, std::move(*bytes)); !st) return st;
+  engine::TarWriter link;
+  Status st = link.add_directory("env", 0755);
+  if (st) st = link.add_directory("env/fs", 0755);
+  if (st) st = link.add_symlink("env/fs/agent-visible", workdir);
+  auto link_bytes = link.finish();
+  if (st && link_bytes) (void)engine::put_archive(c, id, "/", std::move(*link_bytes));
+  return {};
+}
+
+Result<WhatIfUp> whatif_up(engine::Client& c, const manifest::LoadedEnvironment& env, WhatIf w) {
   WhatIfUp out;
   out.name = stack::new_stack_name(env.task_id);
   stack::StackLabels sl{out.name, random_hex(8), manifest::policy_name(env.manifest.network_policy), env.source,
@@ -278,12 +322,14 @@ Result<WhatIfUp> whatif_up(engine::Client& c, const manifest::LoadedEnvironment&
   });
   auto host_info = engine::info(c);
   if (!host_info) return host_info.fail();
-  auto nets = engine::list_networks(c);
-  if (!nets) return nets.fail();
-  std::vector<std::string> in_use;
-  for (const auto& n : *nets)
-    for (const auto& cfg : n.ipam) in_use.push_back(cfg.subnet);
-  auto subnets = pool->reserve(policy::network_prefixes(env), in_use);
+  auto subnets = pool->reserve(policy::network_prefixes(env), [&]() -> Result<std::vector<std::string>> {
+    auto nets = engine::list_networks(c);
+    if (!nets) return nets.fail();
+    std::vector<std::string> in_use;
+    for (const auto& n : *nets)
+      for (const auto& cfg : n.ipam) in_use.push_back(cfg.subnet);
+    return in_use;
+  });
   if (!subnets) return subnets.fail();
   reserved = *subnets;
   policy::PlanOptions popts{out.name, "", stack::kDefaultProxyImage, [](const std::string&) { return std::nullopt; }};
@@ -293,14 +339,19 @@ Result<WhatIfUp> whatif_up(engine::Client& c, const manifest::LoadedEnvironment&
   std::vector<policy::ContainerPlan*> all;
   for (auto& s : plan->services) all.push_back(&s);
   all.push_back(&plan->runner);
-  std::set<std::string> images;
+  std::map<std::string, std::map<std::string, std::string>> images;  // image -> its labels
   for (auto* p : all) {
     (void)policy::fit_to_host(p->hardening, host_info->ncpu);
     if (p->build || !p->depends_on.empty() || (p->healthcheck && !p->healthcheck->disable))
       return fail(Errc::kUnsupported, "stack-whatif covers services without build, depends_on or healthcheck");
-    if (images.insert(p->image).second)
-      if (auto img = engine::inspect_image(c, p->image); !img) return img.fail();
+    if (!images.count(p->image)) {
+      auto img = engine::inspect_image(c, p->image);
+      if (!img) return img.fail();
+      images[p->image] = img->labels;
+    }
   }
+  auto own = images[plan->runner.image].find(stack::kImageLabel);
+  bool copy_helper = !(w.image_helper && own != images[plan->runner.image].end() && own->second == "runner");
   std::map<std::string, std::string> net_names;
   for (const auto& n : plan->networks) {
     net_names[n.key] = n.name;
@@ -313,20 +364,35 @@ Result<WhatIfUp> whatif_up(engine::Client& c, const manifest::LoadedEnvironment&
       if (auto st = stack::close_host(n.bridge, out.name); !st) return st.fail();
   std::vector<Status> outcomes(all.size());
   std::vector<std::string> ids(all.size());
-  parallel_for(
-      all.size(),
-      [&](std::size_t i) {
-        const auto& p = *all[i];
-        auto box = engine::create_container(c, stack::container_spec(p, labels, net_names));
-        if (!box) return void(outcomes[i] = box.fail());
-        ids[i] = box->id;
-        auto info = engine::inspect_container(c, box->id);
-        if (!info) return void(outcomes[i] = info.fail());
-        if (!policy::hardening_mismatches(p.hardening, stack::applied_hardening(*info)).empty())
-          return void(outcomes[i] = fail(Errc::kUnsupported, "hardening of '" + p.key + "' not applied"));
-        outcomes[i] = engine::start_container(c, box->id);
-      },
-      all.size());
+  // Creates, checks and (the runner) gives the helper; start_container follows unless staged.
+  auto prepare = [&](std::size_t i) -> Status {
+    const auto& p = *all[i];
+    auto box = engine::create_container(c, stack::container_spec(p, labels, net_names));
+    if (!box) return box.fail();
+    ids[i] = box->id;
+    auto info = engine::inspect_container(c, box->id);
+    if (!info) return info.fail();
+    if (!policy::hardening_mismatches(p.hardening, stack::applied_hardening(*info)).empty())
+      return fail(Errc::kUnsupported, "hardening of '" + p.key + "' not applied");
+    if (p.role == policy::Role::kRunner && copy_helper)
+      if (auto st = whatif_install_helper(c, box->id, p.workdir); !st) return st;
+    return {};
+  };
+  auto one = [&](std::size_t i) {
+    outcomes[i] = prepare(i);
+    if (outcomes[i]) outcomes[i] = engine::start_container(c, ids[i]);
+  };
+  std::size_t runner = all.size() - 1;
+  std::size_t batch = w.parallel ? all.size() : runner;  // otherwise the runner starts after the services
+  std::thread staged;
+  if (!w.parallel && w.prestage) staged = std::thread([&] { outcomes[runner] = prepare(runner); });
+  parallel_for(batch, one, batch);
+  if (staged.joinable()) staged.join();
+  bool services_ok = std::all_of(outcomes.begin(), outcomes.begin() + runner, [](const Status& s) { return !!s; });
+  if (batch == runner && services_ok) {
+    if (!w.prestage) one(runner);
+    else if (outcomes[runner]) outcomes[runner] = engine::start_container(c, ids[runner]);
+  }
   for (const auto& st : outcomes)
     if (!st) return st.fail();
   out.runner_id = ids.back();
@@ -334,7 +400,7 @@ Result<WhatIfUp> whatif_up(engine::Client& c, const manifest::LoadedEnvironment&
   return out;
 }
 
-stack::TeardownReport whatif_down(engine::Client& c, const std::string& name) {
+stack::TeardownReport whatif_down(engine::Client& c, const std::string& name, WhatIf w) {
   stack::TeardownReport rep;
   engine::Filters f{{"label", {std::string(stack::kLabelStack) + "=" + name}}};
   auto boxes = engine::list_containers(c, f);
@@ -350,10 +416,11 @@ stack::TeardownReport whatif_down(engine::Client& c, const std::string& name) {
   if (!nets) return rep.errors.push_back(nets.error().what()), rep;
   for (const auto& n : *nets) {
     std::thread fw;
-    if (auto b = n.labels.find(stack::kLabelBridge); b != n.labels.end())
-      fw = std::thread([&, bridge = b->second] { (void)stack::reopen_host(bridge, name); });
+    auto b = n.labels.find(stack::kLabelBridge);
+    if (b != n.labels.end() && w.fw) fw = std::thread([&, bridge = b->second] { (void)stack::reopen_host(bridge, name); });
     auto st = engine::remove_network(c, n.id);
     if (fw.joinable()) fw.join();
+    if (b != n.labels.end() && !w.fw) (void)stack::reopen_host(b->second, name);
     if (st) ++rep.networks;
     else rep.errors.push_back(st.error().what());
   }
@@ -375,13 +442,14 @@ int stack_bench(int n, const std::string& dir, const engine::DockerHost& host, b
     std::fprintf(stderr, "engine_bench stack: %s\n", st.error().what().c_str());
     return 1;
   }
+  WhatIf what = WhatIf::from_env();
   const char* trace_env = std::getenv("FORGECTL_BENCH_TRACE");
   bool trace = trace_env && *trace_env && std::string(trace_env) != "0";
   for (int i = 0; i < n; ++i) {
     timing->reset();
     std::string name, runner_id;
     if (whatif) {
-      auto up = whatif_up(client, *env);
+      auto up = whatif_up(client, *env, what);
       if (!up) {
         std::fprintf(stderr, "engine_bench stack-whatif: %s\n", up.error().what().c_str());
         return 1;
@@ -398,7 +466,7 @@ int stack_bench(int n, const std::string& dir, const engine::DockerHost& host, b
     double up_ms = timing->now();
     auto up_calls = timing->calls();
     timing->reset();
-    auto rep = whatif ? whatif_down(client, name) : stack::remove_stack(client, name);
+    auto rep = whatif ? whatif_down(client, name, what) : stack::remove_stack(client, name);
     double down_ms = timing->now();
     auto down_calls = timing->calls();
     if (!rep.clean() || rep.containers == 0) {

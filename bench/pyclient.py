@@ -47,13 +47,14 @@ def network_cycle(client):
 
 
 # stack: the containers of forgectl's no_internet stack, with the HostConfig forgectl sends
-# (stack/specs.cc, policy/hardening.cc): s1..s3 as services, and "runner" as the 4th when K is 4.
+# (stack/specs.cc, policy/hardening.cc): s1..s3 as services, and "runner" as the 4th when K is 4,
+# with its anonymous volumes (forgectl's helper directory and the workdir).
 def stack_members(k):
-    service = dict(command=["sleep", "3600"], cap_add=None, mem=1 << 30, pids=256, workdir=None)
+    service = dict(command=["sleep", "3600"], cap_add=None, mem=1 << 30, pids=256, workdir=None, volumes=None)
     members = [(f"s{i}", service) for i in range(1, min(k, 3) + 1)]
     if k >= 4:
         members.append(("runner", dict(command=["sleep", "2147483647"], cap_add=["NET_BIND_SERVICE"], mem=2 << 30,
-                                       pids=512, workdir="/work")))
+                                       pids=512, workdir="/work", volumes=["/.forgectl", "/work"])))
     return members
 
 
@@ -97,7 +98,8 @@ def stack_cycle(client, k, run, parallel):
                 memswap_limit=m["mem"], nano_cpus=10**9, dns_opt=["timeout:1", "attempts:1"])
             netcfg = api.create_networking_config({stack + "-internal": api.create_endpoint_config(aliases=[key])})
             box = api.create_container(IMAGE, command=m["command"], name=f"{stack}-{key}", labels=labels,
-                                       working_dir=m["workdir"], host_config=host, networking_config=netcfg)["Id"]
+                                       working_dir=m["workdir"], volumes=m["volumes"], host_config=host,
+                                       networking_config=netcfg)["Id"]
             api.start(box)
         each(parallel, members, create_start)
         t1 = time.perf_counter()

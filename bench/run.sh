@@ -50,13 +50,28 @@ fi
 
 # ---- set-up and teardown ----------------------------------------------------------------
 
-ninja -C "$BUILD" src/cli/forgectl bench/engine_bench >/dev/null || die "build failed (ninja -C $BUILD)"
+# Other work may be running ninja in the same build directory; a clash fails one of the two, so try
+# again a few times before giving up.
+for try in 1 2 3 4; do
+  if ninja -C "$BUILD" src/cli/forgectl src/helper/forgectl-exec bench/engine_bench >"${TMPDIR:-/tmp}/forgectl-bench-ninja.$$" 2>&1; then
+    break
+  fi
+  ((try < 4)) || { tail -n 20 "${TMPDIR:-/tmp}/forgectl-bench-ninja.$$" >&2; die "build failed (ninja -C $BUILD)"; }
+  sleep 15
+done
+rm -f "${TMPDIR:-/tmp}/forgectl-bench-ninja.$$"
 if ! docker image inspect "$IMAGE" >/dev/null 2>&1; then
   "$FORGECTL" images build || die "could not build $IMAGE"
 fi
 
 TMP=$(mktemp -d /tmp/forgectl-bench.XXXXXX)
 BOX=forgectl-bench-$$
+# Time a snapshot of the binaries: a rebuild in $BUILD during the run (other work sharing the build
+# directory) must neither remove them mid-round nor mix two versions in one table. forgectl-exec
+# sits beside forgectl, where up looks for it.
+mkdir "$TMP/bin"
+cp "$FORGECTL" "$BUILD/src/helper/forgectl-exec" "$BENCH" "$TMP/bin/" || die "cannot copy the binaries to $TMP/bin"
+FORGECTL_SRC=$FORGECTL FORGECTL=$TMP/bin/forgectl BENCH=$TMP/bin/engine_bench
 cleanup() {
   docker rm -f "$BOX" >/dev/null 2>&1 || true
   sweep_stacks
@@ -191,7 +206,7 @@ write_forgectl_task() {
 # The docker-compose equivalent, with as much of forgectl's hardening as compose expresses
 # (policy/hardening.cc, stack/specs.cc): init, cap_drop ALL, no-new-privileges, pids, memory =
 # memswap, 1 cpu, the fast DNS options, one internal network. K=4 adds forgectl's runner as a 4th
-# service.
+# service, with its two anonymous volumes (the helper directory and the workdir).
 write_compose_file() {
   local k=$1 f=$2 s
   mkdir -p "$(dirname "$f")"
@@ -203,6 +218,7 @@ write_compose_file() {
       printf '  %s:\n    image: %s\n    init: true\n    cap_drop: [ALL]\n' "$s" "$IMAGE"
       if [[ $s == runner ]]; then
         printf '    command: ["sleep", "2147483647"]\n    working_dir: /work\n    cap_add: [NET_BIND_SERVICE]\n'
+        printf '    volumes: [/.forgectl, /work]\n'
         printf '    mem_limit: 2g\n    memswap_limit: 2g\n    pids_limit: 512\n'
       else
         printf '    command: ["sleep", "3600"]\n    mem_limit: 1g\n    memswap_limit: 1g\n    pids_limit: 256\n'
@@ -229,19 +245,24 @@ way_stack_forgectl() {
 }
 # The same through stack::up_stack and stack::remove_stack in one process (no process start, no
 # connect, no manifest load); its phases go to its log.
-way_stack_engine() { "$BENCH" stack "$1" "$TMP/stack/task"; }
+# up puts forgectl-exec into the runner; engine_bench finds it only through FORGECTL_EXEC_HELPER.
+HELPER=${FORGECTL_EXEC_HELPER:-$TMP/bin/forgectl-exec}
+way_stack_engine() { FORGECTL_EXEC_HELPER=$HELPER "$BENCH" stack "$1" "$TMP/stack/task"; }
 # The prototype of the suggested src changes (bench/README.md): runner started with the services,
 # one image inspect per image, firewall rule removed during the network delete.
-way_stack_whatif() { "$BENCH" stack-whatif "$1" "$TMP/stack/task"; }
+way_stack_whatif() { FORGECTL_EXEC_HELPER=$HELPER "$BENCH" stack-whatif "$1" "$TMP/stack/task"; }
+# `down` as a user types it; with the runner, `down -v`, or its anonymous volumes would be left
+# behind (forgectl, docker-py and curl remove containers with v=1).
 stack_compose() {
-  local k=$1 i p up f=$TMP/stack/compose$1/docker-compose.yml
+  local k=$1 i p up f=$TMP/stack/compose$1/docker-compose.yml down=(down)
+  ((k < 4)) || down+=(-v)
   for ((i = 0; i < $2; i++)); do
     p=fgb$$c${k}n$((++stack_seq))
     t0=${EPOCHREALTIME//[.,]/}
     docker-compose -f "$f" -p "$p" up -d || return 1
     up=$(lap)
     t0=${EPOCHREALTIME//[.,]/}
-    docker-compose -f "$f" -p "$p" down || return 1
+    docker-compose -f "$f" -p "$p" "${down[@]}" || return 1
     echo "$up $(lap)"
   done
 }
@@ -263,7 +284,7 @@ stack_curl() {
       "$API/networks/create" || return 1
     for s in "${members[@]}"; do
       if [[ $s == runner ]]; then
-        body='"Cmd":["sleep","2147483647"],"WorkingDir":"/work","HostConfig":{"CapAdd":["NET_BIND_SERVICE"],"PidsLimit":512,"Memory":2147483648,"MemorySwap":2147483648,'
+        body='"Cmd":["sleep","2147483647"],"WorkingDir":"/work","Volumes":{"/.forgectl":{},"/work":{}},"HostConfig":{"CapAdd":["NET_BIND_SERVICE"],"PidsLimit":512,"Memory":2147483648,"MemorySwap":2147483648,'
       else
         body='"Cmd":["sleep","3600"],"HostConfig":{"PidsLimit":256,"Memory":1073741824,"MemorySwap":1073741824,'
       fi
@@ -324,7 +345,7 @@ echo "forgectl engine benchmarks: $what, $n rounds x $b per way, interleaved rou
 echo "  daemon $(docker version --format '{{.Server.Version}} (API {{.Server.APIVersion}})'), CLI $(docker version --format '{{.Client.Version}}')," \
   "docker-py $("$PY" -c 'import docker; print(docker.__version__)') ($PY), $(curl --version | head -1 | cut -d' ' -f1-2)"
 ! has stack || echo "  docker-compose $(docker-compose version --short 2>/dev/null), forgectl $("$FORGECTL" --version | cut -d' ' -f2)" \
-  "($FORGECTL), host firewall ${FORGECTL_HOST_FIREWALL:-on}"
+  "(a copy of $FORGECTL_SRC), host firewall ${FORGECTL_HOST_FIREWALL:-on}"
 echo "  $(nproc) cores, load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # One unrecorded warm-up run per way (page cache, first-call costs), then rounds that rotate the
