@@ -80,6 +80,13 @@ int main(int argc, char** argv) {
     return 1;
   }
   env.runner_image = *image;
+  // Stacks under limited_internet need the egress proxy's image; build it up front so no test
+  // depends on another having built it first (a fresh machine has none).
+  auto squid = stack::build_squid_image(*env.client, {});
+  if (!squid) {
+    std::cerr << "docker suite: building the squid image: " << squid.error().what() << '\n';
+    return 1;
+  }
 
   doctest::Context ctx;
   ctx.applyCommandLine(argc, argv);
