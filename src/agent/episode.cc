@@ -74,6 +74,10 @@ Episode run_episode(Agent& agent, UserSimulator* user, tools::ToolExecutor& exec
     ep.elapsed = elapsed_since(start);
     return ep;
   };
+  auto failed = [&](const Error& e) {
+    ep.stops_run = e.code == Errc::kForbidden || e.code == Errc::kNotFound;
+    return finish(termination_of(e), e.what());
+  };
   auto stopped = [&] { return interrupted && interrupted->load() > 0; };
 
   if (!spec.system_prompt.empty()) ep.messages.push_back({ChatMessage::Role::kSystem, spec.system_prompt});
@@ -82,7 +86,7 @@ Episode run_episode(Agent& agent, UserSimulator* user, tools::ToolExecutor& exec
 
   auto user_turn = [&]() -> std::optional<Episode> {
     auto r = user->reply(ep.messages, Deadline::in(spec.turn_timeout).earlier(episode_end));
-    if (!r) return finish(termination_of(r.error()), r.error().what());
+    if (!r) return failed(r.error());
     ep.user_usage += r->usage;
     ep.user_cost_usd += r->cost_usd;
     ep.user_calls += r->api_calls;
@@ -102,7 +106,7 @@ Episode run_episode(Agent& agent, UserSimulator* user, tools::ToolExecutor& exec
     if (stopped()) return finish(Termination::kInterrupted);
     if (episode_end.expired()) return finish(Termination::kTimeout);
     auto resp = agent.next(ep.messages, decls, Deadline::in(spec.turn_timeout).earlier(episode_end));
-    if (!resp) return finish(termination_of(resp.error()), resp.error().what());
+    if (!resp) return failed(resp.error());
     ++ep.agent_calls;
     ep.agent_usage += resp->usage;
     if (resp->cost_usd) ep.agent_cost_usd += *resp->cost_usd;

@@ -41,6 +41,9 @@ struct Episode {
   std::vector<ChatMessage> messages;  // system, user, assistant, tool — tool arguments as sent
   Termination termination = Termination::kMaxTurns;
   std::string error;  // for kModelError / kInfraError: what went wrong
+  // A key or account problem (401/402/403) or a wrong base_url or model (404): every other trial
+  // would fail the same way, so the run stops instead of retrying.
+  bool stops_run = false;
   Usage agent_usage, user_usage;
   double agent_cost_usd = 0, user_cost_usd = 0;
   bool cost_known = true;  // false when some call's price was unknown

@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
   cli::add_exec(app, ctx, &rc);
   cli::add_run(app, ctx, &rc);
   cli::add_serve(app, ctx, &rc);
+  cli::add_report(app, ctx, &rc);
 
   try {
     app.parse(argc, argv);

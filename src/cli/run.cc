@@ -112,7 +112,8 @@ std::string run_json(const std::string& run_id, const sweep::RunOptions& o, cons
 void add_run(CLI::App& app, Context& ctx, int* rc) {
   auto args = std::make_shared<RunArgs>();
   auto* cmd = app.add_subcommand("run", "Run trials of tasks (tasks × trials), grade them on the host, write a run directory");
-  cmd->add_option("tasks", args->tasks, "task directories, task.yaml files, or directories of tasks")->required();
+  cmd->add_option("tasks", args->tasks,
+                  "task directories, task.yaml files, or directories of tasks (default: evaluation.task_packs)");
   cmd->add_option("--config", args->config, "run config (Tolokaforge's format): models, limits, budget");
   cmd->add_option("--agent", args->agent, "oracle | noop | replay:TRAJECTORY | llm (default: models.agent of the config)");
   cmd->add_option("--trials", args->trials, "trials per task (default: orchestrator.repeats, else 1)");
@@ -129,7 +130,11 @@ void add_run(CLI::App& app, Context& ctx, int* rc) {
       cfg = std::move(*c);
     }
     sweep::RunOptions o;
-    o.task_paths = args->tasks;
+    o.task_paths = !args->tasks.empty() ? args->tasks : cfg.task_packs;
+    if (o.task_paths.empty()) {
+      *rc = ctx.report(make_error(Errc::kInvalid, "no tasks: give TASKS... (or evaluation.task_packs in --config)"));
+      return;
+    }
     o.trials = args->trials > 0 ? args->trials : cfg.repeats;
     o.concurrency = args->concurrency > 0 ? args->concurrency : cfg.workers;
     o.out_dir = !args->out.empty() ? args->out : cfg.output_dir;
@@ -197,7 +202,8 @@ void add_run(CLI::App& app, Context& ctx, int* rc) {
     }
     sweep::print_summary(ctx.out, *sum);
     ctx.out << "results: " << writer->dir() << '\n';
-    *rc = ctx.interrupted.load() > 0 ? kExitInterrupted : kExitOk;
+    // A run cut short by a key or model problem did not complete: the trials it skipped are not results.
+    *rc = ctx.interrupted.load() > 0 ? kExitInterrupted : sum->stopped.empty() ? kExitOk : kExitFailure;
   });
 }
 

@@ -18,5 +18,6 @@ void add_tool(CLI::App& app, Context& ctx, int* rc);
 void add_exec(CLI::App& app, Context& ctx, int* rc);
 void add_run(CLI::App& app, Context& ctx, int* rc);
 void add_serve(CLI::App& app, Context& ctx, int* rc);
+void add_report(CLI::App& app, Context& ctx, int* rc);
 
 }  // namespace forge::cli

@@ -85,6 +85,9 @@ void emit_json_text(YAML::Emitter& e, const std::string& text) {
 
 std::string block(const std::string& s) { return s; }
 
+// 15 significant digits: 141.01 reads back as written (yaml-cpp's default 17 prints 141.00999999999999).
+constexpr std::size_t kYamlDigits = 15;
+
 double seconds(Millis m) { return static_cast<double>(m.count()) / 1000.0; }
 
 }  // namespace
@@ -126,6 +129,8 @@ Status RunWriter::write_trial(const TrialResult& t, const std::string& task_yaml
   const auto& ep = t.episode;
 
   YAML::Emitter traj;
+
+  traj.SetDoublePrecision(kYamlDigits);
   traj << YAML::BeginMap << YAML::Key << "task_id" << YAML::Value << t.task_id << YAML::Key << "trial_index" << YAML::Value
        << t.trial_index << YAML::Key << "attempt" << YAML::Value << t.attempt << YAML::Key << "start_ts" << YAML::Value
        << t.started_at << YAML::Key << "end_ts" << YAML::Value << t.finished_at << YAML::Key << "status" << YAML::Value
@@ -165,6 +170,8 @@ Status RunWriter::write_trial(const TrialResult& t, const std::string& task_yaml
   traj << YAML::EndSeq << YAML::EndMap;
 
   YAML::Emitter grade;
+
+  grade.SetDoublePrecision(kYamlDigits);
   grade << YAML::BeginMap << YAML::Key << "binary_pass" << YAML::Value << (t.outcome == Outcome::kGraded && t.grade.binary_pass)
         << YAML::Key << "score" << YAML::Value << (t.outcome == Outcome::kGraded ? t.grade.score : 0.0) << YAML::Key
         << "components" << YAML::Value << YAML::BeginMap;
@@ -193,6 +200,7 @@ Status RunWriter::write_trial(const TrialResult& t, const std::string& task_yaml
   std::size_t ok_calls = 0;
   for (const auto& [k, u] : usage) ok_calls += static_cast<std::size_t>(u[1]);
   YAML::Emitter metrics;
+  metrics.SetDoublePrecision(kYamlDigits);
   metrics << YAML::BeginMap << YAML::Key << "latency_total_s" << YAML::Value << seconds(ep.elapsed) << YAML::Key << "turns"
           << YAML::Value << ep.turns << YAML::Key << "api_calls" << YAML::Value << ep.agent_calls << YAML::Key
           << "user_api_calls" << YAML::Value << ep.user_calls << YAML::Key << "tokens_input" << YAML::Value
@@ -217,6 +225,8 @@ Status RunWriter::write_trial(const TrialResult& t, const std::string& task_yaml
   metrics << YAML::EndSeq << YAML::EndMap;
 
   YAML::Emitter env;
+
+  env.SetDoublePrecision(kYamlDigits);
   env << YAML::BeginMap << YAML::Key << "db" << YAML::Value;
   {
     json::Document d;

@@ -4,6 +4,7 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <iomanip>
 #include <map>
@@ -83,6 +84,7 @@ Result<RunSummary> run_sweep(const RunOptions& o, TrialEnv& env, RunWriter& writ
   std::map<std::string, TaskSummary> per_task;
   for (const auto& t : tasks) per_task[t.task_id].task_id = t.task_id;
   std::mutex mu;
+  std::atomic<bool> stop_run{false};
   std::size_t done = 0;
   std::vector<Error> write_errors;
   progress << "forgectl run " << env.run_id << ": " << tasks.size() << " task(s) × " << o.trials << " trial(s), agent "
@@ -91,10 +93,11 @@ Result<RunSummary> run_sweep(const RunOptions& o, TrialEnv& env, RunWriter& writ
   parallel_for(jobs.size(), [&](std::size_t j) {
     const auto& job = jobs[j];
     if (env.interrupted && env.interrupted->load() > 0) return;
+    if (stop_run.load()) return;
     TrialResult r;
     for (int attempt = 1;; ++attempt) {
       r = run_trial(*job.task, job.index, attempt, o.agent, env);
-      bool retry = r.outcome == Outcome::kInfraError && attempt <= env.run->max_attempt_retries &&
+      bool retry = r.outcome == Outcome::kInfraError && !r.stops_run && attempt <= env.run->max_attempt_retries &&
                    !(env.interrupted && env.interrupted->load() > 0);
       if (!retry) break;
       std::lock_guard lock(mu);
@@ -102,6 +105,7 @@ Result<RunSummary> run_sweep(const RunOptions& o, TrialEnv& env, RunWriter& writ
     }
     auto st = writer.write_trial(r, task_summary_yaml(*job.task, job.index));
     std::lock_guard lock(mu);
+    if (r.stops_run && !stop_run.exchange(true)) sum.stopped = r.error;
     if (!st) write_errors.push_back(st.error());
     auto& ts = per_task[r.task_id];
     ++ts.trials;
@@ -145,6 +149,7 @@ void print_summary(std::ostream& out, const RunSummary& s) {
   if (s.infra_errors) out << ", " << s.infra_errors << " infra error(s) (not counted)";
   out << "; cost $" << std::setprecision(4) << s.cost_usd << "; " << std::setprecision(1)
       << static_cast<double>(s.elapsed.count()) / 1000.0 << " s\n";
+  if (!s.stopped.empty()) out << "run stopped early: " << s.stopped << "\n";
 }
 
 }  // namespace forge::sweep

@@ -32,6 +32,7 @@ struct RunSummary {
   int trials = 0, passed = 0, infra_errors = 0;
   double cost_usd = 0;
   Millis elapsed{0};
+  std::string stopped;  // why the run stopped early (a provider key or model problem); empty: it did not
 };
 
 // Finds the task.yaml files the paths name.

@@ -159,6 +159,7 @@ TrialResult run_trial(const manifest::TaskConfig& task, int trial_index, int att
     spec.stuck = env.run->stuck;
     r.episode = agent::run_episode(**agent, user.get(), *st.executor, spec, env.interrupted);
   }
+  r.stops_run = r.episode.stops_run;
   if (r.episode.termination == agent::Termination::kInfraError) return finish(Outcome::kInfraError, r.episode.error);
   if (r.episode.termination == agent::Termination::kInterrupted) return finish(Outcome::kInfraError, "interrupted");
   if (!r.episode.error.empty()) r.error = r.episode.error;

@@ -37,6 +37,7 @@ struct TrialResult {
   std::string started_at, finished_at;  // ISO 8601 UTC
   std::map<std::string, Millis> phases;  // reserve, up, agent, grade, down
   std::string stack;
+  bool stops_run = false;  // a provider key/account/model problem: no retry, no further trials
 };
 
 }  // namespace forge::sweep

@@ -34,6 +34,7 @@ struct ScriptedResponse {
   std::vector<std::pair<std::string, std::string>> headers;  // e.g. {"Retry-After", "2"}
   std::string body;
   std::chrono::milliseconds delay{0};  // wait before answering, to exercise timeouts
+  bool held = false;  // answer only after release(): the test acts while the client waits
 };
 
 struct RecordedRequest {
@@ -90,6 +91,15 @@ class FakeLlmServer {
   }
   void push(int status, std::string body, std::vector<std::pair<std::string, std::string>> headers = {}) {
     push(ScriptedResponse{status, std::move(headers), std::move(body)});
+  }
+
+  // Lets held responses go.
+  void release() {
+    {
+      std::lock_guard lock(mu_);
+      released_ = true;
+    }
+    cv_.notify_all();
   }
 
   std::vector<RecordedRequest> requests() const {
@@ -202,6 +212,10 @@ class FakeLlmServer {
       std::unique_lock lock(mu_);
       cv_.wait_for(lock, r.delay, [this] { return stop_; });
     }
+    if (r.held) {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [this] { return stop_ || released_; });
+    }
     std::string out = "HTTP/1.1 " + std::to_string(r.status) + " Scripted\r\nContent-Type: application/json\r\n";
     for (const auto& [k, v] : r.headers) out += k + ": " + v + "\r\n";
     out += "Content-Length: " + std::to_string(r.body.size()) + "\r\nConnection: close\r\n\r\n" + r.body;
@@ -213,6 +227,7 @@ class FakeLlmServer {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
+  bool released_ = false;
   std::deque<ScriptedResponse> script_;
   std::vector<RecordedRequest> requests_;
   std::vector<std::thread> workers_;

@@ -1,0 +1,305 @@
+// Full trials against the real daemon, driven by a local scripted LLM server speaking the OpenAI
+// and Anthropic protocols: tool calls run in a real runner, grading runs on the host and in a
+// grader container, and the run's promises hold — retries only for what is transient, infra
+// failures never counted as the model's, the budget checked before each call, no grading asset in
+// any container during the agent phase, no API key in any container or output file.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "agent/budget.h"
+#include "engine/containers.h"
+#include "engine/exec.h"
+#include "manifest/task_parse.h"
+#include "stack/labels.h"
+#include "support/docker_env.h"
+#include "support/fake_llm_server.h"
+#include "support/stack_env.h"
+#include "sweep/outputs.h"
+#include "sweep/run.h"
+#include "sweep/trial.h"
+
+using namespace forge;
+using namespace forge::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Split so that no command line or tool argument carries the marker itself.
+const std::string kMarkerHead = "GRADING-ASSET-";
+const std::string kMarker = kMarkerHead + "7f3a91";
+
+// A task whose grading assets (grading.yaml, tests/, solution/) all carry kMarker; it passes when
+// answer.txt holds 42 (a workspace file check on the host and a test script in the grader).
+std::string write_probe_task(const TempDir& dir, const std::string& task_id) {
+  fs::create_directories(fs::path(dir.path()) / "tests");
+  fs::create_directories(fs::path(dir.path()) / "solution");
+  dir.write("task.yaml", "task_id: " + task_id +
+                             "\nname: probe\ncategory: test\ndescription: \"Write 42.\"\n"
+                             "initial_user_message: \"Write answer.txt containing 42.\"\n"
+                             "tools:\n  agent: {enabled: [bash, write_file, read_file]}\n  user: {enabled: []}\n"
+                             "user_simulator:\n  mode: scripted\n  scripted_flow:\n    - {default: \"Thanks. ###STOP###\"}\n"
+                             "grading: grading.yaml\n"
+                             "solution: {script: solution/solve.sh}\n");
+  dir.write("grading.yaml", "# " + kMarker +
+                                "\n"
+                                "combine: {method: weighted, pass_threshold: 0.99}\n"
+                                "state_checks:\n  jsonpaths:\n"
+                                "    - {path_glob: \"/env/fs/agent-visible/answer.txt\", contains_ci: \"42\"}\n"
+                                "custom_checks:\n  command: \"sh tests/test.sh\"\n");
+  dir.write("tests/test.sh", "# " + kMarker + "\ngrep -q 42 answer.txt\n");
+  dir.write("solution/solve.sh", "# " + kMarker + "\necho 42 > answer.txt\n");
+  return dir.path() + "/task.yaml";
+}
+
+manifest::TaskConfig load(const std::string& path) {
+  auto t = manifest::load_task(path);
+  REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
+  return std::move(*t);
+}
+
+// Every file under / except the kernel's filesystems that names the marker: one "HIT:path" line
+// each, then SCAN-DONE. The marker is assembled by the shell so the command does not contain it.
+std::string scan_script() {
+  return "M=" + kMarkerHead + "; M=${M}7f3a91; for d in /*; do case $d in /proc|/sys|/dev) ;; *) "
+         "grep -rl \"$M\" \"$d\" 2>/dev/null | while read f; do echo \"HIT:$f\"; done;; esac; done; echo SCAN-DONE";
+}
+
+// The run's model entries resolved against the fake server, each call through the run's budget.
+struct TrialRig {
+  LlmHarness h;
+  manifest::RunConfig cfg;
+  std::shared_ptr<agent::Budget> budget;
+  sweep::TrialEnv env;
+
+  TrialRig(const std::string& provider, const std::string& name, std::optional<double> budget_usd = {}) {
+    cfg.models["agent"] = h.model(provider, name);
+    cfg.max_budget_usd = budget_usd;
+    cfg.turn_timeout = Millis(30000);
+    cfg.max_attempt_retries = 1;
+    budget = std::make_shared<agent::Budget>(budget_usd);
+    env.docker = docker_env().client;
+    env.run = &cfg;
+    env.budget = budget;
+    env.run_id = "t" + random_hex(5);
+    env.models = [this](const std::string& key) -> Result<std::shared_ptr<agent::LlmClient>> {
+      auto it = cfg.models.find(key);
+      if (it == cfg.models.end()) return fail(Errc::kInvalid, "no model '" + key + "'");
+      auto c = agent::make_llm_client(it->second, h.ctx);
+      if (!c) return c.fail();
+      return agent::budgeted(std::shared_ptr<agent::LlmClient>(std::move(*c)), budget);
+    };
+  }
+  std::vector<engine::ContainerSummary> containers() const {
+    auto cs = engine::list_containers(*docker_env().client,
+                                      {{"label", {std::string(stack::kLabelRun) + "=" + env.run_id}}});
+    REQUIRE(cs.has_value());
+    return *cs;
+  }
+};
+
+std::string exec_sh(const std::string& id, const std::string& script) {
+  engine::ExecOptions o{{"sh", "-c", script}};
+  o.timeout = Millis(20000);
+  auto r = engine::exec_run(*docker_env().client, id, o);
+  REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().what()));
+  return r->out;
+}
+
+// Every regular file under `dir`, concatenated.
+std::string all_files(const std::string& dir) {
+  std::string out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) {
+      std::ifstream in(e.path());
+      out += std::string(std::istreambuf_iterator<char>(in), {});
+    }
+  return out;
+}
+
+std::string tool_message(const json::Document& body, std::size_t from_end) {
+  const auto& msgs = body["messages"];
+  REQUIRE(msgs.Size() > from_end);
+  const auto& m = msgs[msgs.Size() - 1 - from_end];
+  return m.HasMember("content") && m["content"].IsString() ? m["content"].GetString() : "";
+}
+
+}  // namespace
+
+TEST_CASE("trial (OpenAI protocol): 429 retried, malformed arguments answered as a tool error, graded pass; "
+          "no grading asset in any container and no key anywhere during the agent phase") {
+  TempDir task_dir;
+  auto task = load(write_probe_task(task_dir, "probe_openai"));
+  TrialRig rig("openai", "gpt-4o");
+  auto& s = rig.h.server;
+  s.push({429, {{"Retry-After", "0"}}, fake_llm::openai_error("slow down", "rate_limit_exceeded", "requests")});
+  s.push(200, fake_llm::openai_tool_call("call_1", "bash", json::Writer().begin_object().field("command", scan_script() + "; env").end_object().take()));
+  // Held until released: the test searches every container of the trial meanwhile.
+  s.push({200, {}, fake_llm::openai_tool_call("call_2", "write_file", R"({"path" "answer.txt"})"), Millis(0), true});
+  s.push(200, fake_llm::openai_tool_call("call_3", "write_file", R"({"path": "answer.txt", "content": "42\n"})"));
+  s.push(200, fake_llm::openai_text("Done: answer.txt holds 42."));
+
+  sweep::TrialResult r;
+  std::thread trial([&] { r = sweep::run_trial(task, 0, 1, {sweep::AgentChoice::Kind::kLlm}, rig.env); });
+  // The agent phase: the third request is waiting for its answer.
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  while (s.requests().size() < 3 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::vector<std::pair<std::string, std::string>> scans;  // container name, scan output
+  std::vector<std::string> envs;
+  bool in_agent_phase = s.requests().size() == 3;
+  if (in_agent_phase)
+    for (const auto& c : rig.containers()) {
+      scans.emplace_back(c.names.empty() ? c.id : c.names[0], exec_sh(c.id, scan_script()));
+      auto info = engine::inspect_container(*docker_env().client, c.id);
+      REQUIRE(info.has_value());
+      for (const auto& e : info->env) envs.push_back(e);
+    }
+  in_agent_phase = in_agent_phase && s.requests().size() == 3;
+  s.release();
+  trial.join();
+  CAPTURE(r.error);
+
+  REQUIRE_MESSAGE(in_agent_phase, "the scan must happen while the agent phase waits on the model");
+  CHECK(scans.size() >= 2);  // the runner and json-db at least
+  for (const auto& [name, out] : scans) {
+    CAPTURE(name);
+    CHECK(out.find("SCAN-DONE") != std::string::npos);
+    CHECK(out.find("HIT:") == std::string::npos);
+  }
+  for (const auto& e : envs) CHECK(e.find(LlmHarness::kOpenAiKey) == std::string::npos);
+
+  // What the model saw from inside the runner: the same search, and an environment without keys.
+  std::string seen = tool_message(rig.h.body(2), 0);
+  CHECK(seen.find("SCAN-DONE") != std::string::npos);
+  CHECK(seen.find("HIT:") == std::string::npos);
+  CHECK(seen.find("sk-test") == std::string::npos);
+  // The malformed call came back as a tool error the model can correct; the trial went on.
+  std::string refused = tool_message(rig.h.body(3), 0);
+  CHECK(refused.rfind("Error:", 0) == 0);
+  CHECK(rig.h.sleeps.size() == 1);  // the 429's Retry-After: 0, then the same request again
+  CHECK(s.requests().size() == 5);
+  CHECK(s.requests()[0].body == s.requests()[1].body);
+
+  CHECK_MESSAGE(r.outcome == sweep::Outcome::kGraded, r.error);
+  CHECK(r.episode.termination == agent::Termination::kUserStop);
+  CHECK(r.grade.binary_pass);
+  CHECK(r.grade.components.at("state_checks") == doctest::Approx(1.0));
+  CHECK(r.grade.components.at("custom_checks") == doctest::Approx(1.0));
+  REQUIRE(r.tool_log.size() == 3);
+  CHECK(r.tool_log[1].record.outcome != tools::ToolOutcome::Kind::kOk);
+  CHECK(r.episode.agent_usage.input_tokens > 0);
+
+  // The trial's files: written, redacted, without the key; and nothing of the trial is left.
+  TempDir out;
+  auto writer = sweep::RunWriter::open(out.path() + "/run", [](std::string_view t) { return std::string(t); });
+  REQUIRE(writer.has_value());
+  REQUIRE(writer->write_trial(r, "task_id: probe_openai\n").has_value());
+  std::string written = all_files(out.path());
+  CHECK(written.find("probe_openai") != std::string::npos);
+  CHECK(written.find(LlmHarness::kOpenAiKey) == std::string::npos);
+  CHECK(rig.containers().empty());
+}
+
+TEST_CASE("trial (Anthropic protocol): tool_use runs in the runner and the trial passes") {
+  TempDir task_dir;
+  auto task = load(write_probe_task(task_dir, "probe_anthropic"));
+  TrialRig rig("anthropic", "claude-sonnet-4-5");
+  auto& s = rig.h.server;
+  s.push(200, fake_llm::anthropic_tool_use("toolu_1", "write_file", R"({"path": "answer.txt", "content": "42"})", "Writing."));
+  s.push(200, fake_llm::anthropic_text("Done."));
+  auto r = sweep::run_trial(task, 0, 1, {sweep::AgentChoice::Kind::kLlm}, rig.env);
+  CHECK_MESSAGE(r.outcome == sweep::Outcome::kGraded, r.error);
+  CHECK(r.grade.binary_pass);
+  REQUIRE(s.requests().size() == 2);
+  CHECK(s.requests()[0].path == FakeLlmServer::kAnthropicPath);
+  CHECK(s.requests()[0].headers.at("x-api-key") == LlmHarness::kAnthropicKey);  // to the provider, from the host
+  CHECK(rig.h.body(1).HasMember("messages"));
+  CHECK(rig.containers().empty());
+}
+
+TEST_CASE("sweep: a 500 storm is an infra error, retried in a fresh sandbox and never counted as a failure") {
+  TempDir task_dir, out;
+  write_probe_task(task_dir, "probe_storm");
+  TrialRig rig("openai", "gpt-4o");
+  rig.h.server.push({500, {}, fake_llm::openai_error("overloaded", "server_error", "server_error")}, 40);
+  sweep::RunOptions o;
+  o.task_paths = {task_dir.path()};
+  o.agent = {sweep::AgentChoice::Kind::kLlm};
+  auto writer = sweep::RunWriter::open(out.path() + "/run", [](std::string_view t) { return std::string(t); });
+  REQUIRE(writer.has_value());
+  std::ostringstream progress;
+  auto sum = sweep::run_sweep(o, rig.env, *writer, progress);
+  REQUIRE_MESSAGE(sum.has_value(), (sum ? "" : sum.error().what()));
+  CAPTURE(progress.str());
+  CHECK(sum->trials == 1);
+  CHECK(sum->infra_errors == 1);
+  CHECK(sum->passed == 0);
+  CHECK(progress.str().find("retry probe_storm#0 (attempt 2)") != std::string::npos);
+  CHECK(rig.h.server.requests().size() == 12);  // 6 tries per attempt, 2 attempts (max_attempt_retries 1)
+  std::ifstream in(out.path() + "/run/trials.jsonl");
+  std::string line;
+  REQUIRE(std::getline(in, line));
+  auto d = json::parse(line, "trials.jsonl");
+  REQUIRE(d.has_value());
+  CHECK(std::string((*d)["outcome"].GetString()) == "infra_error");
+  CHECK((*d)["attempt"].GetInt() == 2);
+  CHECK(std::string((*d)["error"].GetString()).find("500") != std::string::npos);
+  CHECK(rig.containers().empty());
+}
+
+TEST_CASE("sweep: a rejected key stops the run instead of retrying every trial") {
+  TempDir task_dir, out;
+  write_probe_task(task_dir, "probe_key");
+  TrialRig rig("openai", "gpt-4o");
+  rig.h.server.push({401, {}, fake_llm::openai_error("Incorrect API key provided", "invalid_api_key")}, 10);
+  sweep::RunOptions o;
+  o.task_paths = {task_dir.path()};
+  o.trials = 3;
+  o.agent = {sweep::AgentChoice::Kind::kLlm};
+  auto writer = sweep::RunWriter::open(out.path() + "/run", [](std::string_view t) { return std::string(t); });
+  REQUIRE(writer.has_value());
+  std::ostringstream progress;
+  auto sum = sweep::run_sweep(o, rig.env, *writer, progress);
+  REQUIRE(sum.has_value());
+  CHECK(sum->trials == 1);
+  CHECK(rig.h.server.requests().size() == 1);
+  CHECK(sum->stopped.find("OPENAI_API_KEY") != std::string::npos);
+  CHECK(rig.containers().empty());
+}
+
+TEST_CASE("trial: a budget exhausted mid-trial stops before the next call") {
+  TempDir task_dir;
+  auto task = load(write_probe_task(task_dir, "probe_budget"));
+  TrialRig rig("openai", "gpt-4o", 0.01);
+  // 100k input tokens of gpt-4o: $0.25, past the $0.01 cap after the first call.
+  rig.h.server.push(200, fake_llm::openai_tool_call("call_1", "write_file", R"({"path": "answer.txt", "content": "42"})", 100000, 10));
+  rig.h.server.push(200, fake_llm::openai_text("Done."));
+  auto r = sweep::run_trial(task, 0, 1, {sweep::AgentChoice::Kind::kLlm}, rig.env);
+  CHECK(r.episode.termination == agent::Termination::kBudgetExhausted);
+  CHECK(rig.h.server.requests().size() == 1);
+  CHECK(r.tool_log.size() == 1);  // the paid-for call still ran
+  CHECK(r.outcome == sweep::Outcome::kGraded);
+  CHECK(rig.budget->spent() == doctest::Approx(0.2501));
+  CHECK(rig.containers().empty());
+}
+
+TEST_CASE("trial: golden replay catches a wrong final state in json-db and reports the diff") {
+  TrialRig rig("openai", "gpt-4o");
+  auto task = load(std::string(FORGECTL_SOURCE_DIR) + "/examples/tasks/orders-db/task.yaml");
+  // The wrong order is marked paid.
+  rig.h.server.push(200, fake_llm::openai_tool_call(
+                             "call_1", "db_update", R"({"ops": [{"op": "replace", "path": "$.orders[1].status", "value": "paid"}]})"));
+  rig.h.server.push(200, fake_llm::openai_text("Order O-001 is paid."));
+  auto r = sweep::run_trial(task, 0, 1, {sweep::AgentChoice::Kind::kLlm}, rig.env);
+  REQUIRE_MESSAGE(r.outcome == sweep::Outcome::kGraded, r.error);
+  CHECK_FALSE(r.grade.binary_pass);
+  CHECK(r.grade.components.at("state_checks") < 0.5);
+  CHECK(r.grade.state_diff_json.find("O-002") != std::string::npos);
+  CHECK(r.grade.state_diff_json.find("status") != std::string::npos);
+  CHECK(r.final_state_json.find("\"paid\"") != std::string::npos);
+  CHECK(rig.containers().empty());
+}
