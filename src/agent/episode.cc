@@ -119,7 +119,10 @@ Episode run_episode(Agent& agent, UserSimulator* user, tools::ToolExecutor& exec
       for (const auto& call : said.tool_calls) {
         if (stopped()) return finish(Termination::kInterrupted);
         // Malformed arguments reach the executor as they are: it answers with a tool error.
-        auto out = executor.call(tools::Actor::kAgent, call.name, call.arguments);
+        auto out = [&] {
+          Slots::Hold slot(spec.exec_slots);
+          return executor.call(tools::Actor::kAgent, call.name, call.arguments);
+        }();
         ChatMessage tm{ChatMessage::Role::kTool, out.content};
         tm.tool_call_id = call.id;
         tm.name = call.name;

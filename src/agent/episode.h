@@ -8,6 +8,7 @@
 
 #include "agent/agent.h"
 #include "agent/user_sim.h"
+#include "core/slots.h"
 #include "manifest/run_config.h"
 #include "tools/executor.h"
 
@@ -35,6 +36,7 @@ struct EpisodeSpec {
   Millis episode_timeout{1800000};
   Millis turn_timeout{60000};  // each LLM call, retries included
   manifest::StuckHeuristics stuck;
+  Slots* exec_slots = nullptr;  // a sweep's limit on tool calls running at once; null: none
 };
 
 struct Episode {

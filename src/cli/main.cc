@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
   cli::add_run(app, ctx, &rc);
   cli::add_serve(app, ctx, &rc);
   cli::add_report(app, ctx, &rc);
+  cli::add_merge(app, ctx, &rc);
 
   try {
     app.parse(argc, argv);

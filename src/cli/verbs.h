@@ -19,5 +19,6 @@ void add_exec(CLI::App& app, Context& ctx, int* rc);
 void add_run(CLI::App& app, Context& ctx, int* rc);
 void add_serve(CLI::App& app, Context& ctx, int* rc);
 void add_report(CLI::App& app, Context& ctx, int* rc);
+void add_merge(CLI::App& app, Context& ctx, int* rc);
 
 }  // namespace forge::cli

@@ -195,3 +195,30 @@ Status SubnetPool::release(const std::vector<Ipv4Net>& subnets) {
 }
 
 }  // namespace forge::policy
+
+namespace forge::policy {
+
+Result<std::uint64_t> SubnetPool::free_count(int prefix, const InUse& in_use_fn) {
+  if (prefix < pool_.prefix) return std::uint64_t{0};
+  auto lock = FileLock::acquire(state_dir_);
+  if (!lock) return lock.fail_with("counting free subnets");
+  auto in_use = in_use_fn();
+  if (!in_use) return in_use.fail_with("counting free subnets");
+  long long now = std::time(nullptr);
+  std::vector<Ipv4Net> taken;
+  for (const auto& r : load(state_dir_ + "/subnets.reserved"))
+    if (live(r, now))
+      if (auto n = parse_cidr(r.subnet)) taken.push_back(*n);
+  for (const auto& s : *in_use)
+    if (auto n = parse_cidr(s)) taken.push_back(*n);
+  std::uint64_t step = 1ULL << (32 - prefix), free = 0;
+  for (std::uint64_t b = pool_.base; b + step <= std::uint64_t(pool_.base) + pool_.size(); b += step) {
+    Ipv4Net cand{static_cast<std::uint32_t>(b), prefix};
+    bool clash = false;
+    for (const auto& t : taken) clash = clash || cand.overlaps(t);
+    if (!clash) ++free;
+  }
+  return free;
+}
+
+}  // namespace forge::policy

@@ -48,6 +48,8 @@ class SubnetPool {
                                        std::chrono::seconds ttl = std::chrono::seconds(600)) {
     return reserve(prefixes, [&] { return Result<std::vector<std::string>>(in_use); }, ttl);
   }
+  // How many more /`prefix` subnets the pool could give now (a sweep's admission check).
+  Result<std::uint64_t> free_count(int prefix, const InUse& in_use);
   // Drops reservations of these subnets (once their networks exist, or on failure).
   Status release(const std::vector<Ipv4Net>& subnets);
 

@@ -317,3 +317,26 @@ Result<std::string> build_services_image(engine::Client& c, const ServicesSource
 }
 
 }  // namespace forge::stack
+
+namespace forge::stack {
+
+Result<std::vector<std::string>> ensure_local_images(engine::Client& c, const std::function<void(std::string_view)>& progress) {
+  std::vector<std::string> built;
+  if (!engine::inspect_image(c, kRunnerImage)) {
+    auto helper = find_exec_helper("");
+    if (!helper) return helper.fail_with("building " + std::string(kRunnerImage));
+    if (auto id = build_runner_image(c, {"/bin/busybox", *helper}, progress); !id) return id.fail();
+    built.push_back(kRunnerImage);
+  }
+  if (!engine::inspect_image(c, kSquidImage)) {
+    if (auto id = build_squid_image(c, {}, progress); !id) return id.fail();
+    built.push_back(kSquidImage);
+  }
+  if (!engine::inspect_image(c, kServicesImage)) {
+    if (auto id = build_services_image(c, {}, progress); !id) return id.fail();
+    built.push_back(kServicesImage);
+  }
+  return built;
+}
+
+}  // namespace forge::stack

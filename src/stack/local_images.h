@@ -69,4 +69,9 @@ Result<std::string> services_build_context(const ServicesSources& src);
 Result<std::string> build_services_image(engine::Client& c, const ServicesSources& src,
                                          const std::function<void(std::string_view)>& progress = {});
 
+// Builds whichever of the three local images (runner, squid, services) the daemon lacks, from
+// this host's files and this forgectl binary; returns the tags it built (none: all were there).
+Result<std::vector<std::string>> ensure_local_images(engine::Client& c,
+                                                     const std::function<void(std::string_view)>& progress = {});
+
 }  // namespace forge::stack

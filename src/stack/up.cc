@@ -86,6 +86,7 @@ class Builder {
     spec.tags = {p.image};
     spec.dockerfile = p.build->dockerfile;
     spec.build_args = p.build->args;
+    Slots::Hold slot(o_.build_slots);
     step("building image " + p.image + " for service '" + p.key + "'");
     auto id = engine::build_image(c_, spec);
     if (!id) return id.fail_with("service '" + p.key + "'");

@@ -11,6 +11,7 @@
 
 #include "engine/client.h"
 #include "manifest/environment.h"
+#include "core/slots.h"
 #include "policy/topology.h"
 #include "stack/labels.h"
 
@@ -27,6 +28,7 @@ struct UpOptions {
   Millis health_timeout{120000};
   std::function<void(std::string_view)> progress;  // one line per step; may be empty
   const std::atomic<int>* interrupted = nullptr;   // > 0: stop and tear down
+  Slots* build_slots = nullptr;  // a sweep's limit on image builds at once (compose `build:`); null: none
 };
 
 struct UpResult {

@@ -99,6 +99,7 @@ std::string RunWriter::trial_line(const TrialResult& t) const {
       .field("trial_index", t.trial_index)
       .field("attempt", t.attempt)
       .field("agent", t.agent)
+      .field("trial_key", t.trial_key)
       .field("binary_pass", t.outcome == Outcome::kGraded && t.grade.binary_pass)
       .key("score").num(t.outcome == Outcome::kGraded ? t.grade.score : 0.0)
       .key("components").begin_object();
@@ -108,21 +109,28 @@ std::string RunWriter::trial_line(const TrialResult& t) const {
       .field("outcome", t.outcome == Outcome::kInfraError ? "infra_error" : "graded");
   if (t.error.empty()) w.key("error").null();
   else w.field("error", redact_(t.error));
+  if (t.infra_kind.empty()) w.key("infra_kind").null();
+  else w.field("infra_kind", t.infra_kind);
+  std::int64_t tool_errors = 0;
+  for (const auto& e : t.tool_log) tool_errors += e.record.outcome != tools::ToolOutcome::Kind::kOk;
   double cost = t.episode.agent_cost_usd + t.episode.user_cost_usd + t.judge_cost_usd;
   w.key("cost_usd").num(cost)
       .field("tokens_input", t.episode.agent_usage.input_tokens + t.episode.user_usage.input_tokens)
       .field("tokens_output", t.episode.agent_usage.output_tokens + t.episode.user_usage.output_tokens)
       .field("turns", t.episode.turns)
       .field("tool_calls", static_cast<std::int64_t>(t.tool_log.size()))
+      .field("tool_errors", tool_errors)
       .key("duration_s").num(seconds(t.episode.elapsed));
   w.key("phases_s").begin_object();
   for (const auto& [k, v] : t.phases) w.key(k).num(seconds(v));
-  w.end_object().field("started_at", t.started_at).field("finished_at", t.finished_at).end_object();
+  w.end_object().field("started_at", t.started_at).field("finished_at", t.finished_at);
+  w.field("docker_host", t.docker_host).field("trial_dir", "trials/" + (t.rel_dir.empty() ? t.task_id + "/" + std::to_string(t.trial_index) : t.rel_dir));
+  w.end_object();
   return w.take();
 }
 
 Status RunWriter::write_trial(const TrialResult& t, const std::string& task_yaml_summary) {
-  fs::path dir = fs::path(dir_) / "trials" / t.task_id / std::to_string(t.trial_index);
+  fs::path dir = fs::path(dir_) / "trials" / (t.rel_dir.empty() ? t.task_id + "/" + std::to_string(t.trial_index) : t.rel_dir);
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return fail(Errc::kIo, "cannot create " + dir.string() + ": " + ec.message());

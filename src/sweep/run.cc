@@ -1,4 +1,4 @@
-// `forgectl run`.
+// `forgectl run`: scheduling the plan's trials.
 #include "sweep/run.h"
 
 #include <fnmatch.h>
@@ -7,13 +7,21 @@
 #include <atomic>
 #include <filesystem>
 #include <iomanip>
-#include <map>
 #include <mutex>
 #include <ostream>
+#include <sstream>
 
 #include "core/parallel.h"
+#include "core/process_identity.h"
 #include "core/strings.h"
-#include "manifest/task_parse.h"
+#include "engine/networks.h"
+#include "policy/subnets.h"
+#include "sweep/progress.h"
+#include "sweep/report_files.h"
+#include "sweep/run_plan.h"
+#include "sweep/run_resume.h"
+#include "sweep/run_state.h"
+#include "sweep/trial_record.h"
 
 namespace forge::sweep {
 
@@ -48,108 +56,199 @@ Result<std::vector<std::string>> discover_tasks(const std::vector<std::string>& 
   return out;
 }
 
-static std::string task_summary_yaml(const manifest::TaskConfig& t, int idx) {
+namespace {
+
+std::string task_summary_yaml(const manifest::TaskConfig& t, int idx) {
   return "task_id: " + t.task_id + "\ntrial_index: " + std::to_string(idx) + "\ncategory: " + t.category +
          "\nname: " + t.name + "\ngrading: " + t.grading.path + "\n";
 }
 
-Result<RunSummary> run_sweep(const RunOptions& o, TrialEnv& env, RunWriter& writer, std::ostream& progress) {
-  auto start = Clock::now();
-  auto paths = discover_tasks(o.task_paths, env.run->tasks_glob);
-  if (!paths) return paths.fail();
-  // Every task is loaded (and so validated) before any trial starts: a typo in task 50 must not
-  // surface after 49 tasks' worth of spending.
-  std::vector<manifest::TaskConfig> tasks;
-  std::vector<std::string> problems;
-  for (const auto& p : *paths) {
-    auto t = manifest::load_task(p);
-    if (!t) problems.push_back(t.error().what());
-    else tasks.push_back(std::move(*t));
+// Lowers the concurrency to what the subnet pool can give on every engine, so trials wait for
+// addresses here instead of failing in `up`.
+Result<int> admit_by_subnets(HostPool& hosts, int concurrency, int nets_per_trial, std::ostream& progress) {
+  auto pool = policy::SubnetPool::from_env();
+  if (!pool) return pool.fail();
+  int allowed = 0;
+  for (auto& e : hosts.engines()) {
+    auto free = pool->free_count(28, [&]() -> Result<std::vector<std::string>> {
+      auto nets = engine::list_networks(*e->client);
+      if (!nets) return nets.fail();
+      std::vector<std::string> used;
+      for (const auto& n : *nets)
+        for (const auto& c : n.ipam) used.push_back(c.subnet);
+      return used;
+    });
+    if (!free) return free.fail_with(e->address);
+    int fits = static_cast<int>(std::min<std::uint64_t>(*free / static_cast<std::uint64_t>(nets_per_trial), 1u << 20));
+    if (fits == 0)
+      return fail(Errc::kUnavailable, e->address + ": the subnet pool " + pool->pool().str() +
+                                          " has no free /28 left; remove stale stacks (forgectl down --orphans) or set "
+                                          "FORGECTL_SUBNET_POOL to a larger range");
+    allowed += std::min(fits, concurrency);
   }
-  if (!problems.empty()) return fail(Errc::kInvalid, join(problems, "\n"));
-  std::map<std::string, int> seen;
-  for (const auto& t : tasks)
-    if (++seen[t.task_id] > 1) return fail(Errc::kInvalid, "task_id '" + t.task_id + "' appears twice in this run");
-
-  struct Job {
-    const manifest::TaskConfig* task;
-    int index;
-  };
-  std::vector<Job> jobs;
-  for (const auto& t : tasks)
-    for (int i = 0; i < o.trials; ++i) jobs.push_back({&t, i});
-
-  RunSummary sum;
-  sum.run_id = env.run_id;
-  std::map<std::string, TaskSummary> per_task;
-  for (const auto& t : tasks) per_task[t.task_id].task_id = t.task_id;
-  std::mutex mu;
-  std::atomic<bool> stop_run{false};
-  std::size_t done = 0;
-  std::vector<Error> write_errors;
-  progress << "forgectl run " << env.run_id << ": " << tasks.size() << " task(s) × " << o.trials << " trial(s), agent "
-           << o.agent.label() << " → " << writer.dir() << '\n';
-
-  parallel_for(jobs.size(), [&](std::size_t j) {
-    const auto& job = jobs[j];
-    if (env.interrupted && env.interrupted->load() > 0) return;
-    if (stop_run.load()) return;
-    TrialResult r;
-    for (int attempt = 1;; ++attempt) {
-      r = run_trial(*job.task, job.index, attempt, o.agent, env);
-      bool retry = r.outcome == Outcome::kInfraError && !r.stops_run && attempt <= env.run->max_attempt_retries &&
-                   !(env.interrupted && env.interrupted->load() > 0);
-      if (!retry) break;
-      std::lock_guard lock(mu);
-      progress << "  retry " << r.task_id << "#" << r.trial_index << " (attempt " << attempt + 1 << "): " << r.error << '\n';
-    }
-    auto st = writer.write_trial(r, task_summary_yaml(*job.task, job.index));
-    std::lock_guard lock(mu);
-    if (r.stops_run && !stop_run.exchange(true)) sum.stopped = r.error;
-    if (!st) write_errors.push_back(st.error());
-    auto& ts = per_task[r.task_id];
-    ++ts.trials;
-    ++sum.trials;
-    if (r.outcome == Outcome::kInfraError) {
-      ++ts.infra_errors;
-      ++sum.infra_errors;
-    } else {
-      ts.score_sum += r.grade.score;
-      if (r.grade.binary_pass) {
-        ++ts.passed;
-        ++sum.passed;
-      }
-    }
-    sum.cost_usd += r.episode.agent_cost_usd + r.episode.user_cost_usd + r.judge_cost_usd;
-    ++done;
-    progress << "  [" << done << "/" << jobs.size() << "] " << r.task_id << "#" << r.trial_index << " "
-             << (r.outcome == Outcome::kInfraError ? "INFRA-ERROR" : r.grade.binary_pass ? "pass" : "fail") << " score "
-             << std::fixed << std::setprecision(3) << (r.outcome == Outcome::kGraded ? r.grade.score : 0.0) << " ("
-             << agent::termination_name(r.episode.termination) << ", " << r.episode.turns << " turns, "
-             << std::setprecision(1) << static_cast<double>(elapsed_since(start).count()) / 1000.0 << " s)"
-             << (r.error.empty() ? "" : " — " + r.error.substr(0, 200)) << '\n';
-  }, static_cast<std::size_t>(std::max(1, o.concurrency)));
-
-  if (!write_errors.empty()) return fail(write_errors.front().with_context("writing trial results"));
-  for (auto& [id, ts] : per_task) sum.tasks.push_back(ts);
-  sum.elapsed = elapsed_since(start);
-  return sum;
+  if (allowed < concurrency) {
+    progress << "forgectl run: the subnet pool fits " << allowed << " trials at once (" << nets_per_trial
+             << " network(s) each); concurrency lowered from " << concurrency << '\n';
+    return allowed;
+  }
+  return concurrency;
 }
 
-void print_summary(std::ostream& out, const RunSummary& s) {
-  out << "\nTASK                                     TRIALS  PASS  MEAN SCORE  INFRA\n";
-  for (const auto& t : s.tasks) {
-    int graded = t.trials - t.infra_errors;
-    out << std::left << std::setw(40) << t.task_id.substr(0, 40) << ' ' << std::right << std::setw(6) << t.trials << "  "
-        << std::setw(4) << t.passed << "  " << std::setw(10) << std::fixed << std::setprecision(3)
-        << (graded ? t.score_sum / graded : 0.0) << "  " << std::setw(5) << t.infra_errors << '\n';
+std::string trial_line_text(const TrialResult& r, std::size_t done, std::size_t total) {
+  std::ostringstream s;
+  s << "  [" << done << "/" << total << "] " << r.task_id << "#" << r.trial_index;
+  s << " " << r.agent;
+  s << " " << (r.outcome == Outcome::kInfraError ? "INFRA-ERROR(" + r.infra_kind + ")" : r.grade.binary_pass ? "pass" : "fail");
+  if (r.outcome == Outcome::kGraded) s << " score " << std::fixed << std::setprecision(3) << r.grade.score;
+  s << " (" << agent::termination_name(r.episode.termination) << ", " << r.episode.turns << " turns";
+  if (!r.docker_host.empty()) s << ", " << r.docker_host;
+  s << ")";
+  if (!r.error.empty()) s << " — " << r.error.substr(0, 200);
+  return s.str();
+}
+
+}  // namespace
+
+Result<RunSummary> run_sweep(const RunOptions& o, TrialEnv& base, HostPool& hosts, RunWriter& writer,
+                             std::ostream& out) {
+  auto start = Clock::now();
+  auto plan = make_plan(o, *base.run, *hosts.primary().client);
+  if (!plan) return plan.fail();
+  auto& jobs = (*plan)->jobs;
+  for (auto& e : hosts.engines()) (*plan)->facts.engines.push_back(e->address);
+
+  auto lock = acquire_run_lock(writer.dir());
+  if (!lock) return lock.fail();
+  auto state = RunState::open(writer.dir());
+  if (!state) return state.fail();
+  std::vector<PlannedTrial> planned;
+  std::set<std::string> keys;
+  for (const auto& j : jobs) {
+    planned.push_back({j.key, j.task->task_id, j.agent.label(), j.index});
+    keys.insert(j.key);
   }
-  int graded = s.trials - s.infra_errors;
-  out << "\n" << s.passed << "/" << graded << " graded trials passed";
-  if (s.infra_errors) out << ", " << s.infra_errors << " infra error(s) (not counted)";
-  out << "; cost $" << std::setprecision(4) << s.cost_usd << "; " << std::setprecision(1)
-      << static_cast<double>(s.elapsed.count()) / 1000.0 << " s\n";
-  if (!s.stopped.empty()) out << "run stopped early: " << s.stopped << "\n";
+  auto rp = reconcile_run_dir(**state, writer.dir(), keys, o.resume);
+  if (!rp) return rp.fail();
+  if (auto st = (*state)->plan(planned); !st) return st.fail();
+  if (auto st = (*state)->set_meta("config_hash", (*plan)->facts.config_hash); !st) return st.fail();
+  if (rp->spent_usd > 0 && base.budget) base.budget->settle("resumed", 0.0, rp->spent_usd);
+
+  RunSummary sum;
+  sum.run_id = base.run_id;
+  sum.planned = static_cast<int>(jobs.size());
+  sum.skipped = static_cast<int>(rp->done.size());
+  if (o.describe)
+    if (auto st = writer.write_run_json(o.describe((*plan)->facts, nullptr)); !st) return st.fail();
+
+  std::vector<const Job*> todo;
+  for (const auto& j : jobs)
+    if (!rp->done.count(j.key)) todo.push_back(&j);
+  out << "forgectl run " << base.run_id << ": " << (*plan)->tasks.size() << " task(s) × " << o.agents.size()
+      << " agent(s) × " << o.trials << " trial(s)";
+  if (o.shard.count > 1) out << ", shard " << to_string(o.shard) << " (" << jobs.size() << " trials)";
+  out << " → " << writer.dir() << '\n';
+  if (o.resume)
+    out << "resume: " << rp->done.size() << " finished, " << todo.size() << " to run (" << rp->recovered
+        << " interrupted attempt(s) recovered, " << rp->superseded << " result(s) of changed tasks set aside"
+        << (rp->torn ? ", a torn last line dropped" : "") << ")\n";
+
+  int concurrency = std::max(1, o.concurrency);
+  if (!todo.empty()) {
+    auto admitted = admit_by_subnets(hosts, concurrency, (*plan)->networks_per_trial, out);
+    if (!admitted) return admitted.fail();
+    concurrency = *admitted;
+  }
+  sum.concurrency = concurrency;
+
+  Admission admission(o.limits.builds, o.limits.ups, o.limits.downs, o.limits.execs, o.limits.grades);
+
+  Progress progress(out, o.tty, jobs.size(), rp->done.size());
+  std::mutex mu;
+  std::atomic<bool> stop_run{false};
+  std::atomic<std::size_t> done_count{rp->done.size()};
+  std::vector<Error> write_errors;
+  const std::string owner = ProcessIdentity::current().str();
+  auto stopping = [&] { return stop_run.load() || (base.interrupted && base.interrupted->load() > 0); };
+
+  parallel_for(todo.size(), [&](std::size_t n) {
+    const Job& job = *todo[n];
+    if (stopping()) return;
+    EngineSlot& engine = hosts.acquire();
+    TrialEnv env = base;
+    env.docker = engine.client.get();
+    env.admission = &admission;
+    TrialResult r;
+    bool abandoned = false;
+    for (int tries = 1;; ++tries) {
+      auto lease = std::time(nullptr) + std::chrono::duration_cast<std::chrono::seconds>(base.run->episode_timeout).count() + 3600;
+      auto attempt = (*state)->begin_attempt(job.key, owner, lease);
+      if (!attempt) {
+        std::lock_guard lock(mu);
+        write_errors.push_back(attempt.error());
+        abandoned = true;
+        break;
+      }
+      r = run_trial(*job.task, job.index, *attempt, job.agent, env);
+      r.trial_key = job.key;
+      r.docker_host = engine.address;
+      r.rel_dir = job.rel_dir;
+      bool interrupted = r.infra_kind == "interrupted" || (r.outcome == Outcome::kInfraError && stopping() && !r.stops_run);
+      if (interrupted) {
+        (void)(*state)->abandon(job.key, *attempt, "interrupted");
+        abandoned = true;
+        break;
+      }
+      bool retry = r.outcome == Outcome::kInfraError && !r.stops_run && tries <= base.run->max_attempt_retries;
+      if (!retry) break;
+      (void)(*state)->end_attempt(job.key, *attempt, "infra_error", r.error, false);
+      progress.event("  retry " + r.task_id + "#" + std::to_string(r.trial_index) + " " + r.agent + " (attempt " +
+                     std::to_string(*attempt + 1) + ", fresh sandbox): " + r.infra_kind + ": " + r.error.substr(0, 200));
+    }
+    hosts.release(engine);
+    if (abandoned) {
+      std::lock_guard lock(mu);
+      ++sum.interrupted;
+      return;
+    }
+    auto st = writer.write_trial(r, task_summary_yaml(*job.task, job.index));
+    if (st) st = (*state)->end_attempt(job.key, r.attempt, r.outcome == Outcome::kInfraError ? "infra_error" : "graded",
+                                       r.error, true);
+    {
+      std::lock_guard lock(mu);
+      if (!st) write_errors.push_back(st.error());
+      ++sum.ran;
+      if (r.stops_run && !stop_run.exchange(true)) sum.stopped = r.error;
+    }
+    std::size_t done = ++done_count;
+    progress.event(trial_line_text(r, done, jobs.size()));
+    progress.finished(r.outcome == Outcome::kInfraError, r.grade.binary_pass,
+                      r.episode.agent_cost_usd + r.episode.user_cost_usd + r.judge_cost_usd);
+  }, static_cast<std::size_t>(concurrency));
+  progress.close();
+
+  if (!write_errors.empty()) return fail(write_errors.front().with_context("recording trial results"));
+  // Every finished trial of the plan, this invocation's and earlier ones'.
+  std::vector<TrialRecord> records;
+  if (auto log = read_trials_jsonl(writer.dir() + "/trials.jsonl"))
+    for (auto& r : log->trials)
+      if (keys.count(r.trial_key)) records.push_back(std::move(r));
+  for (const auto& r : records) {
+    ++sum.trials;
+    sum.cost_usd += r.cost_usd;
+    if (!r.graded()) {
+      ++sum.infra_errors;
+      continue;
+    }
+    ++sum.graded;
+    sum.passed += r.binary_pass;
+  }
+  if (auto t = summary_table(records)) sum.table = *t;
+  sum.leaks = leak_audit(hosts, base.run_id);
+  sum.elapsed = elapsed_since(start);
+  if (o.describe)
+    if (auto st = writer.write_run_json(o.describe((*plan)->facts, &sum)); !st) return st.fail();
+  if (auto st = write_reports(writer.dir(), records); !st) return st.fail();
+  return sum;
 }
 
 }  // namespace forge::sweep

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "core/scope_guard.h"
+#include "engine/containers.h"
 #include "grading/grader.h"
 #include "stack/teardown.h"
 #include "stack/up.h"
@@ -27,7 +28,7 @@ std::string AgentChoice::label() const {
     case Kind::kOracle: return "oracle";
     case Kind::kReplay: return "replay";
     case Kind::kNoop: return "noop";
-    case Kind::kLlm: return "llm:" + model_key;
+    case Kind::kLlm: return "llm:" + (model_name.empty() ? model_key : model_name);
   }
   return "unknown";
 }
@@ -60,6 +61,17 @@ Result<std::unique_ptr<agent::Agent>> make_agent(const AgentChoice& a, const man
   return fail(Errc::kInvalid, "unknown agent");
 }
 
+// nullopt while the runner runs; else {infra kind, what happened}.
+std::optional<std::pair<const char*, std::string>> runner_death(engine::Client& c, const std::string& runner) {
+  auto info = engine::inspect_container(c, runner);
+  if (!info) return std::pair{"sandbox", "the runner could not be inspected after the agent phase: " + info.error().what()};
+  if (info->state.running) return std::nullopt;
+  if (info->state.oom_killed)
+    return std::pair{"oom", "the runner was OOM-killed during the agent phase (raise runner.mem_limit)"};
+  return std::pair{"sandbox", "the runner stopped during the agent phase (" + info->state.status + ", exit code " +
+                                  std::to_string(info->state.exit_code) + ")"};
+}
+
 bool is_infra(const Error& e) {
   return e.code == Errc::kUnavailable || e.code == Errc::kTimeout || e.code == Errc::kServer || e.code == Errc::kIo ||
          e.code == Errc::kConflict || e.code == Errc::kProtocol;
@@ -75,8 +87,9 @@ TrialResult run_trial(const manifest::TaskConfig& task, int trial_index, int att
   r.attempt = attempt;
   r.agent = choice.label();
   r.started_at = iso_now();
-  auto finish = [&](Outcome o, const std::string& error) {
+  auto finish = [&](Outcome o, const std::string& error, const char* infra_kind = "daemon") {
     r.outcome = o;
+    if (o == Outcome::kInfraError && r.infra_kind.empty()) r.infra_kind = infra_kind;
     // Failing before the agent ever spoke: the episode did not end by any rule of its own.
     if (o == Outcome::kInfraError && r.episode.messages.empty()) r.episode.termination = agent::Termination::kInfraError;
     if (!error.empty()) r.error = error;
@@ -88,13 +101,16 @@ TrialResult run_trial(const manifest::TaskConfig& task, int trial_index, int att
 
   // Up; from here on teardown is guaranteed (below).
   {
+    Slots::Hold slot(env.admission ? &env.admission->up : nullptr);
     Phase p(r, "up");
     stack::UpOptions o;
+    o.build_slots = env.admission ? &env.admission->build : nullptr;
     o.mode = stack::OwnerMode::kAttached;
     o.run_id = env.run_id;
     o.interrupted = env.interrupted;
     o.lease = std::chrono::duration_cast<std::chrono::seconds>(env.run->episode_timeout) + std::chrono::hours(1);
     auto u = stack::up_stack(docker, task.environment, o);
+    if (!u && u.error().code == Errc::kCancelled) return finish(Outcome::kInfraError, "interrupted", "interrupted");
     if (!u) return finish(is_infra(u.error()) ? Outcome::kInfraError : Outcome::kGraded, u.error().what());
     up = std::move(*u);
   }
@@ -157,15 +173,21 @@ TrialResult run_trial(const manifest::TaskConfig& task, int trial_index, int att
     spec.episode_timeout = env.run->episode_timeout;
     spec.turn_timeout = env.run->turn_timeout;
     spec.stuck = env.run->stuck;
+    spec.exec_slots = env.admission ? &env.admission->exec : nullptr;
     r.episode = agent::run_episode(**agent, user.get(), *st.executor, spec, env.interrupted);
   }
   r.stops_run = r.episode.stops_run;
-  if (r.episode.termination == agent::Termination::kInfraError) return finish(Outcome::kInfraError, r.episode.error);
-  if (r.episode.termination == agent::Termination::kInterrupted) return finish(Outcome::kInfraError, "interrupted");
+  if (r.episode.termination == agent::Termination::kInterrupted)
+    return finish(Outcome::kInfraError, "interrupted", "interrupted");
+  // A runner that died under the agent (OOM kill, crash) voids the episode: the sandbox failed, not the model.
+  if (auto died = runner_death(docker, runner)) return finish(Outcome::kInfraError, died->second, died->first);
+  if (r.episode.termination == agent::Termination::kInfraError)
+    return finish(Outcome::kInfraError, r.episode.error, "provider");
   if (!r.episode.error.empty()) r.error = r.episode.error;
 
   // Grading, on the host, after the loop.
   {
+    Slots::Hold slot(env.admission ? &env.admission->grade : nullptr);
     Phase p(r, "grade");
     grading_phase = true;
     grading::Evidence ev;
@@ -209,6 +231,7 @@ TrialResult run_trial(const manifest::TaskConfig& task, int trial_index, int att
   };
   work();
   if (up) {
+    Slots::Hold slot(env.admission ? &env.admission->down : nullptr);
     Phase p(r, "down");
     auto rep = stack::remove_stack(docker, up->name);
     if (!rep.clean() && env.log) env.log->warn("trial " + r.task_id + "/" + std::to_string(trial_index) + ": teardown: " + rep.errors.front());

@@ -40,11 +40,6 @@ bool is_json(std::string_view line) {
   return !d.HasParseError();
 }
 
-std::string dedup_key(const TrialRecord& r) {
-  if (!r.trial_key.empty()) return "k:" + r.trial_key;
-  return "t:" + r.task_id + '\0' + r.agent + '\0' + std::to_string(r.trial_index);
-}
-
 }  // namespace
 
 Result<TrialRecord> parse_trial_line(std::string_view line, std::string_view where) {
@@ -78,6 +73,7 @@ Result<TrialRecord> parse_trial_line(std::string_view line, std::string_view whe
   r.started_at = json::get_string(d, "started_at");
   r.finished_at = json::get_string(d, "finished_at");
   r.docker_host = json::get_string(d, "docker_host");
+  r.raw_line = std::string(line);
   return r;
 }
 
@@ -114,13 +110,18 @@ Result<TrialLog> read_trials_jsonl(const std::string& path) {
   return parse_trials_jsonl(*text, path);
 }
 
+std::string trial_identity(const TrialRecord& r) {
+  if (!r.trial_key.empty()) return "k:" + r.trial_key;
+  return "t:" + r.task_id + '\0' + r.agent + '\0' + std::to_string(r.trial_index);
+}
+
 std::vector<TrialRecord> last_record_wins(std::vector<TrialRecord> records) {
   std::unordered_map<std::string, std::size_t> last;  // key → index of its last record
-  for (std::size_t i = 0; i < records.size(); ++i) last[dedup_key(records[i])] = i;
+  for (std::size_t i = 0; i < records.size(); ++i) last[trial_identity(records[i])] = i;
   std::vector<TrialRecord> out;
   out.reserve(last.size());
   for (std::size_t i = 0; i < records.size(); ++i)
-    if (last[dedup_key(records[i])] == i) out.push_back(std::move(records[i]));
+    if (last[trial_identity(records[i])] == i) out.push_back(std::move(records[i]));
   return out;
 }
 

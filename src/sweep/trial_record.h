@@ -36,6 +36,7 @@ struct TrialRecord {
   std::map<std::string, double> phases_s;  // only the phases the line has
   std::string started_at, finished_at;     // ISO 8601 UTC
   std::string docker_host;
+  std::string raw_line;  // the line as read, without its newline: merge copies lines byte for byte
 
   bool graded() const { return outcome == Outcome::kGraded; }
 };
@@ -56,6 +57,10 @@ Result<TrialLog> parse_trials_jsonl(std::string_view text, std::string_view path
 
 // Reads and parses `path`; a missing file is kNotFound naming it.
 Result<TrialLog> read_trials_jsonl(const std::string& path);
+
+// What makes two records the same trial: the trial_key, or without one task_id + agent +
+// trial_index.
+std::string trial_identity(const TrialRecord& r);
 
 // Keeps the last record of each trial: same trial_key, or without one the same
 // task_id + agent + trial_index.

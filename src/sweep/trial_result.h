@@ -38,6 +38,10 @@ struct TrialResult {
   std::map<std::string, Millis> phases;  // reserve, up, agent, grade, down
   std::string stack;
   bool stops_run = false;  // a provider key/account/model problem: no retry, no further trials
+  std::string infra_kind;  // for infra errors: daemon | provider | sandbox | oom | interrupted
+  // Set by the sweep: identity across runs, where it ran, and where its files go under trials/.
+  std::string trial_key, docker_host;
+  std::string rel_dir;  // "<task>/<idx>" (default) or "<task>/<agent>/<idx>" when a run has several agents
 };
 
 }  // namespace forge::sweep

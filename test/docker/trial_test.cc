@@ -228,17 +228,19 @@ TEST_CASE("sweep: a 500 storm is an infra error, retried in a fresh sandbox and 
   rig.h.server.push({500, {}, fake_llm::openai_error("overloaded", "server_error", "server_error")}, 40);
   sweep::RunOptions o;
   o.task_paths = {task_dir.path()};
-  o.agent = {sweep::AgentChoice::Kind::kLlm};
+  o.agents = {sweep::AgentChoice{sweep::AgentChoice::Kind::kLlm, "agent", "", "openai/gpt-4o"}};
   auto writer = sweep::RunWriter::open(out.path() + "/run", [](std::string_view t) { return std::string(t); });
   REQUIRE(writer.has_value());
   std::ostringstream progress;
-  auto sum = sweep::run_sweep(o, rig.env, *writer, progress);
+  auto hosts = sweep::HostPool::connect({});
+  REQUIRE(hosts.has_value());
+  auto sum = sweep::run_sweep(o, rig.env, **hosts, *writer, progress);
   REQUIRE_MESSAGE(sum.has_value(), (sum ? "" : sum.error().what()));
   CAPTURE(progress.str());
   CHECK(sum->trials == 1);
   CHECK(sum->infra_errors == 1);
   CHECK(sum->passed == 0);
-  CHECK(progress.str().find("retry probe_storm#0 (attempt 2)") != std::string::npos);
+  CHECK(progress.str().find("retry probe_storm#0 llm:openai/gpt-4o (attempt 2") != std::string::npos);
   CHECK(rig.h.server.requests().size() == 12);  // 6 tries per attempt, 2 attempts (max_attempt_retries 1)
   std::ifstream in(out.path() + "/run/trials.jsonl");
   std::string line;
@@ -259,11 +261,13 @@ TEST_CASE("sweep: a rejected key stops the run instead of retrying every trial")
   sweep::RunOptions o;
   o.task_paths = {task_dir.path()};
   o.trials = 3;
-  o.agent = {sweep::AgentChoice::Kind::kLlm};
+  o.agents = {sweep::AgentChoice{sweep::AgentChoice::Kind::kLlm, "agent", "", "openai/gpt-4o"}};
   auto writer = sweep::RunWriter::open(out.path() + "/run", [](std::string_view t) { return std::string(t); });
   REQUIRE(writer.has_value());
   std::ostringstream progress;
-  auto sum = sweep::run_sweep(o, rig.env, *writer, progress);
+  auto hosts = sweep::HostPool::connect({});
+  REQUIRE(hosts.has_value());
+  auto sum = sweep::run_sweep(o, rig.env, **hosts, *writer, progress);
   REQUIRE(sum.has_value());
   CHECK(sum->trials == 1);
   CHECK(rig.h.server.requests().size() == 1);

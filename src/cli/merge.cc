@@ -1,0 +1,53 @@
+// `forgectl merge --out DIR SOURCE_DIR...`: the run directories of a run's shards into one, then
+// its reports and summary table.
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cli/verbs.h"
+#include "sweep/merge.h"
+#include "sweep/report_files.h"
+
+namespace forge::cli {
+
+namespace {
+
+struct MergeArgs {
+  std::string out;
+  std::vector<std::string> sources;
+  bool force = false;
+};
+
+int merge_run(Context& ctx, const MergeArgs& args) {
+  auto merged = sweep::merge_runs(args.sources, args.out, sweep::MergeOptions{.force = args.force});
+  if (!merged) return ctx.report(merged.error());
+  for (const auto& w : merged->warnings) ctx.log.warn(w);
+  for (const auto& d : merged->missing_dirs) ctx.log.warn("no trial directory " + d + " (its record is merged)");
+  ctx.out << "merged " << merged->trials.size() << " trial(s) from " << merged->sources.size() << " run(s) into "
+          << args.out << '\n';
+  for (const auto& s : merged->sources)
+    ctx.out << "  " << s.path << ": " << s.trials << " trial(s)" << (s.run_id.empty() ? "" : ", run " + s.run_id)
+            << (s.shard.empty() ? "" : ", shard " + s.shard) << '\n';
+  if (merged->duplicates)
+    ctx.out << merged->duplicates << " trial(s) recorded by more than one run: kept the graded, else the later one\n";
+  if (!merged->warnings.empty() || !merged->missing_dirs.empty())
+    ctx.out << merged->warnings.size() + merged->missing_dirs.size() << " warning(s), above\n";
+  auto table = sweep::summary_table(merged->trials);
+  if (!table) return ctx.report(table.error());
+  ctx.out << *table;
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_merge(CLI::App& app, Context& ctx, int* rc) {
+  auto args = std::make_shared<MergeArgs>();
+  auto* cmd = app.add_subcommand("merge", "Merge the run directories of a run's shards into a new run directory");
+  cmd->add_option("--out", args->out, "the merged run directory (created; must not exist or be empty)")->required();
+  cmd->add_option("sources", args->sources, "run directories to merge (each holds trials.jsonl)")->required();
+  cmd->add_flag("--force", args->force, "merge even when the runs' config_hash differ");
+  cmd->callback([&ctx, rc, args] { *rc = merge_run(ctx, *args); });
+}
+
+}  // namespace forge::cli

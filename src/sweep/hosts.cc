@@ -1,0 +1,102 @@
+// Engines of a sweep.
+#include "sweep/hosts.h"
+
+#include <ctime>
+
+#include "core/parallel.h"
+#include "engine/containers.h"
+#include "engine/docker_host.h"
+#include "engine/networks.h"
+#include "stack/inventory.h"
+#include "stack/labels.h"
+#include "stack/local_images.h"
+#include "stack/teardown.h"
+
+namespace forge::sweep {
+
+Result<std::unique_ptr<HostPool>> HostPool::connect(const std::vector<std::string>& addresses) {
+  auto pool = std::make_unique<HostPool>();
+  auto env = engine::process_env();
+  std::vector<std::string> wanted = addresses;
+  if (wanted.empty()) wanted.push_back("");
+  for (const auto& a : wanted) {
+    auto host = a.empty() ? engine::docker_host_from_env(env) : engine::parse_docker_host(a, env);
+    if (!host) return host.fail_with(a.empty() ? "DOCKER_HOST" : "--docker-host " + a);
+    for (const auto& e : pool->engines_)
+      if (e->address == host->describe()) return fail(Errc::kInvalid, "--docker-host " + a + " is given twice");
+    auto c = engine::Client::connect(*host);
+    if (!c) return c.fail_with("docker engine " + host->describe());
+    auto slot = std::make_unique<EngineSlot>();
+    slot->address = host->describe();
+    slot->client = std::move(*c);
+    pool->engines_.push_back(std::move(slot));
+  }
+  return pool;
+}
+
+EngineSlot& HostPool::acquire() {
+  std::lock_guard lock(mu_);
+  EngineSlot* best = engines_.front().get();
+  for (auto& e : engines_)
+    if (e->active < best->active) best = e.get();
+  ++best->active;
+  return *best;
+}
+
+void HostPool::release(EngineSlot& e) {
+  std::lock_guard lock(mu_);
+  --e.active;
+}
+
+Status prepare_engines(HostPool& pool, Slots& builds, Logger& log) {
+  auto& engines = pool.engines();
+  std::vector<Status> results(engines.size());
+  parallel_for(engines.size(), [&](std::size_t i) {
+    EngineSlot& e = *engines[i];
+    {
+      Slots::Hold slot(&builds);
+      auto built = stack::ensure_local_images(*e.client);
+      if (!built) {
+        results[i] = fail(built.error().with_context("preparing " + e.address));
+        return;
+      }
+      for (const auto& tag : *built) log.info(e.address + ": built " + tag);
+    }
+    auto stacks = stack::list_stacks(*e.client);
+    if (!stacks) {
+      results[i] = fail(stacks.error().with_context("listing stacks on " + e.address));
+      return;
+    }
+    std::time_t now = std::time(nullptr);
+    for (const auto& [name, objs] : *stacks) {
+      auto why = stack::orphan_reason(objs, now);
+      if (why == stack::OrphanReason::kNone) continue;
+      auto rep = stack::remove_stack(*e.client, name);
+      log.info(e.address + ": removed orphaned stack " + name + " (" + stack::orphan_reason_text(why) + ")" +
+               (rep.clean() ? "" : "; " + rep.errors.front()));
+    }
+  }, engines.size());
+  for (auto& st : results)
+    if (!st) return st;
+  return {};
+}
+
+std::vector<std::string> leak_audit(HostPool& pool, const std::string& run_id) {
+  std::vector<std::string> left;
+  engine::Filters f{{"label", {std::string(stack::kLabelRun) + "=" + run_id}}};
+  for (auto& e : pool.engines()) {
+    if (auto cs = engine::list_containers(*e->client, f)) {
+      for (const auto& c : *cs) left.push_back(e->address + ": container " + (c.names.empty() ? c.id : c.names[0]));
+    } else {
+      left.push_back(e->address + ": containers could not be listed: " + cs.error().what());
+    }
+    if (auto ns = engine::list_networks(*e->client, f)) {
+      for (const auto& n : *ns) left.push_back(e->address + ": network " + n.name);
+    } else {
+      left.push_back(e->address + ": networks could not be listed: " + ns.error().what());
+    }
+  }
+  return left;
+}
+
+}  // namespace forge::sweep

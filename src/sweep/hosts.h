@@ -1,0 +1,49 @@
+// The Docker engines one sweep spreads over (`--docker-host`, repeatable): a client per engine,
+// trials placed on the least busy one, each engine prepared before the first trial (local images
+// built where missing, dead owners' orphans reaped) and audited after the last (nothing of this
+// run left behind).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/log.h"
+#include "core/slots.h"
+#include "engine/client.h"
+
+namespace forge::sweep {
+
+struct EngineSlot {
+  std::string address;  // as the user wrote it, or the default socket; in trials.jsonl as docker_host
+  std::unique_ptr<engine::Client> client;
+  int active = 0;       // trials placed here and not finished
+};
+
+class HostPool {
+ public:
+  // Connects to every address (empty: DOCKER_HOST or the default socket). An unreachable engine
+  // is an error naming it: a sweep does not silently run on fewer hosts than asked.
+  static Result<std::unique_ptr<HostPool>> connect(const std::vector<std::string>& addresses);
+
+  // The engine with the fewest running trials (ties: the first given); release() when done.
+  EngineSlot& acquire();
+  void release(EngineSlot& e);
+
+  std::vector<std::unique_ptr<EngineSlot>>& engines() { return engines_; }
+  EngineSlot& primary() { return *engines_.front(); }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::unique_ptr<EngineSlot>> engines_;
+};
+
+// Before the first trial, on every engine in parallel: builds the local images it lacks (at most
+// `builds` builds at once), and removes orphaned stacks of dead owners (never a live one's).
+Status prepare_engines(HostPool& pool, Slots& builds, Logger& log);
+
+// Objects labelled with this run that still exist, on every engine: "<engine>: container <name>".
+std::vector<std::string> leak_audit(HostPool& pool, const std::string& run_id);
+
+}  // namespace forge::sweep

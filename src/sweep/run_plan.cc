@@ -1,0 +1,92 @@
+// Planning a sweep.
+#include "sweep/run_plan.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "core/sha256.h"
+#include "core/strings.h"
+#include "engine/images.h"
+#include "manifest/task_parse.h"
+#include "policy/topology.h"
+#include "stack/up.h"
+#include "sweep/trial_key.h"
+
+namespace forge::sweep {
+
+namespace {
+
+// The images a task's stack runs: runner, services (not those built from a context: their
+// content is the task's), and the egress proxy under limited_internet.
+std::vector<std::pair<std::string, std::string>> stack_images(const manifest::TaskConfig& t) {
+  const auto& env = t.environment;
+  std::vector<std::pair<std::string, std::string>> out;  // {what, ref}
+  out.emplace_back("runner", env.manifest.runner.image.empty() ? policy::kDefaultRunnerImage : env.manifest.runner.image);
+  for (const auto& s : env.compose.services)
+    if (!s.build && !s.image.empty()) out.emplace_back("service '" + s.name + "'", s.image);
+  if (env.manifest.network_policy == manifest::NetworkPolicy::kLimitedInternet)
+    out.emplace_back("egress proxy", stack::kDefaultProxyImage);
+  return out;
+}
+
+// "oracle" → "oracle"; "llm:openai/gpt-4o" → "llm-openai-gpt-4o": a directory name.
+std::string agent_slug(const std::string& label) {
+  std::string s;
+  for (char c : label) s += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ? c : '-';
+  return s;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Plan>> make_plan(const RunOptions& o, const manifest::RunConfig& run, engine::Client& primary) {
+  auto paths = discover_tasks(o.task_paths, run.tasks_glob);
+  if (!paths) return paths.fail();
+  auto plan = std::make_unique<Plan>();
+  std::vector<std::string> problems;
+  for (const auto& p : *paths) {
+    auto t = manifest::load_task(p);
+    if (!t) problems.push_back(t.error().what());
+    else plan->tasks.push_back(std::move(*t));
+  }
+  if (!problems.empty()) return fail(Errc::kInvalid, join(problems, "\n"));
+  std::map<std::string, int> seen;
+  for (const auto& t : plan->tasks)
+    if (++seen[t.task_id] > 1) return fail(Errc::kInvalid, "task_id '" + t.task_id + "' appears twice in this run");
+  std::set<std::string> labels;
+  for (const auto& a : o.agents)
+    if (!labels.insert(a.label()).second) return fail(Errc::kInvalid, "agent '" + a.label() + "' is given twice");
+
+  Sha256 config;  // over every trial key of the whole matrix: shards of one run agree on it
+  for (const auto& t : plan->tasks) {
+    auto hash = task_content_hash(t.dir);
+    if (!hash) return hash.fail();
+    std::vector<std::string> ids;
+    for (const auto& [what, ref] : stack_images(t)) {
+      if (!plan->facts.images.count(ref)) {
+        auto img = engine::inspect_image(primary, ref);
+        if (!img)
+          return fail(Errc::kNotFound, "task " + t.task_id + ": " + what + " image " + ref + " is not on the engine (" +
+                                           img.error().what() + "); build or load it: forgectl never pulls");
+        plan->facts.images[ref] = img->id;
+      }
+      ids.push_back(plan->facts.images[ref]);
+    }
+    plan->networks_per_trial =
+        std::max(plan->networks_per_trial, static_cast<int>(policy::network_prefixes(t.environment).size()));
+    for (const auto& a : o.agents) {
+      std::string fp = agent_fingerprint(a, run, t);
+      for (int i = 0; i < o.trials; ++i) {
+        std::string key = trial_key(*hash, ids, fp, i);
+        config.update(key);
+        if (!in_shard(o.shard, t.task_id, a.label(), i)) continue;
+        std::string rel = o.agents.size() > 1 ? t.task_id + "/" + agent_slug(a.label()) + "/" + std::to_string(i) : "";
+        plan->jobs.push_back({&t, a, i, key, rel});
+      }
+    }
+  }
+  plan->facts.config_hash = config.hex_digest().substr(0, 32);
+  return plan;
+}
+
+}  // namespace forge::sweep

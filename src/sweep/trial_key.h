@@ -1,0 +1,28 @@
+// What identifies a trial across runs, so `--resume` never mistakes a changed task, image, agent or
+// model for one already finished: a content hash, not a name.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "manifest/task_config.h"
+#include "sweep/trial.h"
+
+namespace forge::sweep {
+
+// SHA-256 over every file under the task directory: sorted relative paths, each with its bytes
+// (symlinks by their target), so renaming, editing or adding a file changes it.
+Result<std::string> task_content_hash(const std::string& task_dir);
+
+// The agent as configured for this run: its label and, for a model, everything that shapes its
+// answers (provider, name, base_url, temperature, max_tokens, seed, top_p, reasoning), plus the
+// limits that shape the episode (max_turns, timeouts). Canonical JSON.
+std::string agent_fingerprint(const AgentChoice& a, const manifest::RunConfig& run, const manifest::TaskConfig& task);
+
+// Hex SHA-256 (32 characters) of the task's content hash, the image ids its stack runs, the
+// agent fingerprint and the trial index.
+std::string trial_key(const std::string& task_hash, const std::vector<std::string>& image_ids,
+                      const std::string& agent_fingerprint, int trial_index);
+
+}  // namespace forge::sweep

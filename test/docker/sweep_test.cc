@@ -1,0 +1,195 @@
+// Sweeps through the forgectl binary against the real daemon, on the bundled example tasks with the
+// oracle agent: durable results, SIGINT then --resume equal to an uninterrupted run, a changed
+// task redone, a torn last line survived, shards merged back into the whole, one run per
+// directory, and nothing left behind.
+#include <doctest/doctest.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "core/json.h"
+#include "support/process.h"
+#include "support/stack_env.h"
+#include "sweep/trial_record.h"
+
+using namespace forge;
+using namespace forge::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+// The example tasks, copied so a test may change them.
+std::string copy_examples(const TempDir& dir) {
+  fs::path to = fs::path(dir.path()) / "tasks";
+  fs::copy(fs::path(FORGECTL_SOURCE_DIR) / "examples" / "tasks", to, fs::copy_options::recursive);
+  return to.string();
+}
+
+std::vector<sweep::TrialRecord> trials_of(const std::string& run_dir) {
+  auto log = sweep::read_trials_jsonl(run_dir + "/trials.jsonl");
+  REQUIRE_MESSAGE(log.has_value(), (log ? "" : log.error().what()));
+  return log->trials;
+}
+
+std::size_t lines_of(const std::string& path) {
+  std::ifstream in(path);
+  std::size_t n = 0;
+  for (std::string l; std::getline(in, l);) n += !l.empty();
+  return n;
+}
+
+json::Document json_file(const std::string& path) {
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  auto d = json::parse(text, path);
+  REQUIRE_MESSAGE(d.has_value(), (d ? "" : d.error().what()));
+  return std::move(*d);
+}
+
+// The parts of aggregate.json that must not depend on how the run was split or interrupted.
+std::string outcome_view(const std::string& run_dir) {
+  auto d = json_file(run_dir + "/aggregate.json");
+  const auto& o = d["overall"];
+  json::Writer w;
+  w.begin_object();
+  for (const char* k : {"trials", "graded", "passed", "infra_errors"})
+    if (o.HasMember(k)) w.key(k).i64(o[k].GetInt64());
+  for (const char* k : {"pass_at_k", "pass_hat_k", "mean_score"})
+    if (o.HasMember(k)) w.key(k).raw_value(json::to_string(o[k]));
+  return w.end_object().take();
+}
+
+RunResult run(const std::vector<std::string>& args) {
+  auto r = run_forgectl(args, Millis(300000));
+  REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().what()));
+  return *r;
+}
+
+}  // namespace
+
+TEST_CASE("sweep: SIGINT leaves a resumable directory; --resume finishes it and equals an uninterrupted run") {
+  TempDir dir;
+  std::string tasks = copy_examples(dir);
+  std::string whole = dir.path() + "/whole", cut = dir.path() + "/cut";
+
+  auto full = run({"run", tasks, "--agent", "oracle", "--trials", "3", "--concurrency", "2", "--out", whole});
+  REQUIRE_MESSAGE(full.code == 0, full.text());
+  CHECK(lines_of(whole + "/trials.jsonl") == 6);
+  CHECK(full.out.find("leak audit: nothing of run") != std::string::npos);
+  CHECK(fs::exists(whole + "/report.html"));
+
+  auto p = spawn_forgectl({"run", tasks, "--agent", "oracle", "--trials", "3", "--concurrency", "2", "--out", cut});
+  REQUIRE(p.has_value());
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (lines_of(cut + "/trials.jsonl") < 1 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  (*p)->kill(SIGINT);
+  auto code = (*p)->wait_for(Millis(120000));
+  std::string first = "stdout:\n" + (*p)->out() + "\nstderr:\n" + (*p)->err();
+  REQUIRE_MESSAGE(code.has_value(), first);
+  CHECK_MESSAGE(*code == 130, first);
+  std::size_t before = lines_of(cut + "/trials.jsonl");
+  CHECK(before >= 1);
+  CHECK(before < 6);
+  CHECK(first.find("forgectl run --resume --out") != std::string::npos);
+
+  // A second run into the same directory without --resume is refused; the results are untouched.
+  auto again = run({"run", tasks, "--agent", "oracle", "--out", cut});
+  CHECK(again.code == 2);
+  CHECK(again.err.find("--resume") != std::string::npos);
+  CHECK(lines_of(cut + "/trials.jsonl") == before);
+
+  // The recorded invocation is enough to resume.
+  auto resumed = run({"run", "--resume", "--out", cut});
+  REQUIRE_MESSAGE(resumed.code == 0, resumed.text());
+  CHECK(resumed.err.find("resume: " + std::to_string(before) + " finished") != std::string::npos);
+  auto records = trials_of(cut);
+  CHECK(records.size() == 6);
+  CHECK(lines_of(cut + "/trials.jsonl") == 6);  // nothing recorded twice
+  std::set<std::string> keys;
+  for (const auto& r : records) keys.insert(r.trial_key);
+  CHECK(keys.size() == 6);
+  CHECK(outcome_view(cut) == outcome_view(whole));
+  // Same tasks, agent and trial indexes: the same keys as the uninterrupted run.
+  std::set<std::string> whole_keys;
+  for (const auto& r : trials_of(whole)) whole_keys.insert(r.trial_key);
+  CHECK(keys == whole_keys);
+}
+
+TEST_CASE("sweep: --resume redoes a changed task's trials and a torn last line, keeps the rest") {
+  TempDir dir;
+  std::string tasks = copy_examples(dir);
+  std::string out = dir.path() + "/run";
+  auto first = run({"run", tasks, "--agent", "oracle", "--trials", "2", "--concurrency", "2", "--out", out});
+  REQUIRE_MESSAGE(first.code == 0, first.text());
+  auto before = trials_of(out);
+  REQUIRE(before.size() == 4);
+
+  // The files task changes; a crash cut the last append short.
+  std::ofstream(tasks + "/files-basic/fixtures/problem.txt", std::ios::app) << "\n(revised)\n";
+  std::ofstream(out + "/trials.jsonl", std::ios::app) << R"({"task_id":"orders_db","trial_index":)";
+
+  auto resumed = run({"run", "--resume", "--out", out});
+  REQUIRE_MESSAGE(resumed.code == 0, resumed.text());
+  CHECK(resumed.err.find("2 result(s) of changed tasks set aside") != std::string::npos);
+  CHECK(resumed.err.find("torn last line dropped") != std::string::npos);
+  auto after = trials_of(out);
+  REQUIRE(after.size() == 4);
+  std::set<std::string> old_keys, new_keys;
+  for (const auto& r : before) old_keys.insert(r.trial_key);
+  for (const auto& r : after) {
+    CAPTURE(r.task_id);
+    CHECK(old_keys.count(r.trial_key) == (r.task_id == "orders_db" ? 1u : 0u));
+  }
+  CHECK(lines_of(out + "/trials.superseded.jsonl") == 2);
+}
+
+TEST_CASE("sweep: shards partition the matrix and merge back into the whole run") {
+  TempDir dir;
+  std::string tasks = copy_examples(dir);
+  std::set<std::string> seen;
+  std::vector<std::string> shard_dirs;
+  std::size_t total = 0;
+  for (int i = 0; i < 2; ++i) {
+    std::string out = dir.path() + "/shard-" + std::to_string(i);
+    auto r = run({"run", tasks, "--agent", "oracle", "--trials", "3", "--concurrency", "2", "--shard",
+                  std::to_string(i) + "/2", "--out", out});
+    REQUIRE_MESSAGE(r.code == 0, r.text());
+    for (const auto& t : trials_of(out)) {
+      CHECK(seen.insert(t.trial_key).second);  // in exactly one shard
+      ++total;
+    }
+    shard_dirs.push_back(out);
+  }
+  CHECK(total == 6);
+  std::string merged = dir.path() + "/merged";
+  std::vector<std::string> args{"merge", "--out", merged};
+  args.insert(args.end(), shard_dirs.begin(), shard_dirs.end());
+  auto m = run(args);
+  REQUIRE_MESSAGE(m.code == 0, m.text());
+  CHECK(trials_of(merged).size() == 6);
+  auto agg = json_file(merged + "/aggregate.json");
+  CHECK(agg["overall"]["trials"].GetInt() == 6);
+  CHECK(fs::exists(merged + "/report.html"));
+}
+
+TEST_CASE("sweep: two processes never share a run directory") {
+  TempDir dir;
+  std::string tasks = copy_examples(dir);
+  std::string out = dir.path() + "/run";
+  auto p = spawn_forgectl({"run", tasks, "--agent", "oracle", "--trials", "2", "--out", out});
+  REQUIRE(p.has_value());
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!fs::exists(out + "/state.sqlite3") && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  auto second = run({"run", "--resume", tasks, "--agent", "oracle", "--trials", "2", "--out", out});
+  CHECK(second.code != 0);
+  CHECK(second.err.find("in use by") != std::string::npos);
+  auto code = (*p)->wait_for(Millis(180000));
+  REQUIRE(code.has_value());
+  CHECK(*code == 0);
+  CHECK(lines_of(out + "/trials.jsonl") == 4);
+}

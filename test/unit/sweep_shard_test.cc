@@ -1,0 +1,98 @@
+// Shards: "i/N" parsing, and a partition of the trial matrix that is exact, balanced and stable.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "sweep/shard.h"
+
+using namespace forge;
+using namespace forge::sweep;
+
+namespace {
+
+std::string parse_error(const std::string& text) {
+  auto s = parse_shard(text);
+  REQUIRE_FALSE(s.has_value());
+  CHECK(s.error().code == Errc::kInvalid);
+  return s.error().what();
+}
+
+struct Trial {
+  std::string task, agent;
+  int index;
+};
+
+// 50 tasks × 3 agents × 4 trials.
+std::vector<Trial> matrix() {
+  std::vector<Trial> out;
+  for (int t = 0; t < 50; ++t)
+    for (const char* a : {"oracle", "llm:gpt", "llm:claude"})
+      for (int i = 0; i < 4; ++i) out.push_back({"task_" + std::to_string(t), a, i});
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("parse_shard: i/N, 0-based") {
+  auto s = parse_shard("1/4");
+  REQUIRE(s.has_value());
+  CHECK(s->index == 1);
+  CHECK(s->count == 4);
+  CHECK(to_string(*s) == "1/4");
+  CHECK(parse_shard("0/1").has_value());
+  CHECK(parse_shard("99/100").has_value());
+}
+
+TEST_CASE("parse_shard: clear errors") {
+  CHECK(parse_error("3/3") == "--shard '3/3': the index must be below the count (0-based: 0/3, 1/3, 2/3)");
+  CHECK(parse_error("12/10").find("0/10 … 9/10") != std::string::npos);
+  CHECK(parse_error("0/0") == "--shard '0/0': the count must be at least 1");
+  for (const char* bad : {"3", "", "/4", "1/", "a/4", "1/4x", " 1/4", "1/4 ", "-1/4", "+1/4", "1/-4", "1//4", "1/4/5",
+                          "1.0/4", "99999999999/4"})
+    CHECK_MESSAGE(parse_error(bad).find("not i/N") != std::string::npos, bad);
+}
+
+TEST_CASE("in_shard: every trial is in exactly one shard, for N = 1..7") {
+  auto trials = matrix();
+  REQUIRE(trials.size() == 600);
+  for (int n = 1; n <= 7; ++n) {
+    std::vector<int> per_shard(static_cast<std::size_t>(n));
+    for (const auto& t : trials) {
+      int owners = 0;
+      for (int i = 0; i < n; ++i)
+        if (in_shard(Shard{i, n}, t.task, t.agent, t.index)) {
+          ++owners;
+          ++per_shard[static_cast<std::size_t>(i)];
+        }
+      CHECK_MESSAGE(owners == 1, t.task, " ", t.agent, " ", t.index, " N=", n);
+    }
+    if (n == 4)
+      for (int c : per_shard) {
+        CHECK(c >= 100);
+        CHECK(c <= 200);
+      }
+  }
+}
+
+TEST_CASE("in_shard: the split depends on the trial alone, not on the order or the other tasks") {
+  auto trials = matrix();
+  std::map<std::string, int> first;  // trial → shard of 5
+  auto shard_of = [](const Trial& t) {
+    for (int i = 0; i < 5; ++i)
+      if (in_shard(Shard{i, 5}, t.task, t.agent, t.index)) return i;
+    return -1;
+  };
+  for (const auto& t : trials) first[t.task + "|" + t.agent + "|" + std::to_string(t.index)] = shard_of(t);
+  std::mt19937 rng(7);
+  std::shuffle(trials.begin(), trials.end(), rng);
+  trials.push_back({"task_new", "oracle", 0});  // adding a task moves no other trial
+  for (const auto& t : trials) {
+    auto it = first.find(t.task + "|" + t.agent + "|" + std::to_string(t.index));
+    if (it != first.end()) CHECK(shard_of(t) == it->second);
+  }
+  CHECK(in_shard(Shard{}, "any", "agent", 3));  // the default shard is the whole matrix
+}
