@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # The main job on a fresh machine: install, start dockerd if needed, build forgectl and its local
-# images, check the host, run a smoke sandbox end to end, then bring the example environments up
-# (no_internet and limited_internet), list them, and take them down again.
+# images, check the host with a smoke sandbox, then sweep the bundled example tasks with the
+# oracle agent (no LLM key needed): every task × 2 trials, 2 at once, graded on the host, into
+# runs/quickstart-<time>/ with trials.jsonl, aggregate.json and report.html.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
 bash scripts/ensure-docker.sh
 ./build/src/cli/forgectl images build
 ./build/src/cli/forgectl doctor --smoke
-stacks=()
-trap '[ ${#stacks[@]} -eq 0 ] || ./build/src/cli/forgectl down "${stacks[@]}" >/dev/null' EXIT
-for env in examples/environments/*.yaml; do
-  stacks+=("$(./build/src/cli/forgectl up "$env")")
-done
-./build/src/cli/forgectl ps
-./build/src/cli/forgectl down "${stacks[@]}"
-stacks=()
+out="runs/quickstart-$(date -u +%Y%m%dT%H%M%SZ)"
+./build/src/cli/forgectl run examples/tasks --agent oracle --trials 2 --concurrency 2 --out "$out"
+# The oracle replays each task's reference solution: a failing trial here means the pipeline is broken.
+if grep -q '"binary_pass":false' "$out/trials.jsonl"; then
+  echo "quickstart: an oracle trial did not pass; see $out/trials.jsonl" >&2
+  exit 1
+fi

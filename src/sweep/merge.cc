@@ -146,6 +146,12 @@ Status copy_trial_dirs(const std::vector<std::pair<TrialRecord, const Source*>>&
                        MergeReport& report) {
   for (const auto& [t, src] : kept) {
     fs::path rel = fs::path("trials") / t.task_id / std::to_string(t.trial_index);
+    // The line says where its files are (runs with several agents nest them by agent); only a
+    // plain relative path under trials/ is followed, so a line cannot point outside its run.
+    fs::path given = fs::path(t.trial_dir).lexically_normal();
+    if (!t.trial_dir.empty() && given.is_relative() && *given.begin() == "trials" &&
+        given.string().find("..") == std::string::npos)
+      rel = given;
     if (!safe_component(t.task_id)) {
       report.warnings.push_back("task id '" + t.task_id + "' is not a directory name: its files are not copied");
       continue;

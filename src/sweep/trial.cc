@@ -101,7 +101,9 @@ TrialResult run_trial(const manifest::TaskConfig& task, int trial_index, int att
 
   // Up; from here on teardown is guaranteed (below).
   {
+    auto waited = Clock::now();
     Slots::Hold slot(env.admission ? &env.admission->up : nullptr);
+    r.phases["reserve"] = elapsed_since(waited);  // admission: waiting for a stack-creation slot
     Phase p(r, "up");
     stack::UpOptions o;
     o.build_slots = env.admission ? &env.admission->build : nullptr;

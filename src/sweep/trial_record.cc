@@ -73,6 +73,7 @@ Result<TrialRecord> parse_trial_line(std::string_view line, std::string_view whe
   r.started_at = json::get_string(d, "started_at");
   r.finished_at = json::get_string(d, "finished_at");
   r.docker_host = json::get_string(d, "docker_host");
+  r.trial_dir = json::get_string(d, "trial_dir");
   r.raw_line = std::string(line);
   return r;
 }

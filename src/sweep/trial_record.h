@@ -36,6 +36,7 @@ struct TrialRecord {
   std::map<std::string, double> phases_s;  // only the phases the line has
   std::string started_at, finished_at;     // ISO 8601 UTC
   std::string docker_host;
+  std::string trial_dir;  // "trials/<task>/<idx>" or "trials/<task>/<agent>/<idx>"; empty in older lines
   std::string raw_line;  // the line as read, without its newline: merge copies lines byte for byte
 
   bool graded() const { return outcome == Outcome::kGraded; }

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -192,4 +193,31 @@ TEST_CASE("sweep: two processes never share a run directory") {
   REQUIRE(code.has_value());
   CHECK(*code == 0);
   CHECK(lines_of(out + "/trials.jsonl") == 4);
+}
+
+TEST_CASE("sweep: --docker-host spreads trials over engines and records where each ran") {
+  // Two addresses of this host's daemon: the scheduler treats them as two engines.
+  TempDir dir;
+  std::string tasks = copy_examples(dir);
+  std::string alias = dir.path() + "/docker.sock";
+  fs::create_symlink("/var/run/docker.sock", alias);
+  std::string out = dir.path() + "/run";
+  auto r = run({"run", tasks + "/files-basic", "--agent", "oracle", "--trials", "4", "--concurrency", "2",
+                "--docker-host", "unix:///var/run/docker.sock", "--docker-host", "unix://" + alias, "--out", out});
+  REQUIRE_MESSAGE(r.code == 0, r.text());
+  std::map<std::string, int> per_engine;
+  for (const auto& t : trials_of(out)) ++per_engine[t.docker_host];
+  CHECK(per_engine.size() == 2);
+  for (const auto& [engine, n] : per_engine) {
+    CAPTURE(engine);
+    CHECK(n >= 1);
+  }
+  CHECK(r.out.find("left on 2 engine(s)") != std::string::npos);
+  auto runj = json_file(out + "/run.json");
+  CHECK(runj["engines"].Size() == 2);
+
+  auto bad = run({"run", tasks, "--agent", "oracle", "--docker-host", "unix:///nonexistent/docker.sock", "--out",
+                  dir.path() + "/bad"});
+  CHECK(bad.code == 1);
+  CHECK(bad.err.find("/nonexistent/docker.sock") != std::string::npos);
 }
