@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/run.sh [exec|lifecycle|stack|all] [-n N] [-b B]: forgectl's engine (and, for `stack`, its CLI) vs the docker
+# bench/run.sh [exec|lifecycle|stack|all] [-n N] [-b B] | bench/run.sh sweep [-n N] [-t T] [-c C]: forgectl's engine (and, for `stack`, its CLI) vs the docker
 # CLI or docker-compose, docker-py and raw curl, run interleaved round-robin against the local daemon; prints
 # median [p25-p75] tables with ratios.
 # shellcheck disable=SC2317  # the way_* functions and traps are called indirectly
@@ -18,8 +18,15 @@ FORGECTL=$BUILD/src/cli/forgectl
 usage() {
   echo "usage: bench/run.sh [exec|lifecycle|stack|all] [-n N] [-b B]"
   echo "  N rounds (default 20, at least 4); each round runs every way once, B operations in one process (default 1)"
+  echo "       bench/run.sh sweep [-n N] [-t TRIALS] [-c CONCURRENCY]   (bench/sweep.sh; not part of all)"
 }
 die() { echo "bench/run.sh: $*" >&2; exit 1; }
+
+# sweep: a whole `forgectl run` vs docker-py by hand; its own driver, with its own options.
+if [[ ${1:-} == sweep ]]; then
+  shift
+  exec "$HERE/sweep.sh" "$@"
+fi
 
 what=all n=20 b=1
 while (($#)); do

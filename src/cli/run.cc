@@ -284,7 +284,10 @@ void add_run(CLI::App& app, Context& ctx, int* rc) {
               << writer->dir() << '\n';
       *rc = kExitInterrupted;
     } else {
-      *rc = !sum->stopped.empty() || !sum->leaks.empty() ? kExitFailure : kExitOk;
+      if (sum->infra_errors)
+        ctx.out << sum->infra_errors << " trial(s) ended as infra errors after retries; retry them with: forgectl run --resume --out "
+                << writer->dir() << '\n';
+      *rc = !sum->stopped.empty() || !sum->leaks.empty() || sum->infra_errors ? kExitFailure : kExitOk;
     }
   });
 }

@@ -188,18 +188,25 @@ Result<std::string> JsonDb::hash(std::string_view trial) const {
   return w.take();
 }
 
+Result<JsonDb::Locked> JsonDb::locked_for_write(std::string_view trial, const json::Value& body) const {
+  auto found = find(trial);
+  if (!found) return found.fail();
+  Locked l{*found, std::unique_lock((*found)->mu)};
+  // An etag (the state hash the writer last read) makes the write conditional.
+  std::string etag = json::get_string(body, "etag");
+  if (!etag.empty() && etag != state_hash(l.trial->data))
+    return fail(Errc::kConflict, "etag mismatch: trial '" + std::string(trial) + "' was modified");
+  return l;
+}
+
 Result<std::string> JsonDb::patch(std::string_view trial, std::string_view table, const json::Value& body) {
   if (auto st = only_keys(body, {"operations", "etag"}, "patch"); !st) return st.fail();
   const json::Value* ops = member(body, "operations");
   if (!ops) return fail(Errc::kInvalid, "patch body needs 'operations'");
   if (auto st = validate_table_ops(*ops); !st) return st.fail();
-  auto found = find(trial);
+  auto found = locked_for_write(trial, body);
   if (!found) return found.fail();
-  Trial& t = **found;
-  std::lock_guard lock(t.mu);
-  std::string etag = json::get_string(body, "etag");
-  if (!etag.empty() && etag != state_hash(t.data))
-    return fail(Errc::kConflict, "etag mismatch: trial '" + std::string(trial) + "' was modified");
+  Trial& t = *found->trial;
   json::Value table_name(table.data(), static_cast<rapidjson::SizeType>(table.size()), t.data.GetAllocator());
   auto it = t.data.FindMember(table_name);
   if (it == t.data.MemberEnd()) {
@@ -329,13 +336,9 @@ Result<std::string> JsonDb::update(std::string_view trial, const json::Value& bo
   const json::Value* ops = member(body, "ops");
   if (!ops) return fail(Errc::kInvalid, "update body needs 'ops'");
   if (auto st = validate_path_ops(*ops); !st) return st.fail();
-  auto found = find(trial);
+  auto found = locked_for_write(trial, body);
   if (!found) return found.fail();
-  Trial& t = **found;
-  std::lock_guard lock(t.mu);
-  std::string etag = json::get_string(body, "etag");
-  if (!etag.empty() && etag != state_hash(t.data))
-    return fail(Errc::kConflict, "etag mismatch: trial '" + std::string(trial) + "' was modified");
+  Trial& t = *found->trial;
   // On a copy: a path that matches nothing halfway through must leave the state untouched.
   json::Document next;
   next.CopyFrom(t.data, next.GetAllocator());

@@ -66,6 +66,12 @@ class JsonDb {
   };
 
   Result<std::shared_ptr<Trial>> find(std::string_view id) const;
+  // A trial held under its lock for a write, after the body's optional etag matched.
+  struct Locked {
+    std::shared_ptr<Trial> trial;
+    std::unique_lock<std::mutex> lock;
+  };
+  Result<Locked> locked_for_write(std::string_view trial, const json::Value& body) const;
   static void replace_data(Trial& t, const json::Value& from);
   static void compact_if_bloated(Trial& t);
 

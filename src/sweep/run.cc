@@ -149,7 +149,8 @@ Result<RunSummary> run_sweep(const RunOptions& o, TrialEnv& base, HostPool& host
   out << " → " << writer.dir() << '\n';
   if (o.resume)
     out << "resume: " << rp->done.size() << " finished, " << todo.size() << " to run (" << rp->recovered
-        << " interrupted attempt(s) recovered, " << rp->superseded << " result(s) of changed tasks set aside"
+        << " interrupted attempt(s) recovered, " << rp->infra_retried << " infra error(s) to retry, " << rp->superseded
+        << " result(s) of changed tasks set aside"
         << (rp->torn ? ", a torn last line dropped" : "") << ")\n";
 
   int concurrency = std::max(1, o.concurrency);

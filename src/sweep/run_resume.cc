@@ -43,11 +43,17 @@ Result<ResumePoint> reconcile_run_dir(RunState& state, const std::string& dir, c
   std::string kept, superseded;
   std::vector<std::pair<std::string, std::string>> done;
   for (const auto& r : log->trials) {
-    if (!r.trial_key.empty() && plan_keys.count(r.trial_key)) {
+    bool planned = !r.trial_key.empty() && plan_keys.count(r.trial_key);
+    if (planned && r.graded()) {
       kept += r.raw_line + "\n";
-      done.emplace_back(r.trial_key, r.graded() ? "graded" : "infra_error");
+      done.emplace_back(r.trial_key, "graded");
       rp.done.insert(r.trial_key);
       rp.spent_usd += r.cost_usd;
+    } else if (planned) {
+      superseded += r.raw_line + "\n";
+      rp.spent_usd += r.cost_usd;  // spent all the same
+      ++rp.infra_retried;
+      if (auto st = state.reopen(r.trial_key); !st) return st.fail();
     } else {
       superseded += r.raw_line + "\n";
       ++rp.superseded;

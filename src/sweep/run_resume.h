@@ -15,13 +15,15 @@ struct ResumePoint {
   int recovered = 0;           // attempts left running by a dead process, now to be redone
   int superseded = 0;          // lines of trials no longer in the plan (changed tasks), moved aside
   int torn = 0;                // a last line cut short by a crash, dropped (its trial is redone)
+  int infra_retried = 0;       // infra-error results moved aside: an infra failure is not a result
   double spent_usd = 0;        // what the finished trials cost: the budget counts it
 };
 
 // The plan's keys must already be in `state` (RunState::plan). Without `resume`, a directory
 // with results or state is refused. With it: stale running attempts become interrupted,
-// trials.jsonl is rewritten to the plan's lines (others go to trials.superseded.jsonl, a torn
-// last line is dropped) and its trials are marked done.
+// trials.jsonl is rewritten to the plan's graded lines (infra errors and lines of trials no
+// longer planned go to trials.superseded.jsonl, a torn last line is dropped; those trials run
+// again) and its trials are marked done.
 Result<ResumePoint> reconcile_run_dir(RunState& state, const std::string& dir, const std::set<std::string>& plan_keys,
                                       bool resume);
 

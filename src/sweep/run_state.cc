@@ -249,6 +249,14 @@ Status RunState::abandon(const std::string& key, int attempt, const std::string&
   return tx->commit();
 }
 
+Status RunState::reopen(const std::string& key) {
+  std::lock_guard lock(mu_);
+  auto up = sqlite::Stmt::prepare(
+      db_, "UPDATE trials SET status = 'pending', owner = '', lease_expires = 0 WHERE key = ? AND status = 'done'");
+  if (!up) return up.fail();
+  return up->bind(1, key).run();
+}
+
 Result<int> RunState::recover_stale(std::int64_t now,
                                     const std::function<bool(const std::string& owner)>& owner_alive) {
   std::lock_guard lock(mu_);

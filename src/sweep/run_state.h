@@ -63,6 +63,8 @@ class RunState {
                      bool final);
   // Stopped by a signal or an error: interrupted, redone on resume.
   Status abandon(const std::string& key, int attempt, const std::string& why);
+  // A finished trial to be run again (its result was an infra error): done → pending.
+  Status reopen(const std::string& key);
   // Every running trial whose owner is gone or whose lease expired (lease_expires <= now) becomes
   // interrupted; returns how many.
   Result<int> recover_stale(std::int64_t now, const std::function<bool(const std::string& owner)>& owner_alive);

@@ -21,6 +21,7 @@
 #include "sweep/outputs.h"
 #include "sweep/run.h"
 #include "sweep/trial.h"
+#include "sweep/trial_record.h"
 
 using namespace forge;
 using namespace forge::test;
@@ -225,7 +226,7 @@ TEST_CASE("sweep: a 500 storm is an infra error, retried in a fresh sandbox and 
   TempDir task_dir, out;
   write_probe_task(task_dir, "probe_storm");
   TrialRig rig("openai", "gpt-4o");
-  rig.h.server.push({500, {}, fake_llm::openai_error("overloaded", "server_error", "server_error")}, 40);
+  rig.h.server.push({500, {}, fake_llm::openai_error("overloaded", "server_error", "server_error")}, 12);
   sweep::RunOptions o;
   o.task_paths = {task_dir.path()};
   o.agents = {sweep::AgentChoice{sweep::AgentChoice::Kind::kLlm, "agent", "", "openai/gpt-4o"}};
@@ -250,7 +251,24 @@ TEST_CASE("sweep: a 500 storm is an infra error, retried in a fresh sandbox and 
   CHECK(std::string((*d)["outcome"].GetString()) == "infra_error");
   CHECK((*d)["attempt"].GetInt() == 2);
   CHECK(std::string((*d)["error"].GetString()).find("500") != std::string::npos);
+  CHECK(std::string((*d)["infra_kind"].GetString()) == "provider");
   CHECK(rig.containers().empty());
+
+  // The provider is back: --resume runs the infra-error trial again; its old line is set aside.
+  rig.h.server.push(200, fake_llm::openai_tool_call("call_1", "write_file", R"({"path": "answer.txt", "content": "42"})"));
+  rig.h.server.push(200, fake_llm::openai_text("Done."));
+  o.resume = true;
+  auto again = sweep::run_sweep(o, rig.env, **hosts, *writer, progress);
+  REQUIRE_MESSAGE(again.has_value(), (again ? "" : again.error().what()));
+  CHECK(again->trials == 1);
+  CHECK(again->passed == 1);
+  CHECK(again->infra_errors == 0);
+  CHECK(progress.str().find("1 infra error(s) to retry") != std::string::npos);
+  auto records = sweep::read_trials_jsonl(out.path() + "/run/trials.jsonl");
+  REQUIRE(records.has_value());
+  REQUIRE(records->trials.size() == 1);
+  CHECK(records->trials[0].attempt == 3);  // attempts are numbered across invocations
+  CHECK(fs::exists(out.path() + "/run/trials.superseded.jsonl"));
 }
 
 TEST_CASE("sweep: a rejected key stops the run instead of retrying every trial") {
