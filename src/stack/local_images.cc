@@ -8,9 +8,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <set>
 
+#include "core/sha256.h"
 #include "core/strings.h"
 #include "engine/images.h"
 #include "engine/tar.h"
@@ -55,6 +57,16 @@ static Result<std::vector<std::string>> busybox_applets(const std::string& busyb
   return out;
 }
 
+Result<std::string> helper_digest(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail(Errc::kNotFound, "cannot read the exec helper " + path);
+  Sha256 h;
+  std::array<char, 65536> buf{};
+  while (in.read(buf.data(), buf.size()) || in.gcount() > 0)
+    h.update(std::string_view(buf.data(), static_cast<std::size_t>(in.gcount())));
+  return h.hex_digest();
+}
+
 Result<std::string> runner_build_context(const ImageSources& src) {
   if (::access(src.busybox.c_str(), X_OK) != 0)
     return fail(Errc::kNotFound, "'" + src.busybox + "' is missing; install busybox-static (scripts/install-deps.sh)");
@@ -69,8 +81,11 @@ Result<std::string> runner_build_context(const ImageSources& src) {
                                "WORKDIR /work\n"
                                "CMD [\"sleep\", \"2147483647\"]\n"));
   for (const char* d : {"rootfs", "rootfs/bin", "rootfs/etc", "rootfs/.forgectl", "rootfs/work", "rootfs/usr",
-                        "rootfs/usr/bin", "rootfs/sbin", "rootfs/usr/sbin", "rootfs/proc", "rootfs/dev"})
+                        "rootfs/usr/bin", "rootfs/sbin", "rootfs/usr/sbin", "rootfs/proc", "rootfs/dev", "rootfs/env",
+                        "rootfs/env/fs"})
     steps.push_back(tar.add_directory(d, 0755));
+  // Where Tolokaforge tasks name the workspace; up adds it to foreign images.
+  steps.push_back(tar.add_symlink("rootfs/env/fs/agent-visible", "/work"));
   steps.push_back(tar.add_directory("rootfs/tmp", 01777));
   steps.push_back(tar.add_host_file("rootfs/bin/busybox", src.busybox));
   for (const auto& a : *applets)
@@ -94,6 +109,9 @@ Result<std::string> build_runner_image(engine::Client& c, const ImageSources& sr
   spec.context_tar = std::move(*ctx);
   spec.tags = {kRunnerImage};
   spec.labels = {{kImageLabel, "runner"}};
+  auto digest = helper_digest(src.exec_helper);
+  if (!digest) return digest.fail_with("building the runner image");
+  spec.labels[kHelperLabel] = *digest;
   return engine::build_image(c, spec, progress);
 }
 

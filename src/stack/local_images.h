@@ -15,6 +15,12 @@ inline constexpr const char* kRunnerImage = "forgectl/runner:local";
 inline constexpr const char* kSquidImage = "forgectl/squid:local";
 inline constexpr const char* kServicesImage = "forgectl/services:local";
 inline constexpr const char* kImageLabel = "io.forgectl.image";
+// On forgectl's runner image: the SHA-256 of the forgectl-exec it carries, so `up` copies the
+// helper in only when the image's is not this forgectl's.
+inline constexpr const char* kHelperLabel = "io.forgectl.helper";
+
+// Hex SHA-256 of the helper binary at `path`.
+Result<std::string> helper_digest(const std::string& path);
 
 struct ImageSources {
   std::string busybox = "/bin/busybox";  // Debian's busybox-static

@@ -5,6 +5,7 @@
 
 #include "core/strings.h"
 #include "engine/containers.h"
+#include "engine/exec.h"
 
 namespace forge::stack {
 
@@ -37,8 +38,16 @@ Status wait_proxy_ready(engine::Client& c, const std::string& id, Deadline deadl
   }
 }
 
+// The healthcheck's test as an exec argv: CMD-SHELL through sh, CMD as given; NONE or empty: none.
+static std::vector<std::string> probe_argv(const std::vector<std::string>& test) {
+  if (test.size() >= 2 && test[0] == "CMD-SHELL") return {"sh", "-c", test[1]};
+  if (test.size() >= 2 && test[0] == "CMD") return {test.begin() + 1, test.end()};
+  return {};
+}
+
 Status wait_healthy(engine::Client& c, const std::string& id, const std::string& name, Deadline deadline,
-                    const std::atomic<int>* interrupted) {
+                    const std::atomic<int>* interrupted, const std::vector<std::string>* probe, Millis probe_timeout) {
+  std::vector<std::string> argv = probe ? probe_argv(*probe) : std::vector<std::string>{};
   for (;;) {
     if (auto st = interrupted_now(interrupted); !st) return st;
     auto info = engine::inspect_container(c, id);
@@ -51,6 +60,12 @@ Status wait_healthy(engine::Client& c, const std::string& id, const std::string&
                                           " before it was healthy" + log_tail(c, id));
     if (deadline.expired())
       return fail(Errc::kTimeout, "service '" + name + "' was not healthy in time (health: " + s.health + ")" + log_tail(c, id));
+    if (!argv.empty() && s.health == "starting") {
+      engine::ExecOptions o{argv};
+      o.timeout = probe_timeout;
+      auto r = engine::exec_run(c, id, o);
+      if (r && r->exit_code == 0) return {};
+    }
     std::this_thread::sleep_for(Millis(100));
   }
 }

@@ -2,6 +2,7 @@
 #include "stack/up.h"
 
 #include <condition_variable>
+#include <future>
 #include <ctime>
 #include <filesystem>
 #include <mutex>
@@ -109,6 +110,28 @@ class Builder {
   engine::Client& c_;
   const UpOptions& o_;
 };
+
+// This forgectl's helper digest, computed once per process (the binary does not change under us).
+Result<std::string> own_helper_digest() {
+  static std::once_flag once;
+  static Result<std::string> digest = fail(Errc::kNotFound, "unset");
+  std::call_once(once, [] {
+    auto helper = find_exec_helper("");
+    digest = helper ? helper_digest(*helper) : Result<std::string>(helper.fail());
+  });
+  return digest;
+}
+
+// forgectl's own runner image already holds this helper and the agent-visible link (its anonymous
+// /.forgectl volume starts as a copy of the image's): two PUTs per trial saved.
+bool image_carries_helper(engine::Client& c, const policy::ContainerPlan& r) {
+  if (r.workdir != "/work") return false;
+  auto img = engine::inspect_image(c, r.image);
+  auto own = own_helper_digest();
+  if (!img || !own) return false;
+  auto it = img->labels.find(kHelperLabel);
+  return it != img->labels.end() && it->second == *own;
+}
 
 // Puts this forgectl's helper into the runner's helper volume, and (where the root is writable)
 // the /env/fs/agent-visible link Tolokaforge tasks use for the workspace.
@@ -262,6 +285,20 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
     gate.cv.notify_all();
   };
   std::mutex res_mu;
+  // The runner is created, verified and given the helper while the services start; it starts
+  // last, as its running state marks a finished stack (see inventory.h).
+  const auto& runner_plan = plan->runner;
+  auto runner_ready = std::async(std::launch::async, [&]() -> Result<std::string> {
+    auto id = b.create_verified(runner_plan, container_spec(runner_plan, stack_labels, net_names));
+    if (!id) return id.fail();
+    {
+      std::lock_guard lock(res_mu);
+      res.containers[runner_plan.key] = *id;
+    }
+    if (!image_carries_helper(c, runner_plan))
+      if (auto st = install_helper(c, *id, runner_plan.workdir); !st) return st.fail();
+    return id;
+  });
   parallel_for(
       plan->services.size(),
       [&](std::size_t i) {
@@ -279,7 +316,11 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
           if (auto st = engine::start_container(c, *id); !st) return st.fail_with("service '" + s.key + "'");
           mark(s.key, 1);
           if (s.healthcheck && !s.healthcheck->disable) {
-            if (auto st = wait_healthy(c, *id, s.key, Deadline::in(o.health_timeout), o.interrupted); !st) return st;
+            Millis probe_timeout = s.healthcheck->timeout.count() > 0 ? s.healthcheck->timeout : Millis(30000);
+            if (auto st = wait_healthy(c, *id, s.key, Deadline::in(o.health_timeout), o.interrupted,
+                                       &s.healthcheck->test, probe_timeout);
+                !st)
+              return st;
             b.step("service " + s.key + " healthy");
           } else {
             b.step("service " + s.key + " started");
@@ -291,22 +332,15 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
         if (!outcomes[i]) mark(s.key, -1);
       },
       plan->services.size());
+  auto runner_id = runner_ready.get();
   for (const auto& st : outcomes)
     if (!st && st.error().code != Errc::kCancelled) return st.fail_with(what);
   for (const auto& st : outcomes)
     if (!st) return st.fail_with(what);
+  if (!runner_id) return runner_id.fail_with(what);
   if (auto st = b.check_interrupt(); !st) return st.fail_with(what);
-
-  // The runner last: its running state marks a finished stack (see inventory.h).
-  {
-    const auto& r = plan->runner;
-    auto id = b.create_verified(r, container_spec(r, stack_labels, net_names));
-    if (!id) return id.fail_with(what);
-    res.containers[r.key] = *id;
-    if (auto st = install_helper(c, *id, r.workdir); !st) return st.fail_with(what);
-    if (auto st = engine::start_container(c, *id); !st) return st.fail_with(what);
-    b.step("runner started (" + r.image + ")");
-  }
+  if (auto st = engine::start_container(c, *runner_id); !st) return st.fail_with(what);
+  b.step("runner started (" + runner_plan.image + ")");
   if (auto st = b.check_interrupt(); !st) return st.fail_with(what);
 
   guard.dismiss();
