@@ -40,6 +40,37 @@ class ScriptAgent final : public Agent {
   std::size_t next_ = 0;
 };
 
+// Plays a recorded trajectory's assistant messages in order, each with its text and tool calls;
+// past the end, it stops (the recorded user may have asked for more than was recorded).
+class ReplayAgent final : public Agent {
+ public:
+  explicit ReplayAgent(std::vector<ChatMessage> turns) : turns_(std::move(turns)) {}
+  std::string kind() const override { return "replay"; }
+  Result<ChatResponse> next(const std::vector<ChatMessage>&, const std::vector<ToolDecl>&, Deadline) override {
+    ChatResponse r;
+    r.cost_usd = 0.0;
+    if (next_ < turns_.size()) {
+      r.message = turns_[next_++];
+      for (std::size_t i = 0; i < r.message.tool_calls.size(); ++i)
+        r.message.tool_calls[i].id = "call_" + std::to_string(next_) + "_" + std::to_string(i + 1);
+    } else {
+      r.message = {ChatMessage::Role::kAssistant, std::string("Replay complete. ") + kStopMarker};
+    }
+    r.finish_reason = r.message.tool_calls.empty() ? "stop" : "tool_calls";
+    return r;
+  }
+
+ private:
+  std::vector<ChatMessage> turns_;
+  std::size_t next_ = 0;
+};
+
+// The YAML block scalars trajectories use end content with a newline the model never sent.
+std::string trim_newline(std::string s) {
+  if (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
 class NoopAgent final : public Agent {
  public:
   std::string kind() const override { return "noop"; }
@@ -129,7 +160,7 @@ Result<std::unique_ptr<Agent>> oracle_agent(const manifest::TaskConfig& task) {
 }
 
 Result<std::unique_ptr<Agent>> replay_agent(const std::string& path) {
-  std::vector<ToolCall> calls;
+  std::vector<ChatMessage> turns;
   std::string text = read_file(path);
   if (text.empty()) return fail(Errc::kNotFound, "replay: cannot read " + path);
   // forgectl writes trajectories as JSON and YAML; YAML is a superset, so one reader takes both.
@@ -138,23 +169,27 @@ Result<std::unique_ptr<Agent>> replay_agent(const std::string& path) {
     YAML::Node messages = doc["messages"];
     if (!messages || !messages.IsSequence()) return fail(Errc::kInvalid, "replay: " + path + " has no 'messages' list");
     for (const auto& m : messages) {
-      if (!m["role"] || m["role"].as<std::string>() != "assistant" || !m["tool_calls"]) continue;
-      for (const auto& tc : m["tool_calls"]) {
-        std::string args;
-        const YAML::Node a = tc["arguments"];
-        if (a && a.IsScalar()) args = a.as<std::string>();
-        else if (a) {
-          json::Writer w;
-          yaml_to_json(a, w);
-          args = w.take();
+      if (!m["role"] || m["role"].as<std::string>() != "assistant") continue;
+      ChatMessage turn{ChatMessage::Role::kAssistant, trim_newline(m["content"].as<std::string>(""))};
+      if (m["tool_calls"])
+        for (const auto& tc : m["tool_calls"]) {
+          std::string args;
+          const YAML::Node a = tc["arguments"];
+          if (a && a.IsScalar()) args = a.as<std::string>();
+          else if (a) {
+            json::Writer w;
+            yaml_to_json(a, w);
+            args = w.take();
+          }
+          turn.tool_calls.push_back({"", tc["name"].as<std::string>(""), args.empty() ? "{}" : args});
         }
-        calls.push_back({"", tc["name"].as<std::string>(""), args.empty() ? "{}" : args});
-      }
+      turns.push_back(std::move(turn));
     }
   } catch (const YAML::Exception& e) {
     return fail(Errc::kInvalid, "replay: " + path + ": " + e.what());
   }
-  return std::unique_ptr<Agent>(std::make_unique<ScriptAgent>("replay", std::move(calls), std::string("Replay complete. ") + kStopMarker));
+  if (turns.empty()) return fail(Errc::kInvalid, "replay: " + path + " has no assistant messages to replay");
+  return std::unique_ptr<Agent>(std::make_unique<ReplayAgent>(std::move(turns)));
 }
 
 }  // namespace forge::agent

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <ostream>
 
+#include "agent/agent.h"
 #include "agent/budget.h"
 #include "agent/llm_context.h"
 #include "agent/llm_factory.h"
@@ -47,6 +48,9 @@ Result<sweep::AgentChoice> parse_agent(const std::string& a, const manifest::Run
   } else if (starts_with(a, "replay:") && a.size() > 7) {
     c.kind = sweep::AgentChoice::Kind::kReplay;
     c.replay_path = std::filesystem::absolute(a.substr(7)).string();
+    // Read now: a missing or unreadable trajectory is the command line's error, not every trial's.
+    if (auto probe = agent::replay_agent(c.replay_path); !probe)
+      return fail(Errc::kInvalid, "--agent '" + a + "': " + probe.error().what());
   } else if (a == "llm" || starts_with(a, "llm:")) {
     c.kind = sweep::AgentChoice::Kind::kLlm;
     c.model_key = a == "llm" ? "agent" : a.substr(4);

@@ -223,3 +223,26 @@ TEST_CASE("sweep: --docker-host spreads trials over engines and records where ea
   CHECK(bad.code == 1);
   CHECK(bad.err.find("/nonexistent/docker.sock") != std::string::npos);
 }
+
+TEST_CASE("sweep: replay:FILE plays a recorded trajectory back to the same grade; a missing file is refused up front") {
+  TempDir dir;
+  std::string tasks = copy_examples(dir);
+  std::string first = dir.path() + "/oracle", second = dir.path() + "/replay";
+  auto r = run({"run", tasks + "/orders-db", "--agent", "oracle", "--out", first});
+  REQUIRE_MESSAGE(r.code == 0, r.text());
+  std::string trajectory = first + "/trials/orders_db/0/trajectory.yaml";
+  auto replayed = run({"run", tasks + "/orders-db", "--agent", "replay:" + trajectory, "--out", second});
+  REQUIRE_MESSAGE(replayed.code == 0, replayed.text());
+  auto a = trials_of(first), b = trials_of(second);
+  REQUIRE(a.size() == 1);
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].agent == "replay");
+  CHECK(b[0].binary_pass);
+  CHECK(b[0].score == doctest::Approx(a[0].score));
+  CHECK(b[0].tool_calls == a[0].tool_calls);
+
+  auto missing = run({"run", tasks, "--agent", "replay:" + dir.path() + "/nope.yaml", "--out", dir.path() + "/x"});
+  CHECK(missing.code == 2);
+  CHECK(missing.err.find("nope.yaml") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir.path() + "/x"));
+}
