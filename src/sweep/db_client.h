@@ -1,19 +1,30 @@
 // The trial's json-db namespace, from the host: initial fixtures, the final state for grading,
 // and the snapshot/reset/restore that golden replay needs. The service sits on the task's
-// internal network; the host reaches its address there directly (it owns the bridge).
+// internal network. On a local engine the host reaches its address there directly (it owns the
+// bridge); on a remote engine that address is not routable from here, so the requests go through
+// the runner (nc in the runner, over the exec API), as the agent's db tools do.
 #pragma once
 
 #include <functional>
 #include <string>
 
 #include "core/result.h"
+#include "engine/client.h"
 #include "grading/evidence.h"
 
 namespace forge::sweep {
 
+// One HTTP exchange with json-db: {status, body}.
+using DbTransport = std::function<Result<std::pair<long, std::string>>(const char* method, const std::string& path,
+                                                                        const std::string& body)>;
+// Direct, over libcurl, to "http://ip:port".
+DbTransport direct_db_transport(std::string base_url);
+// Through `runner` on the engine: HTTP/1.0 over busybox nc to host:port on the task network.
+DbTransport runner_db_transport(engine::Client& c, std::string runner, std::string host, int port);
+
 class DbClient {
  public:
-  DbClient(std::string base_url, std::string trial) : base_(std::move(base_url)), trial_(std::move(trial)) {}
+  DbClient(DbTransport transport, std::string trial) : transport_(std::move(transport)), trial_(std::move(trial)) {}
   const std::string& trial() const { return trial_; }
 
   // POST /trials/{id}/init with {tables, unstable_fields}.
@@ -26,7 +37,8 @@ class DbClient {
 
  private:
   Result<std::string> call(const char* method, const std::string& path, const std::string& body);
-  std::string base_, trial_;
+  DbTransport transport_;
+  std::string trial_;
 };
 
 // A StateStore for grading over a DbClient; golden actions replay through `replay`.

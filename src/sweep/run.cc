@@ -177,6 +177,7 @@ Result<RunSummary> run_sweep(const RunOptions& o, TrialEnv& base, HostPool& host
     EngineSlot& engine = hosts.acquire();
     TrialEnv env = base;
     env.docker = engine.client.get();
+    env.engine_is_local = starts_with(engine.address, "unix://");
     env.admission = &admission;
     TrialResult r;
     bool abandoned = false;

@@ -126,9 +126,15 @@ TrialResult run_trial(const manifest::TaskConfig& task, int trial_index, int att
   {
     Phase p(r, "setup");
     if (auto it = up->containers.find("json-db"); it != up->containers.end()) {
-      auto url = service_url(docker, it->second, 8000);
-      if (!url) return finish(Outcome::kInfraError, url.error().what());
-      db = std::make_unique<DbClient>(*url, trial_id);
+      DbTransport transport;
+      if (env.engine_is_local) {
+        auto url = service_url(docker, it->second, 8000);
+        if (!url) return finish(Outcome::kInfraError, url.error().what());
+        transport = direct_db_transport(*url);
+      } else {
+        transport = runner_db_transport(docker, runner, "json-db", 8000);
+      }
+      db = std::make_unique<DbClient>(std::move(transport), trial_id);
       if (auto st = db->init(db_init_body(task.initial_state)); !st) return finish(Outcome::kInfraError, st.error().what());
     } else if (!task.initial_state.tables.empty()) {
       return finish(Outcome::kGraded, "the task has json_db fixtures but its stack has no json-db service");

@@ -45,6 +45,9 @@ struct TrialEnv {
   Logger* log = nullptr;
   const std::atomic<int>* interrupted = nullptr;
   Admission* admission = nullptr;  // null: no limits
+  // The engine runs on this host (unix socket): json-db is reached from the host directly;
+  // otherwise through the runner.
+  bool engine_is_local = true;
 };
 
 TrialResult run_trial(const manifest::TaskConfig& task, int trial_index, int attempt, const AgentChoice& agent,
