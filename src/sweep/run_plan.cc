@@ -49,6 +49,10 @@ Result<std::unique_ptr<Plan>> make_plan(const RunOptions& o, const manifest::Run
     if (!t) problems.push_back(t.error().what());
     else plan->tasks.push_back(std::move(*t));
   }
+  for (const auto& t : plan->tasks)
+    if (t.environment.tools.executor == manifest::ExecutorKind::kLocal)
+      problems.push_back(t.path + ": tools.executor: local runs tools on this host; forgectl run executes every tool "
+                                  "inside the task's runner (use `forgectl tool --local` for trusted local runs)");
   if (!problems.empty()) return fail(Errc::kInvalid, join(problems, "\n"));
   std::map<std::string, int> seen;
   for (const auto& t : plan->tasks)
