@@ -1,0 +1,123 @@
+// Trial keys (what --resume trusts), the progress display and admission slots.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "core/slots.h"
+#include "core/strings.h"
+#include "manifest/task_config.h"
+#include "sweep/progress.h"
+#include "sweep/trial_key.h"
+
+using namespace forge;
+using namespace forge::sweep;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TaskDir {
+  fs::path path = fs::temp_directory_path() / ("forgectl-key-" + random_hex(6));
+  TaskDir() {
+    fs::create_directories(path / "fixtures");
+    write("task.yaml", "task_id: t\n");
+    write("fixtures/a.txt", "alpha\n");
+  }
+  ~TaskDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  void write(const std::string& rel, const std::string& text) const { std::ofstream(path / rel) << text; }
+  std::string hash() const {
+    auto h = task_content_hash(path.string());
+    REQUIRE_MESSAGE(h.has_value(), (h ? "" : h.error().what()));
+    return *h;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("trial key: the task's content, images, agent and index decide it; nothing else") {
+  TaskDir d;
+  std::string h0 = d.hash();
+  CHECK(d.hash() == h0);  // stable
+  d.write("fixtures/a.txt", "alpha!\n");
+  std::string h1 = d.hash();
+  CHECK(h1 != h0);  // an edited file
+  d.write("fixtures/b.txt", "");
+  std::string h2 = d.hash();
+  CHECK(h2 != h1);  // an added (even empty) file
+  fs::rename(d.path / "fixtures/b.txt", d.path / "fixtures/c.txt");
+  CHECK(d.hash() != h2);  // a renamed file
+
+  manifest::RunConfig run;
+  manifest::TaskConfig task;
+  run.models["agent"] = {"openai", "gpt-4o"};
+  AgentChoice oracle{AgentChoice::Kind::kOracle};
+  AgentChoice llm{AgentChoice::Kind::kLlm, "agent", "", "openai/gpt-4o"};
+  std::string fo = agent_fingerprint(oracle, run, task), fl = agent_fingerprint(llm, run, task);
+  CHECK(fo != fl);
+  std::string k = trial_key(h0, {"sha256:a"}, fl, 0);
+  CHECK(k.size() == 32);
+  CHECK(trial_key(h0, {"sha256:a"}, fl, 0) == k);
+  CHECK(trial_key(h0, {"sha256:a"}, fl, 1) != k);
+  CHECK(trial_key(h0, {"sha256:b"}, fl, 0) != k);  // a rebuilt image
+  CHECK(trial_key(h1, {"sha256:a"}, fl, 0) != k);
+  run.models["agent"].temperature = 0.7;  // a different sampling setting is a different experiment
+  CHECK(trial_key(h0, {"sha256:a"}, agent_fingerprint(llm, run, task), 0) != k);
+  run.models["agent"].temperature = 0;
+  run.max_turns = 7;
+  CHECK(trial_key(h0, {"sha256:a"}, agent_fingerprint(llm, run, task), 0) != k);
+}
+
+TEST_CASE("progress: plain output is one line per event plus a status every tenth; a terminal gets one redrawn line") {
+  std::ostringstream plain;
+  Progress p(plain, false, 20);
+  for (int i = 0; i < 20; ++i) {
+    p.event("trial " + std::to_string(i));
+    p.finished(i == 3, i % 2 == 0, 0.01);
+  }
+  p.close();
+  std::string out = plain.str();
+  CHECK(out.find('\r') == std::string::npos);
+  CHECK(out.find("trial 19\n") != std::string::npos);
+  CHECK(out.find("[20/20] pass 52.6% (10/19) · infra 1 · $0.2000 · ETA 0s") != std::string::npos);
+  std::size_t statuses = 0;
+  for (std::size_t at = out.find("ETA"); at != std::string::npos; at = out.find("ETA", at + 1)) ++statuses;
+  CHECK(statuses == 10);  // every 2 of 20
+
+  std::ostringstream tty;
+  Progress t(tty, true, 4, 1);  // one finished before (resume)
+  t.event("trial a");
+  t.finished(false, true, 0);
+  CHECK(tty.str().find("\r\033[K[2/4]") != std::string::npos);
+  CHECK(t.status().rfind("[2/4] pass 100.0% (1/1)", 0) == 0);
+  CHECK(human_duration(59) == "59s");
+  CHECK(human_duration(190) == "3m10s");
+  CHECK(human_duration(7500) == "2h05m");
+}
+
+TEST_CASE("slots: at most n holders at once; 0 means no limit") {
+  Slots two(2);
+  std::atomic<int> inside{0}, most{0};
+  std::vector<std::thread> ts;
+  for (int i = 0; i < 8; ++i)
+    ts.emplace_back([&] {
+      Slots::Hold h(&two);
+      int now = ++inside;
+      int seen = most.load();
+      while (now > seen && !most.compare_exchange_weak(seen, now)) {
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      --inside;
+    });
+  for (auto& t : ts) t.join();
+  CHECK(most.load() <= 2);
+  CHECK(most.load() >= 1);
+  Slots none(0);
+  Slots::Hold a(&none), b(&none), c(&none);  // never blocks
+  Slots::Hold null(nullptr);
+}
