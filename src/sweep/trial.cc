@@ -61,15 +61,22 @@ Result<std::unique_ptr<agent::Agent>> make_agent(const AgentChoice& a, const man
   return fail(Errc::kInvalid, "unknown agent");
 }
 
-// nullopt while the runner runs; else {infra kind, what happened}.
-std::optional<std::pair<const char*, std::string>> runner_death(engine::Client& c, const std::string& runner) {
-  auto info = engine::inspect_container(c, runner);
-  if (!info) return std::pair{"sandbox", "the runner could not be inspected after the agent phase: " + info.error().what()};
-  if (info->state.running) return std::nullopt;
-  if (info->state.oom_killed)
-    return std::pair{"oom", "the runner was OOM-killed during the agent phase (raise runner.mem_limit)"};
-  return std::pair{"sandbox", "the runner stopped during the agent phase (" + info->state.status + ", exit code " +
-                                  std::to_string(info->state.exit_code) + ")"};
+// nullopt while every container of the stack runs (and no service turned unhealthy); else
+// {infra kind, what happened}: the sandbox failed under the agent, which is not the model's doing.
+std::optional<std::pair<const char*, std::string>> sandbox_death(engine::Client& c,
+                                                                 const std::map<std::string, std::string>& containers) {
+  for (const auto& [key, id] : containers) {
+    std::string who = key == policy::kRunnerKey ? "the runner" : "service '" + key + "'";
+    auto info = engine::inspect_container(c, id);
+    if (!info) return std::pair{"sandbox", who + " could not be inspected after the agent phase: " + info.error().what()};
+    if (info->state.oom_killed)
+      return std::pair{"oom", who + " was OOM-killed during the agent phase (raise its memory limit)"};
+    if (!info->state.running)
+      return std::pair{"sandbox", who + " stopped during the agent phase (" + info->state.status + ", exit code " +
+                                      std::to_string(info->state.exit_code) + ")"};
+    if (info->state.health == "unhealthy") return std::pair{"sandbox", who + " turned unhealthy during the agent phase"};
+  }
+  return std::nullopt;
 }
 
 bool is_infra(const Error& e) {
@@ -187,8 +194,8 @@ TrialResult run_trial(const manifest::TaskConfig& task, int trial_index, int att
   r.stops_run = r.episode.stops_run;
   if (r.episode.termination == agent::Termination::kInterrupted)
     return finish(Outcome::kInfraError, "interrupted", "interrupted");
-  // A runner that died under the agent (OOM kill, crash) voids the episode: the sandbox failed, not the model.
-  if (auto died = runner_death(docker, runner)) return finish(Outcome::kInfraError, died->second, died->first);
+  // A container that died under the agent (OOM kill, crash) voids the episode: the sandbox failed, not the model.
+  if (auto died = sandbox_death(docker, up->containers)) return finish(Outcome::kInfraError, died->second, died->first);
   if (r.episode.termination == agent::Termination::kInfraError)
     return finish(Outcome::kInfraError, r.episode.error, "provider");
   if (!r.episode.error.empty()) r.error = r.episode.error;

@@ -12,6 +12,9 @@
 #include <thread>
 
 #include "core/json.h"
+#include "core/strings.h"
+#include "engine/client.h"
+#include "engine/docker_host.h"
 #include "support/process.h"
 #include "support/stack_env.h"
 #include "sweep/trial_record.h"
@@ -245,4 +248,68 @@ TEST_CASE("sweep: replay:FILE plays a recorded trajectory back to the same grade
   CHECK(missing.code == 2);
   CHECK(missing.err.find("nope.yaml") != std::string::npos);
   CHECK_FALSE(fs::exists(dir.path() + "/x"));
+}
+
+namespace {
+
+// A second, private Docker engine on this host (its own data root, exec root, containerd, no
+// bridge and no iptables of its own), stopped and removed at scope exit.
+class SecondEngine {
+ public:
+  SecondEngine() : root_("/run/fg-test-" + random_hex(4)) {
+    fs::create_directories(root_);
+    socket_ = root_ + "/docker.sock";
+    auto p = Process::spawn("/usr/sbin/dockerd",
+                            {"--host", "unix://" + socket_, "--data-root", root_ + "/data", "--exec-root", root_ + "/exec",
+                             "--pidfile", root_ + "/docker.pid", "--bridge=none", "--iptables=false",
+                             "--ip6tables=false"});
+    REQUIRE_MESSAGE(p.has_value(), (p ? "" : p.error().what()));
+    daemon_ = std::move(*p);
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    for (;;) {
+      auto host = engine::parse_docker_host("unix://" + socket_, engine::process_env());
+      REQUIRE(host.has_value());
+      if (auto c = engine::Client::connect(*host)) break;
+      REQUIRE_MESSAGE(std::chrono::steady_clock::now() < until, (std::string("the second dockerd did not answer:\n") + daemon_->err()));
+      REQUIRE_MESSAGE(daemon_->running(), (std::string("the second dockerd exited:\n") + daemon_->err()));
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+  ~SecondEngine() {
+    daemon_->kill(SIGTERM);
+    if (!daemon_->wait_for(Millis(30000))) daemon_->kill(SIGKILL);
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+  std::string address() const { return "unix://" + socket_; }
+
+ private:
+  std::string root_, socket_;
+  std::unique_ptr<Process> daemon_;
+};
+
+}  // namespace
+
+TEST_CASE("sweep: one run over two real Docker engines; the bare one gets forgectl's images first") {
+  SecondEngine second;
+  TempDir dir;
+  fs::create_directories(dir.path() + "/tasks");
+  fs::copy(fs::path(FORGECTL_SOURCE_DIR) / "examples" / "tasks" / "script-tests", dir.path() + "/tasks/script-tests",
+           fs::copy_options::recursive);
+  // script-tests runs in the runner alone (stack: none) and grades in a grader container: no
+  // container-to-container traffic, which this host's first daemon's FORWARD policy would drop
+  // for the second daemon's bridges (two engines on one host is a test set-up, not a deployment).
+  std::string out = dir.path() + "/run";
+  auto r = run({"run", dir.path() + "/tasks", "--agent", "oracle", "--trials", "4", "--concurrency", "2",
+                "--docker-host", "unix:///var/run/docker.sock", "--docker-host", second.address(), "--out", out});
+  REQUIRE_MESSAGE(r.code == 0, r.text());
+  CHECK(r.err.find(second.address() + ": built forgectl/runner:local") != std::string::npos);
+  std::map<std::string, int> per_engine;
+  for (const auto& t : trials_of(out)) {
+    CHECK(t.binary_pass);
+    ++per_engine[t.docker_host];
+  }
+  CHECK(per_engine.size() == 2);
+  CHECK(per_engine[second.address()] >= 1);
+  CHECK(r.out.find("nothing of run") != std::string::npos);
 }

@@ -327,3 +327,27 @@ TEST_CASE("trial: golden replay catches a wrong final state in json-db and repor
   CHECK(r.final_state_json.find("\"paid\"") != std::string::npos);
   CHECK(rig.containers().empty());
 }
+
+TEST_CASE("trial: a service that dies under the agent makes the trial an infra error, not the model's failure") {
+  TrialRig rig("openai", "gpt-4o");
+  auto task = load(std::string(FORGECTL_SOURCE_DIR) + "/examples/tasks/orders-db/task.yaml");
+  auto& s = rig.h.server;
+  s.push({200, {}, fake_llm::openai_text("Order O-001 is paid."), Millis(0), true});
+  sweep::TrialResult r;
+  std::thread trial([&] { r = sweep::run_trial(task, 0, 1, {sweep::AgentChoice::Kind::kLlm}, rig.env); });
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  while (s.requests().empty() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  bool killed = false;
+  for (const auto& c : rig.containers())
+    for (const auto& n : c.names)
+      if (n.size() >= 8 && n.compare(n.size() - 8, 8, "-json-db") == 0)
+        killed = engine::kill_container(*docker_env().client, c.id).has_value();
+  s.release();
+  trial.join();
+  REQUIRE(killed);
+  CHECK(r.outcome == sweep::Outcome::kInfraError);
+  CHECK(r.infra_kind == "sandbox");
+  CHECK(r.error.find("service 'json-db' stopped during the agent phase") != std::string::npos);
+  CHECK(rig.containers().empty());
+}
