@@ -10,6 +10,8 @@ packages=(
   libarchive-dev libsqlite3-dev
   # runtime: the engine, and what the local images are built from
   docker.io busybox-static squid iptables
+  # tests: a second, private dockerd gets its own bridge
+  iproute2
   # benchmarks' references
   curl python3-docker docker-compose
 )

@@ -45,7 +45,9 @@ std::shared_ptr<Tool> grep_tool(const BuiltinOptions& o) {
         if (!rel) return rel.fail();
         std::string glob = json::get_string(a, "file_glob");
         constexpr int kCap = 200;
-        auto matches = sb->grep(*rel, json::get_string(a, "pattern"), glob.empty() ? kCap : kCap * 20);
+        // One more than shown, so "more than 200" is known rather than guessed; with a glob, room for
+        // the matches the glob will drop.
+        auto matches = sb->grep(*rel, json::get_string(a, "pattern"), glob.empty() ? kCap + 1 : kCap * 20);
         if (!matches) return matches.fail();
         std::string out;
         int n = 0;

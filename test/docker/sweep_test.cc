@@ -7,12 +7,14 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <thread>
 
 #include "core/json.h"
 #include "core/strings.h"
+#include "core/subprocess.h"
 #include "engine/client.h"
 #include "engine/docker_host.h"
 #include "support/process.h"
@@ -252,16 +254,29 @@ TEST_CASE("sweep: replay:FILE plays a recorded trajectory back to the same grade
 
 namespace {
 
-// A second, private Docker engine on this host (its own data root, exec root, containerd, no
-// bridge and no iptables of its own), stopped and removed at scope exit.
+// A second, private Docker engine on this host (its own data root, exec root, containerd and
+// default bridge, no iptables of its own), stopped and removed at scope exit. Never
+// `--bridge=none`: dockerd then deletes the host's docker0, which the first daemon needs.
 class SecondEngine {
  public:
-  SecondEngine() : root_("/run/fg-test-" + random_hex(4)) {
+  SecondEngine() : root_("/run/fg-test-" + random_hex(4)), bridge_("fgt" + random_hex(3)) {
     fs::create_directories(root_);
+    remove_root_.f = [root = root_] {
+      std::error_code ec;
+      fs::remove_all(root, ec);
+    };
     socket_ = root_ + "/docker.sock";
+    for (const auto& argv : std::vector<std::vector<std::string>>{
+             {"ip", "link", "add", bridge_, "type", "bridge"},
+             {"ip", "addr", "add", "10.213.255.241/28", "dev", bridge_},
+             {"ip", "link", "set", bridge_, "up"}}) {
+      auto r = run_process(argv);
+      REQUIRE_MESSAGE((r && r->exit_code == 0), ("setting up the second engine's bridge: " + join(argv, " ")));
+      remove_bridge_.f = [b = bridge_] { (void)run_process({"ip", "link", "del", b}); };
+    }
     auto p = Process::spawn("/usr/sbin/dockerd",
                             {"--host", "unix://" + socket_, "--data-root", root_ + "/data", "--exec-root", root_ + "/exec",
-                             "--pidfile", root_ + "/docker.pid", "--bridge=none", "--iptables=false",
+                             "--pidfile", root_ + "/docker.pid", "--bridge=" + bridge_, "--iptables=false",
                              "--ip6tables=false"});
     REQUIRE_MESSAGE(p.has_value(), (p ? "" : p.error().what()));
     daemon_ = std::move(*p);
@@ -270,46 +285,65 @@ class SecondEngine {
       auto host = engine::parse_docker_host("unix://" + socket_, engine::process_env());
       REQUIRE(host.has_value());
       if (auto c = engine::Client::connect(*host)) break;
-      REQUIRE_MESSAGE(std::chrono::steady_clock::now() < until, (std::string("the second dockerd did not answer:\n") + daemon_->err()));
+      REQUIRE_MESSAGE(std::chrono::steady_clock::now() < until,
+                      (std::string("the second dockerd did not answer:\n") + daemon_->err()));
       REQUIRE_MESSAGE(daemon_->running(), (std::string("the second dockerd exited:\n") + daemon_->err()));
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
   }
   ~SecondEngine() {
-    daemon_->kill(SIGTERM);
-    if (!daemon_->wait_for(Millis(30000))) daemon_->kill(SIGKILL);
-    std::error_code ec;
-    fs::remove_all(root_, ec);
+    if (daemon_) {
+      daemon_->kill(SIGTERM);
+      if (!daemon_->wait_for(Millis(30000))) daemon_->kill(SIGKILL);
+    }
   }
   std::string address() const { return "unix://" + socket_; }
 
  private:
-  std::string root_, socket_;
+  struct OnExit {
+    std::function<void()> f;
+    ~OnExit() {
+      if (f) f();
+    }
+  };
+  std::string root_, bridge_, socket_;
+  // Destroyed in reverse: the daemon first, then its bridge, then its directory — also when the
+  // constructor fails half-way.
+  OnExit remove_root_, remove_bridge_;
   std::unique_ptr<Process> daemon_;
 };
 
 }  // namespace
 
 TEST_CASE("sweep: one run over two real Docker engines; the bare one gets forgectl's images first") {
-  SecondEngine second;
-  TempDir dir;
-  fs::create_directories(dir.path() + "/tasks");
-  fs::copy(fs::path(FORGECTL_SOURCE_DIR) / "examples" / "tasks" / "script-tests", dir.path() + "/tasks/script-tests",
-           fs::copy_options::recursive);
-  // script-tests runs in the runner alone (stack: none) and grades in a grader container: no
-  // container-to-container traffic, which this host's first daemon's FORWARD policy would drop
-  // for the second daemon's bridges (two engines on one host is a test set-up, not a deployment).
-  std::string out = dir.path() + "/run";
-  auto r = run({"run", dir.path() + "/tasks", "--agent", "oracle", "--trials", "4", "--concurrency", "2",
-                "--docker-host", "unix:///var/run/docker.sock", "--docker-host", second.address(), "--out", out});
-  REQUIRE_MESSAGE(r.code == 0, r.text());
-  CHECK(r.err.find(second.address() + ": built forgectl/runner:local") != std::string::npos);
-  std::map<std::string, int> per_engine;
-  for (const auto& t : trials_of(out)) {
-    CHECK(t.binary_pass);
-    ++per_engine[t.docker_host];
+  auto docker0 = [] {
+    auto r = run_process({"ip", "link", "show", "docker0"});
+    return r && r->exit_code == 0;
+  };
+  bool had_docker0 = docker0();
+  {
+    SecondEngine second;
+    TempDir dir;
+    fs::create_directories(dir.path() + "/tasks");
+    fs::copy(fs::path(FORGECTL_SOURCE_DIR) / "examples" / "tasks" / "script-tests", dir.path() + "/tasks/script-tests",
+             fs::copy_options::recursive);
+    // script-tests runs in the runner alone (stack: none) and grades in a grader container: no
+    // container-to-container traffic, which this host's first daemon's FORWARD policy would drop
+    // for the second daemon's bridges (two engines on one host is a test set-up, not a deployment).
+    std::string out = dir.path() + "/run";
+    auto r = run({"run", dir.path() + "/tasks", "--agent", "oracle", "--trials", "4", "--concurrency", "2",
+                  "--docker-host", "unix:///var/run/docker.sock", "--docker-host", second.address(), "--out", out});
+    REQUIRE_MESSAGE(r.code == 0, r.text());
+    CHECK(r.err.find(second.address() + ": built forgectl/runner:local") != std::string::npos);
+    std::map<std::string, int> per_engine;
+    for (const auto& t : trials_of(out)) {
+      CHECK(t.binary_pass);
+      ++per_engine[t.docker_host];
+    }
+    CHECK(per_engine.size() == 2);
+    CHECK(per_engine[second.address()] >= 1);
+    CHECK(r.out.find("nothing of run") != std::string::npos);
   }
-  CHECK(per_engine.size() == 2);
-  CHECK(per_engine[second.address()] >= 1);
-  CHECK(r.out.find("nothing of run") != std::string::npos);
+  // The second engine came and went without touching the first one's default bridge.
+  CHECK(docker0() == had_docker0);
 }

@@ -3,7 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "core/log.h"
@@ -68,4 +70,22 @@ TEST_CASE("FORGECTL_REQUIRE_CONTAINER=1: any shell on the local executor is an e
   CHECK(out.content == "Error: shell commands on the local executor are disabled (FORGECTL_REQUIRE_CONTAINER=1)");
   CHECK_FALSE(std::filesystem::exists(t.dir + "/ran"));
   CHECK(t.warnings() == 0);
+}
+
+TEST_CASE("grep_workspace: exactly 200 matches are all shown; the 201st brings the 'more than' line") {
+  LocalTools t;
+  auto lines = [](int n) {
+    std::string s;
+    for (int i = 0; i < n; ++i) s += "needle " + std::to_string(i) + "\n";
+    return s;
+  };
+  std::ofstream(t.dir + "/a.txt") << lines(200);
+  auto exact = t.exec->call(Actor::kAgent, "grep_workspace", R"({"pattern":"needle"})");
+  REQUIRE_MESSAGE(exact.kind == ToolOutcome::Kind::kOk, exact.content);
+  CHECK(std::count(exact.content.begin(), exact.content.end(), '\n') == 200);
+  CHECK(exact.content.find("more than") == std::string::npos);
+  std::ofstream(t.dir + "/a.txt") << lines(201);
+  auto over = t.exec->call(Actor::kAgent, "grep_workspace", R"({"pattern":"needle"})");
+  REQUIRE(over.kind == ToolOutcome::Kind::kOk);
+  CHECK(over.content.find("[more than 200 matches; narrow the pattern or the path]") != std::string::npos);
 }
