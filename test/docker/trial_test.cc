@@ -351,3 +351,42 @@ TEST_CASE("trial: a service that dies under the agent makes the trial an infra e
   CHECK(r.error.find("service 'json-db' stopped during the agent phase") != std::string::npos);
   CHECK(rig.containers().empty());
 }
+
+TEST_CASE("trial: an LLM user and an LLM judge, both on the host through the run's models and budget") {
+  TempDir dir;
+  dir.write("task.yaml",
+            "task_id: probe_judge\nname: probe\ncategory: test\ndescription: \"Write 42.\"\n"
+            "initial_user_message: \"Write answer.txt containing 42.\"\n"
+            "tools:\n  agent: {enabled: [write_file]}\n  user: {enabled: []}\n"
+            "user_simulator: {mode: llm, backstory: \"You want answer.txt to hold 42; stop once it does.\"}\n"
+            "grading: grading.yaml\n");
+  dir.write("grading.yaml",
+            "combine: {method: weighted, weights: {state_checks: 1, llm_judge: 1}, pass_threshold: 0.9}\n"
+            "state_checks:\n  jsonpaths:\n    - {path_glob: \"/env/fs/agent-visible/answer.txt\", contains_ci: \"42\"}\n"
+            "llm_judge:\n  rubric: \"Did the assistant write 42 and say so?\"\n");
+  auto task = load(dir.path() + "/task.yaml");
+  TrialRig rig("openai", "gpt-4o", 5.0);
+  rig.cfg.models["user"] = rig.h.model("openai", "gpt-4o-mini");
+  rig.cfg.models["judge"] = rig.h.model("openai", "gpt-4o-mini");
+  auto& s = rig.h.server;
+  s.push(200, fake_llm::openai_tool_call("call_1", "write_file", R"({"path": "answer.txt", "content": "42"})"));
+  s.push(200, fake_llm::openai_text("Done: answer.txt holds 42."));
+  s.push(200, fake_llm::openai_text("Perfect, thanks! ###STOP###"));                       // the user
+  s.push(200, fake_llm::openai_text(R"({"score": 0.9, "reasons": "wrote 42 and said so"})"));  // the judge
+  auto r = sweep::run_trial(task, 0, 1, {sweep::AgentChoice::Kind::kLlm}, rig.env);
+  REQUIRE_MESSAGE(r.outcome == sweep::Outcome::kGraded, r.error);
+  CHECK(r.episode.termination == agent::Termination::kUserStop);
+  CHECK(r.episode.user_calls == 1);
+  CHECK(r.grade.components.at("llm_judge") == doctest::Approx(0.9));
+  CHECK(r.grade.components.at("state_checks") == doctest::Approx(1.0));
+  CHECK(r.grade.binary_pass);  // (1 + 0.9) / 2 = 0.95
+  REQUIRE(s.requests().size() == 4);
+  // The user and the judge are the models the run config names, not the agent's.
+  CHECK(rig.h.body(2)["model"].GetString() == std::string("gpt-4o-mini"));
+  CHECK(rig.h.body(3)["model"].GetString() == std::string("gpt-4o-mini"));
+  // The judge saw the transcript, on the host; nothing of grading went to the runner.
+  CHECK(s.requests()[3].body.find("Did the assistant write 42") != std::string::npos);
+  CHECK(r.judge_cost_usd > 0);
+  CHECK(rig.budget->spent() == doctest::Approx(r.episode.agent_cost_usd + r.episode.user_cost_usd + r.judge_cost_usd));
+  CHECK(rig.containers().empty());
+}
