@@ -166,13 +166,16 @@ std::string run_json(const std::string& run_id, const RunArgs& a, const sweep::R
 void add_flags(CLI::App* cmd, RunArgs& a) {
   cmd->add_option("tasks", a.tasks, "task directories, task.yaml files, or directories of tasks (default: evaluation.task_packs)");
   cmd->add_option("--config", a.config, "run config (Tolokaforge's format): models, limits, budget");
-  cmd->add_option("--agent", a.agents, "oracle | noop | replay:TRAJECTORY | llm | llm:MODEL (repeatable: a matrix); default: llm when models.agent is set");
+  // One value per occurrence: `--agent oracle tasks/` must leave tasks/ to the positionals.
+  cmd->add_option("--agent", a.agents, "oracle | noop | replay:TRAJECTORY | llm | llm:MODEL (repeat for a matrix); default: llm when models.agent is set")
+      ->allow_extra_args(false);
   cmd->add_option("--trials", a.trials, "trials per task and agent (default: orchestrator.repeats, else 1)");
   cmd->add_option("--concurrency", a.concurrency, "trials at once (default: orchestrator.workers, else 1)");
   cmd->add_option("--out", a.out, "run directory (default: evaluation.output_dir)");
   cmd->add_flag("--resume", a.resume, "continue the run in --out: finished trials are skipped, interrupted ones redone");
   cmd->add_option("--shard", a.shard, "run only shard i of N (0-based, i/N) of the trial matrix; join with forgectl merge");
-  cmd->add_option("--docker-host", a.hosts, "a Docker engine to run trials on (repeatable: unix:///path, tcp://host:port)");
+  cmd->add_option("--docker-host", a.hosts, "a Docker engine to run trials on (repeat for several: unix:///path, tcp://host:port)")
+      ->allow_extra_args(false);
   cmd->add_option("--max-builds", a.limits.builds, "image builds at once")->default_val(a.limits.builds);
   cmd->add_option("--max-ups", a.limits.ups, "stacks being created at once (0: no limit)")->default_val(a.limits.ups);
   cmd->add_option("--max-downs", a.limits.downs, "stacks being removed at once (0: no limit)")->default_val(a.limits.downs);

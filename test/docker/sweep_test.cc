@@ -209,8 +209,9 @@ TEST_CASE("sweep: --docker-host spreads trials over engines and records where ea
   std::string alias = dir.path() + "/docker.sock";
   fs::create_symlink("/var/run/docker.sock", alias);
   std::string out = dir.path() + "/run";
-  auto r = run({"run", tasks + "/files-basic", "--agent", "oracle", "--trials", "4", "--concurrency", "2",
-                "--docker-host", "unix:///var/run/docker.sock", "--docker-host", "unix://" + alias, "--out", out});
+  // Options before the tasks too: a repeatable option takes one value per occurrence.
+  auto r = run({"run", "--agent", "oracle", "--docker-host", "unix:///var/run/docker.sock", "--docker-host",
+                "unix://" + alias, tasks + "/files-basic", "--trials", "4", "--concurrency", "2", "--out", out});
   REQUIRE_MESSAGE(r.code == 0, r.text());
   std::map<std::string, int> per_engine;
   for (const auto& t : trials_of(out)) ++per_engine[t.docker_host];
