@@ -1,12 +1,15 @@
 // Engines of a sweep.
 #include "sweep/hosts.h"
 
+#include <sys/statvfs.h>
+
 #include <ctime>
 
 #include "core/parallel.h"
 #include "engine/containers.h"
 #include "engine/docker_host.h"
 #include "engine/networks.h"
+#include "engine/system.h"
 #include "stack/inventory.h"
 #include "stack/labels.h"
 #include "stack/local_images.h"
@@ -48,11 +51,36 @@ void HostPool::release(EngineSlot& e) {
   --e.active;
 }
 
+namespace {
+
+// Disk under the engine's root, for an engine on this host: trials write container layers and
+// volumes there, and a full disk fails trials in ways that look like anything but a full disk.
+Status check_disk(EngineSlot& e, Logger& log) {
+  if (e.address.rfind("unix://", 0) != 0) return {};  // a remote engine's disk is not ours to see
+  auto inf = engine::info(*e.client);
+  if (!inf || inf->docker_root_dir.empty()) return {};
+  struct statvfs fs {};
+  if (::statvfs(inf->docker_root_dir.c_str(), &fs) != 0) return {};
+  std::uint64_t free_mib = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize >> 20;
+  std::string where = e.address + ": " + std::to_string(free_mib) + " MiB free under " + inf->docker_root_dir;
+  if (free_mib < kMinFreeMib)
+    return fail(Errc::kUnavailable, where + "; a sweep needs at least " + std::to_string(kMinFreeMib) +
+                                        " MiB there for container layers (forgectl never prunes: free space first)");
+  if (free_mib < kWarnFreeMib) log.warn(where + "; trials may fail if it fills up");
+  return {};
+}
+
+}  // namespace
+
 Status prepare_engines(HostPool& pool, Slots& builds, Logger& log) {
   auto& engines = pool.engines();
   std::vector<Status> results(engines.size());
   parallel_for(engines.size(), [&](std::size_t i) {
     EngineSlot& e = *engines[i];
+    if (auto st = check_disk(e, log); !st) {
+      results[i] = st;
+      return;
+    }
     {
       Slots::Hold slot(&builds);
       auto built = stack::ensure_local_images(*e.client);

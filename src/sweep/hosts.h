@@ -4,6 +4,7 @@
 // run left behind).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -39,8 +40,12 @@ class HostPool {
   std::vector<std::unique_ptr<EngineSlot>> engines_;
 };
 
-// Before the first trial, on every engine in parallel: builds the local images it lacks (at most
-// `builds` builds at once), and removes orphaned stacks of dead owners (never a live one's).
+// Free space under a local engine's root below which a sweep refuses to start, and warns.
+inline constexpr std::uint64_t kMinFreeMib = 1024, kWarnFreeMib = 5120;
+
+// Before the first trial, on every engine in parallel: checks the disk under a local engine's
+// root, builds the local images it lacks (at most `builds` builds at once), and removes orphaned
+// stacks of dead owners (never a live one's).
 Status prepare_engines(HostPool& pool, Slots& builds, Logger& log);
 
 // Objects labelled with this run that still exist, on every engine: "<engine>: container <name>".
