@@ -6,9 +6,12 @@
 #include <string>
 
 #include "manifest/compose_parse.h"
+#include "support/manifest_helpers.h"
 
 using namespace forge;
 using namespace forge::manifest;
+using forge::test::has;
+using forge::test::only;
 
 namespace {
 
@@ -18,19 +21,6 @@ Diagnostics parse_errors(std::string_view text, const std::string& path = "compo
   Diagnostics diags;
   (void)parse_compose(text, path, diags);
   return diags;
-}
-
-bool has(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
-
-// The one diagnostic whose message contains `part`; fails the test when there is not exactly one.
-Diagnostic only(const Diagnostics& diags, std::string_view part) {
-  std::vector<Diagnostic> found;
-  for (const auto& d : diags.items()) {
-    if (has(d.message, part)) found.push_back(d);
-  }
-  INFO("looking for: " << part << "\nin: " << diags.to_error().message);
-  REQUIRE(found.size() == 1);
-  return found.front();
 }
 
 }  // namespace

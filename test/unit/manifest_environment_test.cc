@@ -6,30 +6,21 @@
 #include <string>
 
 #include "manifest/environment_parse.h"
+#include "support/manifest_helpers.h"
 
 using namespace forge;
 using namespace forge::manifest;
+using forge::test::has;
+using forge::test::only;
 
 namespace {
 
 std::string data(const std::string& rel) { return std::string(FORGECTL_TEST_DATA) + "/manifest/" + rel; }
 
-bool has(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
-
 Diagnostics env_errors(std::string_view text, const std::string& path = "env.yaml") {
   Diagnostics diags;
   (void)parse_environment(text, path, diags);
   return diags;
-}
-
-Diagnostic only(const Diagnostics& diags, std::string_view part) {
-  std::vector<Diagnostic> found;
-  for (const auto& d : diags.items()) {
-    if (has(d.message, part)) found.push_back(d);
-  }
-  INFO("looking for: " << part << "\nin: " << diags.to_error().message);
-  REQUIRE(found.size() == 1);
-  return found.front();
 }
 
 }  // namespace

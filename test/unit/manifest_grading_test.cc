@@ -8,34 +8,18 @@
 #include <string>
 
 #include "manifest/grading_parse.h"
+#include "support/manifest_helpers.h"
 
 using namespace forge;
 using namespace forge::manifest;
+using forge::test::has;
 
 namespace {
 
-bool has(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
-
 // A task directory under /tmp holding a grading.yaml; removed at exit.
-class TempGrading {
+class TempGrading : public forge::test::TempFiles {
  public:
-  TempGrading() {
-    std::random_device rd;
-    dir_ = std::filesystem::temp_directory_path() / ("forgectl-grading-" + std::to_string(rd()));
-    std::filesystem::create_directories(dir_);
-  }
-  ~TempGrading() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-  TempGrading(const TempGrading&) = delete;
-  TempGrading& operator=(const TempGrading&) = delete;
-
-  std::string write(const std::string& rel, const std::string& text) const {
-    std::filesystem::create_directories((dir_ / rel).parent_path());
-    std::ofstream(dir_ / rel) << text;
-    return (dir_ / rel).string();
-  }
+  TempGrading() : TempFiles("forgectl-grading-") {}
   GradingConfig loads(const std::string& text) const {
     auto g = load_grading(write("grading.yaml", text));
     REQUIRE_MESSAGE(g, (g ? "" : g.error().what()));
@@ -51,10 +35,6 @@ class TempGrading {
     for (std::size_t at = out.find(prefix); at != std::string::npos; at = out.find(prefix, at)) out.erase(at, prefix.size());
     return out;
   }
-  std::string dir() const { return dir_.string(); }
-
- private:
-  std::filesystem::path dir_;
 };
 
 }  // namespace

@@ -6,16 +6,16 @@
 #include <string>
 
 #include "manifest/run_config_parse.h"
+#include "support/manifest_helpers.h"
 
 using namespace forge;
 using namespace forge::manifest;
+using forge::test::has;
 using namespace std::chrono_literals;
 
 namespace {
 
 std::string data(const std::string& rel) { return std::string(FORGECTL_TEST_DATA) + "/manifest/tasks/" + rel; }
-
-bool has(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
 
 RunConfig parses(std::string_view text, const std::string& path = data("distributed_run/inline.yaml")) {
   auto c = parse_run_config(text, path);

@@ -7,9 +7,12 @@
 #include "manifest/compose_parse.h"
 #include "manifest/scalar_parse.h"
 #include "manifest/stacks.h"
+#include "support/manifest_helpers.h"
 
 using namespace forge;
 using namespace forge::manifest;
+using forge::test::has;
+using forge::test::only;
 
 namespace {
 
@@ -17,18 +20,6 @@ Diagnostics parse_errors(std::string_view text) {
   Diagnostics diags;
   (void)parse_compose(text, "compose.yaml", diags);
   return diags;
-}
-
-bool has(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
-
-Diagnostic only(const Diagnostics& diags, std::string_view part) {
-  std::vector<Diagnostic> found;
-  for (const auto& d : diags.items()) {
-    if (has(d.message, part)) found.push_back(d);
-  }
-  INFO("looking for: " << part << "\nin: " << diags.to_error().message);
-  REQUIRE(found.size() == 1);
-  return found.front();
 }
 
 }  // namespace

@@ -10,47 +10,27 @@
 
 #include "manifest/initial_state_parse.h"
 #include "manifest/task_parse.h"
+#include "support/manifest_helpers.h"
 
 using namespace forge;
 using namespace forge::manifest;
+using forge::test::has;
 
 namespace {
 
 std::string data(const std::string& rel) { return std::string(FORGECTL_TEST_DATA) + "/manifest/tasks/" + rel; }
 
-bool has(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
-
 // A task directory under /tmp with a valid head (5 lines) and a grading.yaml; removed at exit.
-class TempTask {
+class TempTask : public forge::test::TempFiles {
  public:
-  TempTask() {
-    std::random_device rd;
-    dir_ = std::filesystem::temp_directory_path() / ("forgectl-task-" + std::to_string(rd()));
-    std::filesystem::create_directories(dir_);
-    write("grading.yaml", "transcript_rules: {max_turns: 3}\n");
-  }
-  ~TempTask() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-  TempTask(const TempTask&) = delete;
-  TempTask& operator=(const TempTask&) = delete;
+  TempTask() : TempFiles("forgectl-task-") { write("grading.yaml", "transcript_rules: {max_turns: 3}\n"); }
 
-  void write(const std::string& rel, const std::string& text) const {
-    std::filesystem::create_directories((dir_ / rel).parent_path());
-    std::ofstream(dir_ / rel) << text;
-  }
   // task.yaml = the head, then `rest` from line 6 on.
   std::string task(const std::string& rest) const {
     write("task.yaml",
           "task_id: t1\nname: T\ncategory: test\ndescription: A task.\ngrading: grading.yaml\n" + rest);
     return file("task.yaml");
   }
-  std::string file(const std::string& rel) const { return (dir_ / rel).string(); }
-  std::string dir() const { return dir_.string(); }
-
- private:
-  std::filesystem::path dir_;
 };
 
 TaskConfig loads(const std::string& path) {
