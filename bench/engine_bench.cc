@@ -287,25 +287,6 @@ struct WhatIf {
   }
 };
 
-// As up.cc's install_helper: forgectl's helper into the runner's helper volume, and the
-// /env/fs/agent-visible link where the root is writable.
-Status whatif_install_helper(engine::Client& c, const std::string& id, const std::string& workdir) {
-  auto helper = stack::find_exec_helper("");
-  if (!helper) return helper.fail();
-  engine::TarWriter tar;
-  if (auto st = tar.add_host_file("exec", *helper); !st) return st;
-  auto bytes = tar.finish();
-  if (!bytes) return bytes.fail();
-  if (auto st = engine::put_archive(c, id, policy::kHelperDir, std::move(*bytes)); !st) return st;
-  engine::TarWriter link;
-  Status st = link.add_directory("env", 0755);
-  if (st) st = link.add_directory("env/fs", 0755);
-  if (st) st = link.add_symlink("env/fs/agent-visible", workdir);
-  auto link_bytes = link.finish();
-  if (st && link_bytes) (void)engine::put_archive(c, id, "/", std::move(*link_bytes));
-  return {};
-}
-
 Result<WhatIfUp> whatif_up(engine::Client& c, const manifest::LoadedEnvironment& env, WhatIf w) {
   WhatIfUp out;
   out.name = stack::new_stack_name(env.task_id);
@@ -375,7 +356,7 @@ Result<WhatIfUp> whatif_up(engine::Client& c, const manifest::LoadedEnvironment&
     if (!policy::hardening_mismatches(p.hardening, stack::applied_hardening(*info)).empty())
       return fail(Errc::kUnsupported, "hardening of '" + p.key + "' not applied");
     if (p.role == policy::Role::kRunner && copy_helper)
-      if (auto st = whatif_install_helper(c, box->id, p.workdir); !st) return st;
+      if (auto st = stack::install_helper(c, box->id, p.workdir); !st) return st;
     return {};
   };
   auto one = [&](std::size_t i) {

@@ -133,8 +133,14 @@ bool image_carries_helper(engine::Client& c, const policy::ContainerPlan& r) {
   return it != img->labels.end() && it->second == *own;
 }
 
-// Puts this forgectl's helper into the runner's helper volume, and (where the root is writable)
-// the /env/fs/agent-visible link Tolokaforge tasks use for the workspace.
+std::string proxy_image(const UpOptions& o) {
+  if (!o.proxy_image.empty()) return o.proxy_image;
+  if (const char* e = std::getenv("FORGECTL_PROXY_IMAGE"); e && *e) return e;
+  return kDefaultProxyImage;
+}
+
+}  // namespace
+
 Status install_helper(engine::Client& c, const std::string& id, const std::string& workdir) {
   auto helper = find_exec_helper("");
   if (!helper) return helper.fail();
@@ -153,14 +159,6 @@ Status install_helper(engine::Client& c, const std::string& id, const std::strin
   if (st && link_bytes) (void)engine::put_archive(c, id, "/", std::move(*link_bytes));
   return {};
 }
-
-std::string proxy_image(const UpOptions& o) {
-  if (!o.proxy_image.empty()) return o.proxy_image;
-  if (const char* e = std::getenv("FORGECTL_PROXY_IMAGE"); e && *e) return e;
-  return kDefaultProxyImage;
-}
-
-}  // namespace
 
 Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& env, const UpOptions& o) {
   auto start = Clock::now();
