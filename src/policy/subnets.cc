@@ -134,6 +134,30 @@ bool live(const Reservation& r, long long now) {
   return owner && owner->liveness() != ProcessIdentity::Liveness::kDead;
 }
 
+// What a new subnet must not overlap: the live reservations (also returned, to be stored again)
+// and the daemon's own subnets (IPv6 and odd entries cannot overlap ours and are skipped).
+struct Taken {
+  std::vector<Reservation> live;
+  std::vector<Ipv4Net> nets;
+};
+Taken taken_subnets(const std::string& path, const std::vector<std::string>& in_use, long long now) {
+  Taken t;
+  for (const auto& r : load(path)) {
+    if (!live(r, now)) continue;
+    t.live.push_back(r);
+    if (auto n = parse_cidr(r.subnet)) t.nets.push_back(*n);
+  }
+  for (const auto& s : in_use)
+    if (auto n = parse_cidr(s)) t.nets.push_back(*n);
+  return t;
+}
+
+bool clashes(const Ipv4Net& cand, const std::vector<Ipv4Net>& taken) {
+  for (const auto& t : taken)
+    if (cand.overlaps(t)) return true;
+  return false;
+}
+
 }  // namespace
 
 Result<std::vector<Ipv4Net>> SubnetPool::reserve(const std::vector<int>& prefixes, const InUse& in_use_fn,
@@ -144,15 +168,7 @@ Result<std::vector<Ipv4Net>> SubnetPool::reserve(const std::vector<int>& prefixe
   if (!in_use) return in_use.fail_with("reserving subnets");
   std::string path = state_dir_ + "/subnets.reserved";
   long long now = std::time(nullptr);
-  std::vector<Reservation> kept;
-  std::vector<Ipv4Net> taken;
-  for (const auto& r : load(path)) {
-    if (!live(r, now)) continue;
-    kept.push_back(r);
-    if (auto n = parse_cidr(r.subnet)) taken.push_back(*n);
-  }
-  for (const auto& s : *in_use)
-    if (auto n = parse_cidr(s)) taken.push_back(*n);  // IPv6 and odd entries cannot overlap ours
+  auto [kept, taken] = taken_subnets(path, *in_use, now);
 
   std::string me = ProcessIdentity::current().str();
   std::vector<Ipv4Net> out;
@@ -162,9 +178,7 @@ Result<std::vector<Ipv4Net>> SubnetPool::reserve(const std::vector<int>& prefixe
     bool found = false;
     for (std::uint64_t b = pool_.base; b + step <= std::uint64_t(pool_.base) + pool_.size(); b += step) {
       Ipv4Net cand{static_cast<std::uint32_t>(b), prefix};
-      bool clash = false;
-      for (const auto& t : taken) clash = clash || cand.overlaps(t);
-      if (clash) continue;
+      if (clashes(cand, taken)) continue;
       taken.push_back(cand);
       out.push_back(cand);
       kept.push_back({cand.str(), me, now + ttl.count()});
@@ -194,9 +208,6 @@ Status SubnetPool::release(const std::vector<Ipv4Net>& subnets) {
   return store(path, kept);
 }
 
-}  // namespace forge::policy
-
-namespace forge::policy {
 
 Result<std::uint64_t> SubnetPool::free_count(int prefix, const InUse& in_use_fn) {
   if (prefix < pool_.prefix) return std::uint64_t{0};
@@ -204,20 +215,10 @@ Result<std::uint64_t> SubnetPool::free_count(int prefix, const InUse& in_use_fn)
   if (!lock) return lock.fail_with("counting free subnets");
   auto in_use = in_use_fn();
   if (!in_use) return in_use.fail_with("counting free subnets");
-  long long now = std::time(nullptr);
-  std::vector<Ipv4Net> taken;
-  for (const auto& r : load(state_dir_ + "/subnets.reserved"))
-    if (live(r, now))
-      if (auto n = parse_cidr(r.subnet)) taken.push_back(*n);
-  for (const auto& s : *in_use)
-    if (auto n = parse_cidr(s)) taken.push_back(*n);
+  auto taken = taken_subnets(state_dir_ + "/subnets.reserved", *in_use, std::time(nullptr)).nets;
   std::uint64_t step = 1ULL << (32 - prefix), free = 0;
-  for (std::uint64_t b = pool_.base; b + step <= std::uint64_t(pool_.base) + pool_.size(); b += step) {
-    Ipv4Net cand{static_cast<std::uint32_t>(b), prefix};
-    bool clash = false;
-    for (const auto& t : taken) clash = clash || cand.overlaps(t);
-    if (!clash) ++free;
-  }
+  for (std::uint64_t b = pool_.base; b + step <= std::uint64_t(pool_.base) + pool_.size(); b += step)
+    free += !clashes(Ipv4Net{static_cast<std::uint32_t>(b), prefix}, taken);
   return free;
 }
 

@@ -54,4 +54,13 @@ OrphanReason orphan_reason(const StackObjects& s, std::time_t now) {
   return OrphanReason::kUnfinished;
 }
 
+Result<std::vector<std::string>> daemon_subnets(engine::Client& c) {
+  auto nets = engine::list_networks(c);
+  if (!nets) return nets.fail();
+  std::vector<std::string> used;
+  for (const auto& n : *nets)
+    for (const auto& cfg : n.ipam) used.push_back(cfg.subnet);
+  return used;
+}
+
 }  // namespace forge::stack

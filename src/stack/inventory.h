@@ -22,6 +22,9 @@ struct StackObjects {
   std::int64_t created = 0;  // earliest container creation, unix seconds
 };
 
+// Every subnet the daemon's networks use (forgectl's or not): what the subnet pool must avoid.
+Result<std::vector<std::string>> daemon_subnets(engine::Client& c);
+
 // Every forgectl stack on the daemon, by name; or just `only` when given.
 Result<std::map<std::string, StackObjects>> list_stacks(engine::Client& c, std::string_view only = {});
 

@@ -18,6 +18,7 @@
 #include "policy/squid_conf.h"
 #include "policy/subnets.h"
 #include "stack/host_firewall.h"
+#include "stack/inventory.h"
 #include "stack/local_images.h"
 #include "stack/readiness.h"
 #include "stack/specs.h"
@@ -191,14 +192,7 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
 
   auto host_info = engine::info(c);
   if (!host_info) return host_info.fail_with(what);
-  auto subnets = pool->reserve(policy::network_prefixes(env), [&]() -> Result<std::vector<std::string>> {
-    auto nets = engine::list_networks(c);
-    if (!nets) return nets.fail();
-    std::vector<std::string> in_use;
-    for (const auto& n : *nets)
-      for (const auto& cfg : n.ipam) in_use.push_back(cfg.subnet);
-    return in_use;
-  });
+  auto subnets = pool->reserve(policy::network_prefixes(env), [&] { return daemon_subnets(c); });
   if (!subnets) return subnets.fail_with(what);
   reserved = *subnets;
 

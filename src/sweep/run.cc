@@ -14,8 +14,8 @@
 #include "core/parallel.h"
 #include "core/process_identity.h"
 #include "core/strings.h"
-#include "engine/networks.h"
 #include "policy/subnets.h"
+#include "stack/inventory.h"
 #include "sweep/progress.h"
 #include "sweep/report_files.h"
 #include "sweep/run_plan.h"
@@ -70,14 +70,7 @@ Result<int> admit_by_subnets(HostPool& hosts, int concurrency, int nets_per_tria
   if (!pool) return pool.fail();
   int allowed = 0;
   for (auto& e : hosts.engines()) {
-    auto free = pool->free_count(28, [&]() -> Result<std::vector<std::string>> {
-      auto nets = engine::list_networks(*e->client);
-      if (!nets) return nets.fail();
-      std::vector<std::string> used;
-      for (const auto& n : *nets)
-        for (const auto& c : n.ipam) used.push_back(c.subnet);
-      return used;
-    });
+    auto free = pool->free_count(28, [&] { return stack::daemon_subnets(*e->client); });
     if (!free) return free.fail_with(e->address);
     int fits = static_cast<int>(std::min<std::uint64_t>(*free / static_cast<std::uint64_t>(nets_per_trial), 1u << 20));
     if (fits == 0)
