@@ -156,6 +156,7 @@ std::string run_json(const std::string& run_id, const RunArgs& a, const sweep::R
   if (s) {
     w.key("summary").begin_object().field("planned", s->planned).field("finished", s->trials).field("graded", s->graded)
         .field("passed", s->passed).field("infra_errors", s->infra_errors).field("interrupted", s->interrupted)
+        .field("concurrency_used", s->concurrency)
         .key("cost_usd").num(s->cost_usd).field("stopped", s->stopped).end_object();
     w.key("leak_audit").begin_object().field("clean", s->leaks.empty()).field("left", s->leaks).end_object();
   }
