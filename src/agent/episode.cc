@@ -18,6 +18,8 @@ const char* termination_name(Termination t) {
     case Termination::kModelError: return "model_error";
     case Termination::kInfraError: return "infra_error";
     case Termination::kInterrupted: return "interrupted";
+    case Termination::kSandboxDestroyed:
+      return "sandbox_destroyed";
   }
   return "error";
 }

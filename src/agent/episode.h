@@ -17,15 +17,16 @@ namespace forge::agent {
 // Why an episode ended. Infra failures (kInfraError) are retried by the sweep with a fresh
 // sandbox and never count as model failures.
 enum class Termination {
-  kAgentDone,        // the agent said ###STOP###, or answered with no user simulator to reply
-  kUserStop,         // the user simulator said ###STOP###
+  kAgentDone,  // the agent said ###STOP###, or answered with no user simulator to reply
+  kUserStop,   // the user simulator said ###STOP###
   kMaxTurns,
-  kTimeout,          // the episode's deadline
-  kStuck,            // the same tool call, or the same answer, over and over
-  kBudgetExhausted,  // the run's budget would not cover the next call
-  kModelError,       // the model's request was refused (context too long, malformed)
-  kInfraError,       // provider 429/5xx after retries, sandbox or daemon failures
-  kInterrupted,      // SIGINT
+  kTimeout,           // the episode's deadline
+  kStuck,             // the same tool call, or the same answer, over and over
+  kBudgetExhausted,   // the run's budget would not cover the next call
+  kModelError,        // the model's request was refused (context too long, malformed)
+  kInfraError,        // provider 429/5xx after retries, sandbox or daemon failures
+  kInterrupted,       // SIGINT
+  kSandboxDestroyed,  // a container of the sandbox broke by the agent's own actions (set by the trial)
 };
 const char* termination_name(Termination t);  // "agent_done", "user_stop", …
 

@@ -16,6 +16,8 @@ struct Fault {
 
   static Fault infra(results::InfraKind k, std::string msg) { return {results::Outcome::kInfraError, k, std::move(msg)}; }
   static Fault setup(std::string msg) { return {results::Outcome::kSetupError, results::InfraKind::kNone, std::move(msg)}; }
+  // The model's own failure found outside grading (it destroyed its sandbox): graded, score 0.
+  static Fault model(std::string msg) { return {results::Outcome::kGraded, results::InfraKind::kNone, std::move(msg)}; }
   static Fault interruption() { return {results::Outcome::kInfraError, results::InfraKind::kNone, "interrupted", true}; }
 };
 

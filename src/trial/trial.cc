@@ -3,6 +3,8 @@
 // phases whatever happened.
 #include "trial/trial.h"
 
+#include <algorithm>
+#include <ctime>
 #include <mutex>
 #include <optional>
 
@@ -19,6 +21,7 @@
 #include "trial/golden_replay.h"
 #include "trial/grading_sources.h"
 #include "trial/local_trial.h"
+#include "trial/sandbox_watch.h"
 #include "trial/trial_setup.h"
 
 namespace forge::trial {
@@ -77,6 +80,7 @@ class TrialRun {
 
   TrialResult run() {
     r_.started_at = iso_now();
+    started_unix_ = static_cast<std::int64_t>(std::time(nullptr));
     Step s = up();
     if (!s) s = setup();
     if (!s) s = open_tools();
@@ -246,7 +250,10 @@ class TrialRun {
     if (!agent) return Fault::setup(agent.error().what());
     auto user = make_user();
     if (!user) return Fault::setup(user.error().what());
+    watch_ = std::make_unique<SandboxWatch>(docker_, *up_, env_.log);
+    watch_->start(started_unix_);
     r_.episode = agent::run_episode(**agent, user->get(), *tools_.executor, episode_spec(), env_.interrupted);
+    watch_->stop();
     if (!r_.episode.error.empty()) r_.error = r_.episode.error;
     return std::nullopt;
   }
@@ -257,26 +264,28 @@ class TrialRun {
     if (ep.termination == agent::Termination::kInterrupted) return Fault::interruption();
     // A rejected key or an unknown model: the same on every trial.
     if (ep.stops_run) return Fault::setup(ep.error);
-    // A container that died under the agent (OOM kill, crash) voids the episode.
-    if (auto died = sandbox_death()) return died;
+    // A container that broke under the agent: who did it decides (sandbox_watch.h).
+    if (auto broken = sandbox_verdict()) return broken;
     if (ep.termination == agent::Termination::kInfraError) return Fault::infra(InfraKind::kProvider, ep.error);
     return std::nullopt;
   }
 
-  // nullopt while every container of the stack runs (and no service turned unhealthy).
-  Step sandbox_death() {
-    for (const auto& [key, id] : up_->containers) {
-      std::string who = key == policy::kRunnerKey ? "the runner" : "service '" + key + "'";
-      auto info = engine::inspect_container(docker_, id);
-      if (!info) return classify_running(info.error().with_context(who + " could not be inspected after the agent phase"),
-                                 InfraKind::kDaemon);
-      if (info->state.oom_killed)
-        return Fault::infra(InfraKind::kSandbox, who + " was OOM-killed during the agent phase (raise its memory limit)");
-      if (!info->state.running)
-        return Fault::infra(InfraKind::kSandbox, who + " stopped during the agent phase (" + info->state.status +
-                                                     ", exit code " + std::to_string(info->state.exit_code) + ")");
-      if (info->state.health == "unhealthy")
-        return Fault::infra(InfraKind::kSandbox, who + " turned unhealthy during the agent phase");
+  Step sandbox_verdict() {
+    if (!watch_) return std::nullopt;
+    bool suspect = std::any_of(r_.tool_log.begin(), r_.tool_log.end(), [](const ToolLogEntry& e) {
+      return e.record.outcome == tools::ToolOutcome::Kind::kFailed;
+    });
+    SandboxVerdict v = watch_->verdict(suspect);
+    switch (v.cause) {
+      case SandboxVerdict::Cause::kIntact:
+        return std::nullopt;
+      case SandboxVerdict::Cause::kAgent:
+        r_.episode.termination = agent::Termination::kSandboxDestroyed;
+        return Fault::model(v.what);
+      case SandboxVerdict::Cause::kOutside:
+        return Fault::infra(InfraKind::kSandbox, v.what);
+      case SandboxVerdict::Cause::kDaemon:
+        return Fault::infra(InfraKind::kDaemon, v.what);
     }
     return std::nullopt;
   }
@@ -355,6 +364,12 @@ class TrialRun {
       r_.error = f.message;
       return;
     }
+    if (f.outcome == results::Outcome::kGraded) {  // the model's failure, decided before grading
+      r_.grade = grading::Grade{};
+      r_.grade.reasons = {f.message};
+      r_.error = f.message;
+      return;
+    }
     r_.outcome = f.outcome;
     r_.infra_kind = f.kind;
     r_.stops_run = f.outcome == results::Outcome::kSetupError;
@@ -396,6 +411,8 @@ class TrialRun {
   std::string db_init_body_;   // what the namespace was initialised with; golden replay starts from it
   GoldenReplayers replayers_;
   std::unique_ptr<DbStateStore> store_;
+  std::unique_ptr<SandboxWatch> watch_;
+  std::int64_t started_unix_ = 0;
   tools::StackTools tools_;
   std::unique_ptr<LocalTrial> local_;  // the local executor's sandbox; null for a container trial
   std::mutex log_mu_;

@@ -1,0 +1,78 @@
+// Trials played by scripted agents in-process: a replay trajectory written by the test, run
+// through trial::run_trial against the real daemon with no model and no budget.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agent/budget.h"
+#include "core/json.h"
+#include "core/strings.h"
+#include "engine/containers.h"
+#include "manifest/run_config.h"
+#include "stack/labels.h"
+#include "support/stack_env.h"
+#include "trial/trial.h"
+
+namespace forge::test {
+
+struct Call {
+  std::string name, arguments_json;
+};
+struct Turn {
+  std::string text;
+  std::vector<Call> calls;
+};
+
+// A trajectory file for the replay agent: each turn one assistant message.
+inline std::string write_trajectory(const TempDir& dir, const std::vector<Turn>& turns) {
+  json::Writer w;
+  w.begin_object().key("messages").begin_array();
+  for (const auto& t : turns) {
+    w.begin_object().field("role", "assistant").field("content", t.text).key("tool_calls").begin_array();
+    for (const auto& c : t.calls)
+      w.begin_object().field("name", c.name).field("arguments", c.arguments_json).end_object();
+    w.end_array().end_object();
+  }
+  w.end_array().end_object();
+  return dir.write("trajectory.json", w.take());
+}
+
+inline std::string bash(const std::string& command) {
+  return json::Writer().begin_object().field("command", command).end_object().take();
+}
+
+// Trials with scripted agents: no model, no budget.
+struct Rig {
+  manifest::RunConfig cfg;
+  trial::TrialEnv env;
+  Rig() {
+    cfg.turn_timeout = Millis(60000);
+    env.docker = docker_env().client;
+    env.host = docker_env().host;
+    env.run = &cfg;
+    env.budget = std::make_shared<agent::Budget>(std::nullopt);
+    env.run_id = "atk" + random_hex(5);
+    env.models = [](const std::string& key) -> Result<std::shared_ptr<agent::LlmClient>> {
+      return fail(Errc::kInvalid, "no model '" + key + "' in this test");
+    };
+  }
+  trial::TrialResult run(const manifest::TaskConfig& task, trial::AgentChoice choice, bool local = true) {
+    env.engine_is_local = local;
+    return trial::run_trial(task, 0, 1, choice, env);
+  }
+  bool left_nothing() const {
+    auto cs =
+        engine::list_containers(*docker_env().client, {{"label", {std::string(stack::kLabelRun) + "=" + env.run_id}}});
+    return cs && cs->empty();
+  }
+};
+
+inline trial::AgentChoice replay(const std::string& path) {
+  trial::AgentChoice c{trial::AgentChoice::Kind::kReplay};
+  c.replay_path = path;
+  return c;
+}
+
+}  // namespace forge::test
