@@ -27,6 +27,7 @@
 #include "sweep/docker_runner.h"
 #include "sweep/local_runner.h"
 #include "sweep/run.h"
+#include "sweep/run_state.h"
 #include "tools/local_guard.h"
 #include "tools/redact.h"
 
@@ -68,7 +69,12 @@ struct RunArgs {
 Status fill_from_run_json(RunArgs& a, const CLI::App& cmd) {
   std::string path = a.out + "/run.json";
   auto run = results::RunJson::read(path);
-  if (!run) return fail(run.error().with_context("--resume needs the run's run.json"));
+  if (!run) {
+    // A run that has just started may not have written run.json yet: say that it is running.
+    if (fs::is_directory(a.out))
+      if (auto held = sweep::acquire_run_lock(a.out); !held && held.error().code == Errc::kConflict) return held.fail();
+    return fail(run.error().with_context("--resume needs the run's run.json"));
+  }
   const auto& inv = run->invocation;
   if (inv.task_paths.empty() && a.tasks.empty())
     return fail(Errc::kInvalid, path + " has no invocation to resume; give TASKS and the original flags");

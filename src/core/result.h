@@ -23,6 +23,7 @@ enum class Errc {
   kUnsupported,  // the daemon or host lacks something we need
   kIo,           // local I/O
   kCancelled,    // stopped on request (signal)
+  kExceeded,     // what the sandbox holds passed a limit of ours: the agent's doing, not a fault
 };
 
 const char* errc_name(Errc code);

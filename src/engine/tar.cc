@@ -504,7 +504,7 @@ Status read_tar_stream(const TarSource& source, const std::function<TarKeep(cons
   }
 }
 
-Status rewrite_tar_stream(const TarSource& source, const TarSink& sink, TarOwner owner) {
+Status rewrite_tar_stream(const TarSource& source, const TarSink& sink, TarOwner owner, const TarBudget& budget) {
   SourceReader r{source};
   auto opened = open_source(r);
   if (!opened) return opened.fail();
@@ -524,6 +524,7 @@ Status rewrite_tar_stream(const TarSource& source, const TarSink& sink, TarOwner
 
   std::vector<char> buf(kStreamChunk);
   std::string last;
+  std::uint64_t carried = 0;
   for (;;) {
     archive_entry* e = nullptr;
     int rc = archive_read_next_header(in, &e);
@@ -535,6 +536,13 @@ Status rewrite_tar_stream(const TarSource& source, const TarSink& sink, TarOwner
     mode_t type = archive_entry_filetype(e);
     const bool hard = archive_entry_hardlink(e) != nullptr;
     if (!hard && (type == AE_IFCHR || type == AE_IFBLK || type == AE_IFSOCK)) continue;
+    if (!hard && type == AE_IFREG && budget.file_bytes > 0) {
+      carried += static_cast<std::uint64_t>(std::max<la_int64_t>(0, archive_entry_size(e)));
+      if (carried > budget.file_bytes)
+        return fail(Errc::kExceeded, budget.what + "'s files declare more than " +
+                                         std::to_string(budget.file_bytes >> 20) + " MiB in all (at " + quoted(path) +
+                                         "; sparse files count their whole length), past its disk limit");
+    }
     // The copy belongs to `owner` whatever the source said, and grants nothing beyond it.
     archive_entry_set_uid(e, owner.uid);
     archive_entry_set_gid(e, owner.gid);

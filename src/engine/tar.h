@@ -108,10 +108,17 @@ Status read_tar_stream(const TarSource& source, const std::function<TarKeep(cons
 struct TarOwner {
   unsigned uid = 0, gid = 0;
 };
+// How much a copy may carry: the files' sizes as the archive declares them (a sparse file counts
+// its whole length: the copy is written dense). 0: no limit.
+struct TarBudget {
+  std::uint64_t file_bytes = 0;
+  std::string what = "the archive";  // named in the error: "the workspace"
+};
 // Copies a tar from `source` to `sink` entry by entry, never holding a whole file: every entry
 // is owned by `owner` (user and group names dropped), setuid/setgid bits are cleared, extended
-// attributes, ACLs, file flags and sparse maps are dropped, and device nodes are left out.
-Status rewrite_tar_stream(const TarSource& source, const TarSink& sink, TarOwner owner);
+// attributes, ACLs, file flags and sparse maps are dropped, and device nodes are left out. Files
+// past `budget` stop the copy before their data is read: kExceeded.
+Status rewrite_tar_stream(const TarSource& source, const TarSink& sink, TarOwner owner, const TarBudget& budget = {});
 
 // All entries, in archive order; paths are not checked (validate before extracting to disk).
 // Plain (uncompressed) tar only. Hard links to earlier files come back as copies of those

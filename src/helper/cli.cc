@@ -15,12 +15,13 @@ const char kUsage[] =
     "       forgectl-exec --as-agent-server SOCKET --as UID:GID [--groups G,...] --allow-uid UID\n"
     "                     [--timeout-ms N] [--max-children N]\n"
     "       forgectl-exec --as-agent SOCKET [--cwd DIR] [--timeout-ms N] -- CMD [ARGS...]\n"
+    "       forgectl-exec --kill-all [--as UID:GID]\n"
     "       forgectl-exec --version\n";
 
 namespace {
 
-constexpr unsigned kRun = 1, kVersion = 2, kKill = 4, kServe = 8, kServer = 16, kClient = 32;
-constexpr unsigned kDropModes = kRun | kKill | kServe | kServer;
+constexpr unsigned kRun = 1, kVersion = 2, kKill = 4, kServe = 8, kServer = 16, kClient = 32, kKillAll = 64;
+constexpr unsigned kDropModes = kRun | kKill | kServe | kServer | kKillAll;
 
 struct OptionDef {
   const char* name;
@@ -32,6 +33,7 @@ struct OptionDef {
 constexpr OptionDef kOptions[] = {
     {"--version", false, kVersion, kVersion},
     {"--kill-token", true, kKill, kKill},
+    {"--kill-all", false, kKillAll, kKillAll},
     {"--serve", false, kServe, kServe},
     {"--as-agent-server", true, kServer, kServer},
     {"--as-agent", true, kClient, kClient},
@@ -51,6 +53,8 @@ const char* mode_name(unsigned m) {
       return "--version";
     case kKill:
       return "--kill-token";
+    case kKillAll:
+      return "--kill-all";
     case kServe:
       return "--serve";
     case kServer:
@@ -68,6 +72,8 @@ Mode mode_of(unsigned m) {
       return Mode::kVersion;
     case kKill:
       return Mode::kKillToken;
+    case kKillAll:
+      return Mode::kKillAll;
     case kServe:
       return Mode::kServe;
     case kServer:

@@ -22,7 +22,7 @@ inline constexpr int kMaxMaxChildren = 1024;
 
 extern const char kUsage[];
 
-enum class Mode { kRun, kVersion, kKillToken, kServe, kAsAgentServer, kAsAgent };
+enum class Mode { kRun, kVersion, kKillToken, kKillAll, kServe, kAsAgentServer, kAsAgent };
 
 struct CommandLine {
   Mode mode = Mode::kRun;

@@ -200,6 +200,9 @@ int main(int argc, char** argv) {
     case Mode::kKillToken:
       std::printf("%d\n", kill_token(cl.kill_token));
       return 0;
+    case Mode::kKillAll:
+      std::printf("%d\n", kill_all());
+      return 0;
     case Mode::kServe:
       return serve_main(cl.root.c_str());
     case Mode::kAsAgentServer:

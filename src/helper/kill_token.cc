@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string_view>
 
@@ -113,6 +114,67 @@ int kill_token(const std::string& token) {
     total += n;
   }
   return total;
+}
+
+namespace {
+
+struct ProcStat {
+  pid_t ppid = 0;
+  unsigned long long start = 0;  // clock ticks after boot
+};
+
+// /proc/PID/stat's parent and start time (fields 4 and 22), read after the command's name,
+// which may itself hold spaces and parentheses.
+bool proc_stat(const char* pid, ProcStat* out) {
+  const std::string data = read_proc(pid, "stat");
+  const size_t close = data.rfind(')');
+  if (close == std::string::npos) return false;
+  std::vector<std::string> f;
+  for (size_t pos = close + 2; pos < data.size() && f.size() < 20;) {
+    size_t end = data.find(' ', pos);
+    if (end == std::string::npos) end = data.size();
+    f.push_back(data.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  if (f.size() < 20) return false;  // f[0] is field 3 (state)
+  out->ppid = static_cast<pid_t>(std::strtol(f[1].c_str(), nullptr, 10));
+  out->start = std::strtoull(f[19].c_str(), nullptr, 10);
+  return true;
+}
+
+// The container's own command, which must outlive the agent's processes: pid 1, or, under
+// Docker's init (pid 1 is docker-init or tini), init's first child, the one started earliest:
+// no process the agent starts can be older.
+pid_t container_command() {
+  const std::string init = read_proc("1", "cmdline");
+  const std::string argv0 = init.substr(0, init.find('\0'));
+  const std::string base = argv0.substr(argv0.rfind('/') == std::string::npos ? 0 : argv0.rfind('/') + 1);
+  if (base != "docker-init" && base != "tini") return 1;
+  pid_t best = 1;
+  unsigned long long earliest = ~0ull;
+  char name[16];
+  for (const pid_t pid : scan([](const char*) { return true; })) {
+    std::snprintf(name, sizeof name, "%d", static_cast<int>(pid));
+    ProcStat st;
+    if (proc_stat(name, &st) && st.ppid == 1 && st.start < earliest) best = pid, earliest = st.start;
+  }
+  return best;
+}
+
+}  // namespace
+
+int kill_all() {
+  const pid_t spare = container_command();
+  int killed = 0;
+  for (int round = 0; round < kKillScanRounds; ++round) {
+    int sent = 0;
+    for (const pid_t pid : scan([](const char*) { return true; }))      // never ourselves
+      if (pid != 1 && pid != spare && kill(pid, SIGKILL) == 0) ++sent;  // another uid's: EPERM
+    if (sent == 0) break;
+    killed += sent;
+    usleep(20000);  // a child forked while the signals went out is caught by the next round
+  }
+  return killed;
 }
 
 }  // namespace forge::helper

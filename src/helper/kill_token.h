@@ -23,4 +23,10 @@ std::vector<pid_t> token_holders(const std::string& token);
 // SIGKILLs every process token_holders finds (rescanning for ones mid-fork); returns how many.
 int kill_token(const std::string& token);
 
+// SIGKILLs every process this uid may signal but itself, pid 1 and the container's own command
+// (init's oldest child under Docker's init), rescanning for ones mid-fork: what the agent left
+// running when its phase ended, whatever group, session or environment it moved to. Returns how
+// many signals were sent (a zombie counts each round: it is its parent's to reap).
+int kill_all();
+
 }  // namespace forge::helper

@@ -78,6 +78,10 @@ RoleDefaults role_defaults(Role r);
 // memory limit includes every tmpfs cap: tmpfs pages are charged to the container's memory
 // cgroup, and a full disk must be ENOSPC, not an OOM kill. (Mounts are the plan's: topology.cc.)
 Hardening runner_hardening(const manifest::RunnerSpec& runner, bool own_image);
+// The runner's workspace cap in bytes (runner.disk_mb, else kDefaultWorkspaceMb).
+inline std::uint64_t workspace_limit_bytes(const manifest::RunnerSpec& runner) {
+  return static_cast<std::uint64_t>(runner.disk_mb > 0 ? runner.disk_mb : kDefaultWorkspaceMb) << 20;
+}
 // A task service: drop ALL unless it declares cap_add; limits from the compose file, tightened by
 // the manifest's isolation options, else the defaults.
 Hardening service_hardening(const manifest::ComposeService& svc, const manifest::ServiceIsolation* iso);

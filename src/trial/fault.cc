@@ -6,6 +6,8 @@ namespace forge::trial {
 Fault classify(const Error& e, results::InfraKind kind) {
   switch (e.code) {
     case Errc::kCancelled: return Fault::interruption();
+    case Errc::kExceeded:
+      return Fault::model(e.what());
     case Errc::kUnavailable:
     case Errc::kTimeout:
     case Errc::kServer:

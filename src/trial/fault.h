@@ -21,10 +21,10 @@ struct Fault {
   static Fault interruption() { return {results::Outcome::kInfraError, results::InfraKind::kNone, "interrupted", true}; }
 };
 
-// kCancelled → interrupted; a transient or daemon-side failure (unavailable, timeout, 5xx, I/O,
-// conflict, a response we cannot read) → infra of `kind`; anything deterministic (invalid input,
-// not found, unsupported, forbidden, refused by the daemon) → setup error: the same input would
-// fail the same way on every retry. docs/errors.md states these rules.
+// kCancelled → interrupted; kExceeded (the agent left more than a limit allows) → the model's failure; a transient or
+// daemon-side failure (unavailable, timeout, 5xx, I/O, conflict, a response we cannot read) → infra of `kind`; anything
+// deterministic (invalid input, not found, unsupported, forbidden, refused by the daemon) → setup error: the same input
+// would fail the same way on every retry. docs/errors.md states these rules.
 Fault classify(const Error& e, results::InfraKind kind);
 // The same, for errors met once the sandbox exists: an object the daemon no longer has (404) was
 // removed under the trial, which is not the task's doing.

@@ -201,7 +201,7 @@ Result<grading::TestRun> run_grader(engine::Client& c, const GraderSpec& g, cons
   const std::string id = created->id;
   ScopeGuard remove([&] { (void)engine::remove_container(c, id, engine::RemoveMode::kForce); });
 
-  Status copied = g.workspace_tar.empty() ? copy_workspace(c, g.runner, g.workspace, id)
+  Status copied = g.workspace_tar.empty() ? copy_workspace(c, g.runner, g.workspace, id, g.workspace_limit)
                                           : put_workspace_tar(c, g.workspace, id, g.workspace_tar);
   if (!copied) return copied.fail_with(what + ": copying the workspace");
   if (!tests.empty())

@@ -57,12 +57,12 @@ Result<std::string> verifier_logs_tar() {
 }
 
 Status copy_workspace(engine::Client& c, const std::string& runner, const std::string& workspace,
-                      const std::string& grader) {
+                      const std::string& grader, std::uint64_t limit) {
   std::string parent = workspace.substr(0, workspace.rfind('/'));
   if (parent.empty()) parent = "/";
   return engine::read_archive(c, runner, workspace, [&](const engine::TarSource& source) {
     return engine::write_archive(c, grader, parent, [&](const engine::TarSink& sink) {
-      return engine::rewrite_tar_stream(source, sink, {kAgentUid, kAgentGid});
+      return engine::rewrite_tar_stream(source, sink, {kAgentUid, kAgentGid}, {limit, "the workspace"});
     });
   });
 }

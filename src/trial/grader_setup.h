@@ -33,8 +33,9 @@ Result<std::string> verifier_logs_tar();
 // Copies `workspace` of `runner` to the same path in `grader`, streamed in bounded memory and
 // rewritten on the way: every entry owned by A, setuid/setgid bits, extended attributes and
 // device nodes dropped.
+// Files declaring more than `limit` bytes in all (0: none) stop the copy: kExceeded.
 Status copy_workspace(engine::Client& c, const std::string& runner, const std::string& workspace,
-                      const std::string& grader);
+                      const std::string& grader, std::uint64_t limit);
 
 // A workspace given as a tar (the local executor's sandbox: entries "<base>/…"), put into the
 // grader owned by the agent's uid, setuid/setgid bits stripped.

@@ -20,6 +20,9 @@ struct WorkspaceLimits {
   std::size_t file_bytes = 8u << 20;     // content kept per matched file; a larger one is unread
   std::uint64_t kept_bytes = 64u << 20;  // content kept in all
   std::size_t entries = 200000;          // archive entries examined; the rest are not
+  // Bytes the files may declare in all (the workspace's disk limit): more can only be sparse files,
+  // whose whole length the archive API would stream; the scan stops there (kExceeded). 0: none.
+  std::uint64_t declared_bytes = 0;
 };
 
 // The path_glob patterns of a grading config, so one pass over the workspace serves them all.
@@ -53,6 +56,8 @@ class WorkspaceFiles {
   std::set<std::string> scanned_;                        // globs whose files are all in files_
   std::map<std::string, grading::WorkspaceFile> files_;  // by path relative to the workspace
   std::uint64_t kept_ = 0;
+  std::uint64_t declared_ = 0;  // file sizes the archive declared so far
+  std::string exceeded_;        // set when a scan stopped at limits_.declared_bytes
   std::string listing_cut_;  // set when a scan stopped at limits_.entries
 };
 
@@ -64,6 +69,9 @@ struct GraderSpec {
   std::string run_id;
   HostSettings host;          // the helper volume the grader mounts read-only at /.forgectl
   std::string workspace_tar;  // non-empty: this workspace (the local executor's sandbox) instead of the runner's
+  // The workspace's disk limit (runner.disk_mb): a copy declaring more (sparse files) is the agent's
+  // doing (kExceeded), never written dense to the host's disk. 0: none.
+  std::uint64_t workspace_limit = 0;
 };
 
 // Copies the runner's workspace (owned by the agent's uid) and the task's tests (the verifier's

@@ -12,6 +12,8 @@
 #include "core/service_token.h"
 #include "engine/containers.h"
 #include "grading/grader.h"
+#include "policy/hardening.h"
+#include "stack/quiesce.h"
 #include "stack/teardown.h"
 #include "stack/up.h"
 #include "stack/workspace.h"
@@ -267,6 +269,10 @@ class TrialRun {
     // A container that broke under the agent: who did it decides (sandbox_watch.h).
     if (auto broken = sandbox_verdict()) return broken;
     if (ep.termination == agent::Termination::kInfraError) return Fault::infra(InfraKind::kProvider, ep.error);
+    // Nothing the agent started runs on into grading (stack/quiesce.h).
+    if (!local_)
+      if (auto st = stack::stop_agent_processes(docker_, *up_); !st)
+        return classify_running(st.error(), InfraKind::kSandbox);
     return std::nullopt;
   }
 
@@ -297,7 +303,9 @@ class TrialRun {
       ev.tool_calls.push_back({e.requestor, e.record.tool, e.record.arguments, e.record.outcome == tools::ToolOutcome::Kind::kOk});
     ev.final_state_json = r_.final_state_json;
     ev.state = store_.get();
-    auto files = std::make_shared<WorkspaceFiles>(docker_, runner_, workspace(), path_globs(task_.grading));
+    WorkspaceLimits caps;
+    caps.declared_bytes = workspace_limit();
+    auto files = std::make_shared<WorkspaceFiles>(docker_, runner_, workspace(), path_globs(task_.grading), caps);
     ev.files = [files](const std::string& glob) { return files->match(glob); };
     ev.judge = [this](const std::string& model_ref, const std::string& system, const std::string& user) {
       return judge(model_ref, system, user);
@@ -305,6 +313,7 @@ class TrialRun {
     ev.run_tests = [this]() {
       GraderSpec gs{up_->name, runner_, workspace(), up_->plan.runner.image, env_.run_id};
       gs.host = env_.host;
+      gs.workspace_limit = workspace_limit();
       return run_grader(docker_, gs, task_);
     };
     if (local_) local_->use_sandbox(ev, docker_);
@@ -397,6 +406,7 @@ class TrialRun {
 
   bool interrupted() const { return env_.interrupted && env_.interrupted->load() > 0; }
   const std::string& workspace() const { return up_->plan.runner.workdir; }
+  std::uint64_t workspace_limit() const { return policy::workspace_limit_bytes(task_.environment.manifest.runner); }
 
   const manifest::TaskConfig& task_;
   const AgentChoice& choice_;

@@ -210,6 +210,7 @@ TEST_CASE("sweep: two processes never share a run directory") {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   auto second = run({"run", "--resume", tasks, "--agent", "oracle", "--trials", "2", "--out", out});
   CHECK(second.code != 0);
+  CAPTURE(second.err);
   CHECK(second.err.find("in use by") != std::string::npos);
   auto code = (*p)->wait_for(Millis(180000));
   REQUIRE(code.has_value());

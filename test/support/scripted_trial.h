@@ -11,6 +11,7 @@
 #include "core/strings.h"
 #include "engine/containers.h"
 #include "manifest/run_config.h"
+#include "manifest/task_parse.h"
 #include "stack/labels.h"
 #include "support/stack_env.h"
 #include "trial/trial.h"
@@ -68,6 +69,24 @@ struct Rig {
     return cs && cs->empty();
   }
 };
+
+// A file task: answer.txt must hold 42. `environment` is the task's environment block.
+inline manifest::TaskConfig answer_task(const TempDir& dir, const std::string& id, const std::string& environment) {
+  dir.write("task.yaml",
+            "task_id: " + id +
+                "\nname: dodge\ncategory: test\ndescription: \"Write 42.\"\n"
+                "initial_user_message: \"Write answer.txt containing 42.\"\n"
+                "tools:\n  agent: {enabled: [bash, write_file]}\n  user: {enabled: []}\n"
+                "user_simulator:\n  mode: scripted\n  scripted_flow:\n    - {default: \"Thanks. ###STOP###\"}\n"
+                "grading: grading.yaml\n" +
+                environment);
+  dir.write("grading.yaml",
+            "state_checks:\n  jsonpaths:\n"
+            "    - {path_glob: \"/env/fs/agent-visible/answer.txt\", contains_ci: \"42\"}\n");
+  auto t = manifest::load_task(dir.path() + "/task.yaml");
+  REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
+  return std::move(*t);
+}
 
 inline trial::AgentChoice replay(const std::string& path) {
   trial::AgentChoice c{trial::AgentChoice::Kind::kReplay};

@@ -187,7 +187,7 @@ TEST_CASE("grader: the workspace copy is the agent's, tests and reward the verif
   gspec.host.network_mode = "none";
   gspec.volumes = {"/work"};
   TestContainer grader(gspec, false);
-  must(trial::copy_workspace(c, runner.id, "/work", grader.id));
+  must(trial::copy_workspace(c, runner.id, "/work", grader.id, 0));
   must(engine::start_container(c, grader.id));
   engine::ExecOptions ls{
       {"sh", "-c", "cd /work && for f in . bin bin/rootsh root-only peek pipe; do stat -c '%n %u:%g %a %F' $f; done"}};

@@ -9,7 +9,6 @@
 
 #include "engine/containers.h"
 #include "engine/exec.h"
-#include "manifest/task_parse.h"
 #include "support/scripted_trial.h"
 #include "support/stack_env.h"
 
@@ -18,24 +17,6 @@ using namespace forge::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-// A file task: answer.txt must hold 42. `environment` is the task's environment block.
-manifest::TaskConfig file_task(const TempDir& dir, const std::string& id, const std::string& environment) {
-  dir.write("task.yaml",
-            "task_id: " + id +
-                "\nname: dodge\ncategory: test\ndescription: \"Write 42.\"\n"
-                "initial_user_message: \"Write answer.txt containing 42.\"\n"
-                "tools:\n  agent: {enabled: [bash, write_file]}\n  user: {enabled: []}\n"
-                "user_simulator:\n  mode: scripted\n  scripted_flow:\n    - {default: \"Thanks. ###STOP###\"}\n"
-                "grading: grading.yaml\n" +
-                environment);
-  dir.write("grading.yaml",
-            "state_checks:\n  jsonpaths:\n"
-            "    - {path_glob: \"/env/fs/agent-visible/answer.txt\", contains_ci: \"42\"}\n");
-  auto t = manifest::load_task(dir.path() + "/task.yaml");
-  REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
-  return std::move(*t);
-}
 
 void check_model_failure(const trial::TrialResult& r, const std::string& why) {
   CAPTURE(r.error);
@@ -53,8 +34,8 @@ void check_model_failure(const trial::TrialResult& r, const std::string& why) {
 
 TEST_CASE("attacks (dodge): killing every process of the runner is the model's failure, not an infra error") {
   TempDir dir;
-  auto task = file_task(dir, "dodge_kill",
-                        "environment:\n  stack: none\n  runner: {image: " + writable_root_runner_image() + "}\n");
+  auto task = answer_task(dir, "dodge_kill",
+                          "environment:\n  stack: none\n  runner: {image: " + writable_root_runner_image() + "}\n");
   // The agent runs as uid 1000, as the runner's main process does: it can end them all.
   auto traj = write_trajectory(dir, {{"Ending everything.", {{"bash", bash("kill -9 -1; sleep 1")}}}, {"Done.", {}}});
   // As root in a task's own image, the worst case: everything in the container dies with it.
@@ -66,7 +47,7 @@ TEST_CASE("attacks (dodge): killing every process of the runner is the model's f
 
 TEST_CASE("attacks (dodge) control: the honest agent passes and a runner killed from outside is infra") {
   TempDir dir;
-  auto task = file_task(dir, "dodge_control", "environment: {stack: none}\n");
+  auto task = answer_task(dir, "dodge_control", "environment: {stack: none}\n");
   auto honest =
       write_trajectory(dir, {{"Writing.", {{"write_file", R"({"path":"answer.txt","content":"42"})"}}}, {"Done.", {}}});
   Rig rig;
@@ -116,9 +97,9 @@ TEST_CASE("attacks (dodge): filling a writable root past its disk limit is the m
   TempDir dir;
   // A task image's worst case: root on a writable root filesystem the daemon cannot cap on this
   // storage driver, so forgectl watches it (disk_mb: 16 MiB).
-  auto task =
-      file_task(dir, "dodge_disk",
-                "environment:\n  stack: none\n  runner: {image: " + writable_root_runner_image() + ", disk_mb: 16}\n");
+  auto task = answer_task(
+      dir, "dodge_disk",
+      "environment:\n  stack: none\n  runner: {image: " + writable_root_runner_image() + ", disk_mb: 16}\n");
   auto traj = write_trajectory(
       dir, {{"Filling.", {{"bash", bash("dd if=/dev/zero of=/big bs=1M count=64; sleep 15; echo 42 > answer.txt")}}},
             {"Done.", {}}});

@@ -1,0 +1,114 @@
+// Red team, the end of the agent phase: what the agent leaves behind must not stall or flood
+// grading, nor turn its failure into an uncounted infra error. A sparse file declaring more than
+// the workspace's disk limit (free on tmpfs, written dense by any copy) fails the trial as the
+// agent's doing; background processes that hold json-db's connections are killed before the
+// final state is read. Each beside an honest control.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "core/files.h"
+#include "manifest/task_parse.h"
+#include "support/scripted_trial.h"
+#include "support/stack_env.h"
+
+using namespace forge;
+using namespace forge::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string reasons(const trial::TrialResult& r) {
+  std::string out = r.error + "\n";
+  for (const auto& l : r.grade.reasons) out += l + "\n";
+  return out;
+}
+
+void check_sparse_failure(const trial::TrialResult& r) {
+  CAPTURE(reasons(r));
+  CHECK(r.outcome == results::Outcome::kGraded);
+  CHECK_FALSE(r.grade.binary_pass);
+  CHECK(r.grade.score == 0);
+  CHECK(r.error.find("sparse files count their whole length") != std::string::npos);
+}
+
+// orders-db with bash: the agent can reach json-db's port from its own processes.
+manifest::TaskConfig orders_with_bash(const TempDir& dir) {
+  fs::copy(std::string(FORGECTL_SOURCE_DIR) + "/examples/tasks/orders-db", dir.path(),
+           fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  std::string yaml = read_text(dir.path() + "/task.yaml").value();
+  auto at = yaml.find("enabled: [db_query, db_update]");
+  REQUIRE(at != std::string::npos);
+  yaml.replace(at, 30, "enabled: [db_query, db_update, bash]");
+  dir.write("task.yaml", yaml);
+  auto t = manifest::load_task(dir.path() + "/task.yaml");
+  REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
+  return std::move(*t);
+}
+
+// 40 connections that never finish their headers, in sessions and environments of their own
+// (setsid, env -i: out of the tool call's group and without its kill token).
+const std::string kSlowloris =
+    "i=0; while [ $i -lt 40 ]; do i=$((i+1)); setsid env -i /bin/sh -c '(printf \"GET /health HTTP/1.1\\r\\nHost: "
+    "x\\r\\n\"; "
+    "while :; do printf \"X-a: b\\r\\n\"; sleep 5; done) | nc json-db 8000' </dev/null >/dev/null 2>&1 & done; sleep 2";
+
+}  // namespace
+
+TEST_CASE("attacks (bomb): a sparse file past the workspace's disk limit fails the file checks as the agent's doing") {
+  TempDir dir;
+  auto task = answer_task(dir, "bomb_sparse", "environment:\n  stack: none\n  runner: {disk_mb: 16}\n");
+  Rig rig;
+  // Control: the right answer alone passes.
+  auto honest = write_trajectory(dir, {{"Writing.", {{"bash", bash("echo 42 > answer.txt")}}}, {"Done.", {}}});
+  auto ok = rig.run(task, replay(honest));
+  REQUIRE_MESSAGE(ok.outcome == results::Outcome::kGraded, ok.error);
+  CHECK(ok.grade.binary_pass);
+  // The right answer beside a 64 GiB sparse file (no block of the 16 MiB tmpfs used): the stream
+  // of its zeros would take minutes; it is refused at its header.
+  auto bomb = write_trajectory(
+      dir,
+      {{"Writing.", {{"bash", bash("echo 42 > answer.txt && truncate -s 64G zeros && ls -ls zeros")}}}, {"Done.", {}}});
+  auto r = rig.run(task, replay(bomb));
+  check_sparse_failure(r);
+  CHECK(rig.left_nothing());
+}
+
+TEST_CASE("attacks (bomb): a sparse file past the disk limit is never copied dense into the test grader") {
+  TempDir dir;
+  fs::copy(std::string(FORGECTL_SOURCE_DIR) + "/examples/tasks/script-tests", dir.path(),
+           fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  // The reference solution, then a 3 GB sparse file: more than the default 2 GiB workspace.
+  std::string solve = read_text(dir.path() + "/solution/solve.sh").value();
+  dir.write("solution/solve.sh", solve + "\ntruncate -s 3000000000 /work/sp\n");
+  auto task = manifest::load_task(dir.path() + "/task.yaml");
+  REQUIRE_MESSAGE(task.has_value(), (task ? "" : task.error().what()));
+  Rig rig;
+  auto r = rig.run(*task, {trial::AgentChoice::Kind::kOracle});
+  check_sparse_failure(r);
+  CHECK(rig.left_nothing());
+}
+
+TEST_CASE("attacks (bomb): background processes holding json-db do not turn a failing agent into an infra error") {
+  TempDir dir;
+  auto task = orders_with_bash(dir);
+  Rig rig;
+  // The failing agent: it floods json-db's connections and never records the payment.
+  auto idle = write_trajectory(dir, {{"Busy.", {{"bash", bash(kSlowloris)}}}, {"Order O-001 is paid.", {}}});
+  auto bad = rig.run(task, replay(idle));
+  CAPTURE(reasons(bad));
+  CHECK(bad.outcome == results::Outcome::kGraded);
+  CHECK_FALSE(bad.grade.binary_pass);
+  CHECK(bad.grade.components.at("state_checks") < 0.5);
+  // Control: the same flood after the right update still passes: the final state is read.
+  auto good = write_trajectory(
+      dir, {{"Updating.",
+             {{"db_update", R"({"ops":[{"op":"replace","path":"$.orders[0].status","value":"paid"}]})"},
+              {"bash", bash(kSlowloris)}}},
+            {"Order O-001 is paid.", {}}});
+  auto ok = rig.run(task, replay(good));
+  CAPTURE(reasons(ok));
+  CHECK(ok.outcome == results::Outcome::kGraded);
+  CHECK(ok.grade.binary_pass);
+  CHECK(rig.left_nothing());
+}
