@@ -1,6 +1,6 @@
 // A Tolokaforge-style project through the forgectl binary against the real daemon: two tasks under
 // tasks/ share the project's wiki (their system prompt) and data file with "../../", carry legacy
-// keys Tolokaforge dropped, and `forgectl run PROJECT` grades the oracle as passing and the noop
+// keys Tolokaforge dropped, start the project's MCP server, and `forgectl run PROJECT` grades the oracle as passing and the noop
 // agent as failing, with each legacy key's warning at the start of the run and in validate.
 #include <doctest/doctest.h>
 
@@ -18,6 +18,22 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A stdio MCP server in sh with one tool, shout (upper-cases its text): a project's shared server.
+constexpr const char* kMcpServer = R"SH(#!/bin/sh
+while IFS= read -r line; do
+  id=$(echo "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+  case "$line" in
+    *'"method":"initialize"'*)
+      echo '{"jsonrpc":"2.0","id":'$id',"result":{"protocolVersion":"2024-11-05","capabilities":{"tools":{}},"serverInfo":{"name":"shout","version":"1"}}}' ;;
+    *'"method":"tools/list"'*)
+      echo '{"jsonrpc":"2.0","id":'$id',"result":{"tools":[{"name":"shout","description":"upper-cases text","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}}]}}' ;;
+    *'"method":"tools/call"'*)
+      text=$(echo "$line" | sed -n 's/.*"text":"\([^"]*\)".*/\1/p' | tr a-z A-Z)
+      echo '{"jsonrpc":"2.0","id":'$id',"result":{"content":[{"type":"text","text":"'"$text"'"}]}}' ;;
+  esac
+done
+)SH";
+
 void put(const fs::path& file, const std::string& text) {
   fs::create_directories(file.parent_path());
   std::ofstream(file) << text;
@@ -28,6 +44,7 @@ std::string write_project(const TempDir& dir, const std::vector<std::string>& id
   fs::path root = fs::path(dir.path()) / "tf-project";
   put(root / "wiki.md", "You are the archive's clerk. Copy the code from input.txt into answer.txt.\n");
   put(root / "data" / "input.txt", "code 4217\n");
+  put(root / "mcp_server.sh", kMcpServer);
   for (const auto& id : ids) {
     put(root / "tasks" / id / "task.yaml",
         "task_id: " + id +
@@ -38,7 +55,9 @@ std::string write_project(const TempDir& dir, const std::vector<std::string>& id
             "  filesystem:\n"
             "    copy: [{from: ../../data/input.txt, to: /env/fs/agent-visible/input.txt}]\n"
             "  workspace: {files: []}\n"
-            "tools:\n  agent: {enabled: [read_file, write_file]}\n  user: {enabled: []}\n"
+            "tools:\n  agent:\n    enabled: [read_file, write_file, shout]\n"
+            "    mcp_server: {command: [sh, ../../mcp_server.sh], files: [../../mcp_server.sh]}\n"
+            "  user: {enabled: []}\n"
             "user_simulator:\n  mode: scripted\n  scripted_flow:\n"
             "    - {role: user, content: \"Done? Then say so.\"}\n"
             "    - {default: \"Thanks. ###STOP###\"}\n"
@@ -46,6 +65,7 @@ std::string write_project(const TempDir& dir, const std::vector<std::string>& id
             "environment: {stack: none}\n"
             "solution:\n  tool_calls:\n"
             "    - {name: read_file, arguments: {path: input.txt}}\n"
+            "    - {name: shout, arguments: {text: done}}\n"
             "    - {name: write_file, arguments: {path: answer.txt, content: \"4217\"}}\n");
     put(root / "tasks" / id / "grading.yaml",
         "combine: {method: weighted, pass_threshold: 1.0}\n"
@@ -110,6 +130,8 @@ TEST_CASE("tf project run: two tasks sharing ../../ files grade the oracle as pa
       if (agent == "oracle") {
         // Both assertions held: the shared data reached the workspace and the answer came from it.
         CHECK(t.binary_pass);
+        CHECK(t.tool_calls == 3);  // read_file, the project's MCP tool, write_file
+        CHECK(t.tool_errors == 0);
         CHECK(t.score == doctest::Approx(1.0));
       } else {
         CHECK_FALSE(t.binary_pass);
@@ -118,14 +140,16 @@ TEST_CASE("tf project run: two tasks sharing ../../ files grade the oracle as pa
     }
   }
 
-  // The wiki reached the agent as its system prompt.
-  bool found = false;
+  // The wiki reached the agent as its system prompt; the project's MCP server answered.
+  bool found = false, shouted = false;
   for (const auto& e : fs::recursive_directory_iterator(dir.path() + "/run-oracle")) {
     const std::string ext = e.path().extension().string();
     if (!e.is_regular_file() || (ext != ".json" && ext != ".yaml" && ext != ".jsonl")) continue;
     std::ifstream in(e.path());
     std::string text((std::istreambuf_iterator<char>(in)), {});
     found = found || text.find("You are the archive's clerk.") != std::string::npos;
+    shouted = shouted || text.find("DONE") != std::string::npos;
   }
   CHECK(found);
+  CHECK(shouted);
 }
