@@ -189,6 +189,13 @@ TEST_CASE("tf project: a task reaches the project's wiki and data with ../../") 
   CHECK(task.system_prompt == "You are the shop's agent. Policy: refunds need a receipt.\n");
   CHECK(task.initial_state.tables.at("orders").size() == 1);
   CHECK(task.warnings.empty());
+
+  // Check helpers shared by the project: custom_checks.dir beside tasks/.
+  p.write("checks/test.sh", "exit 0\n");
+  p.write("tasks/t1/grading.yaml", "custom_checks: {command: \"sh /tests/test.sh\", dir: ../../checks}\n");
+  p.write("tasks/t1/task.yaml", std::string(kHead));
+  task = loads(p.file("tasks/t1/task.yaml"));
+  CHECK(task.grading.custom_checks.dir == "../../checks");
 }
 
 TEST_CASE("tf project: a path above the project root is refused naming file and key") {
