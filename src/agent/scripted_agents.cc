@@ -10,6 +10,7 @@
 #include "core/json.h"
 #include "core/limits.h"
 #include "manifest/files.h"
+#include "manifest/project.h"
 
 namespace forge::agent {
 
@@ -156,7 +157,7 @@ Result<std::unique_ptr<Agent>> oracle_agent(const manifest::TaskConfig& task) {
   for (const auto& c : s.tool_calls) calls.push_back({"", c.name, c.arguments_json});
   if (!s.script.empty()) {
     // Read beneath the task directory: its text goes into the runner, so no link may lead out.
-    auto dir = ConfinedDir::open(task.dir);
+    auto dir = manifest::open_task_files(task.dir);
     auto read = dir ? dir->read(s.script, std::size_t{1} << 20) : Result<std::string>(dir.fail());
     if (!read) return read.fail_with("task '" + task.task_id + "': solution script");
     std::string text = std::move(*read);

@@ -315,6 +315,8 @@ int run_verb(Context& ctx, RunArgs& a, const CLI::App& cmd) {
     ctx.report(plan.error().with_context("preflight (nothing was started)"));
     return kExitUsage;
   }
+  // Keys without effect, once per task and before any trial: "forgectl: warning: task.yaml:9:7: …".
+  for (const auto& w : (*plan)->warnings) ctx.log.warn(w.where.empty() ? w.message : w.where + ": " + w.message);
   if ((*plan)->needs_engine) {
     if (auto helper = stack::find_exec_helper(ctx.host.exec_helper); !helper) {
       ctx.report(helper.error().with_context("preflight (nothing was started)"));

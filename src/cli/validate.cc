@@ -50,7 +50,12 @@ void print_json(std::ostream& out, const sweep::TaskSet& set, const std::vector<
   json::Writer w;
   auto problems = [&](const std::vector<trial::Problem>& ps) {
     w.key("problems").begin_array();
-    for (const auto& p : ps) w.begin_object().field("where", p.where).field("message", p.message).end_object();
+    for (const auto& p : ps)
+      w.begin_object()
+          .field("where", p.where)
+          .field("message", p.message)
+          .field("severity", p.severity == trial::Severity::kWarning ? "warning" : "error")
+          .end_object();
     w.end_array();
   };
   bool ok = set.ok();
@@ -59,7 +64,7 @@ void print_json(std::ostream& out, const sweep::TaskSet& set, const std::vector<
   problems(set.run_problems);
   w.key("tasks").begin_array();
   for (const auto& [path, ps] : set.per_task) {
-    w.begin_object().field("path", path).field("ok", ps.empty());
+    w.begin_object().field("path", path).field("ok", !sweep::has_errors(ps));
     problems(ps);
     w.end_object();
   }
@@ -74,12 +79,9 @@ void print_json(std::ostream& out, const sweep::TaskSet& set, const std::vector<
 
 void print_text(std::ostream& out, const sweep::TaskSet& set, const std::vector<std::pair<std::string, std::string>>& envs) {
   for (const auto& p : set.run_problems) out << "invalid: " << p.text() << '\n';
+  // A task with warnings only is ok; its warnings follow, one per line.
   for (const auto& [path, ps] : set.per_task) {
-    if (ps.empty()) {
-      out << "ok " << path << '\n';
-      continue;
-    }
-    out << "invalid " << path << ":\n";
+    out << (sweep::has_errors(ps) ? "invalid " + path + ":" : "ok " + path) << '\n';
     for (const auto& p : ps) out << p.text() << '\n';
   }
   for (const auto& [path, err] : envs) {

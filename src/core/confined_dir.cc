@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -21,6 +23,7 @@ struct open_how {
   std::uint64_t resolve;
 };
 #define RESOLVE_NO_MAGICLINKS 0x02
+#define RESOLVE_NO_SYMLINKS 0x04
 #define RESOLVE_BENEATH 0x08
 #endif
 
@@ -70,14 +73,34 @@ Status check_rel(std::string_view rel, const std::string& what) {
   return {};
 }
 
-long openat2_raw(int dirfd, const char* path, int flags) {
+long openat2_raw(int dirfd, const char* path, int flags, std::uint64_t resolve = 0) {
   open_how how{};
   how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC);
-  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | resolve;
   long fd;
   do fd = ::syscall(SYS_openat2, dirfd, path, &how, sizeof how);
   while (fd < 0 && errno == EINTR);
   return fd;
+}
+
+// The error of an openat2 that failed with `err` for `rel`, other than a link out (EXDEV).
+Error open_error(int err, const std::string& rel, const std::string& what) {
+  switch (err) {
+    case ELOOP:
+      return make_error(Errc::kForbidden,
+                        q(rel) + " cannot be resolved beneath " + what + " (a symlink loop, or a link through /proc)");
+    case ENOENT:
+      return make_error(Errc::kNotFound, q(rel) + " does not exist");
+    case ENOTDIR:
+      return make_error(Errc::kNotFound, q(rel) + " does not exist (a part of it is not a directory)");
+    case EACCES:
+    case EPERM:
+      return make_error(Errc::kForbidden, "cannot open " + q(rel) + ": permission denied");
+    case ENOSYS:
+      return make_error(Errc::kIo, "openat2 is not available (Linux 5.6 or later is needed)");
+    default:
+      return make_error(Errc::kIo, "cannot open " + q(rel) + ": " + std::strerror(err));
+  }
 }
 
 }  // namespace
@@ -92,45 +115,79 @@ Result<ConfinedDir> ConfinedDir::open(const std::string& root, std::string what)
   return ConfinedDir(UniqueFd(fd), root, std::move(what));
 }
 
+Result<ConfinedDir> ConfinedDir::open_within(const std::string& outer, const std::string& dir, std::string what,
+                                             std::string outer_what) {
+  auto inner = open(dir, what);
+  if (!inner) return inner.fail();
+  auto enclosing = open(outer, outer_what);
+  if (!enclosing) return enclosing.fail();
+  // Both resolved as the kernel sees them, so the climb out of `dir` is a plain walk up its parents.
+  char a[PATH_MAX], b[PATH_MAX];
+  if (!::realpath(dir.c_str(), a) || !::realpath(outer.c_str(), b))
+    return fail(Errc::kIo, "cannot resolve " + q(dir) + ": " + std::strerror(errno));
+  std::string inside(a), root(b);
+  if (root != "/" && (inside.size() <= root.size() || inside.compare(0, root.size(), root) != 0 || inside[root.size()] != '/'))
+    return fail(Errc::kInvalid, what + " " + q(dir) + " is not inside " + outer_what + " " + q(outer));
+  ConfinedDir d = std::move(*inner);
+  d.outer_fd_ = enclosing->fd_;
+  d.outer_what_ = outer_what + " " + q(outer);
+  std::string_view below = std::string_view(inside).substr(root == "/" ? 1 : root.size() + 1);
+  for (std::size_t pos = 0; pos < below.size();) {
+    std::size_t end = std::min(below.find('/', pos), below.size());
+    if (end > pos) d.base_.emplace_back(below.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return d;
+}
+
 Result<UniqueFd> ConfinedDir::open_beneath(std::string_view rel_in, int flags) const {
+  if (outer_fd_) {
+    std::size_t ups = 0;
+    std::string_view rest = rel_in;
+    while (rest == ".." || rest.substr(0, 3) == "../") {
+      ++ups;
+      rest.remove_prefix(std::min<std::size_t>(3, rest.size()));
+    }
+    if (ups > 0) return open_outer(rel_in, ups, rest, flags);
+  }
   if (auto st = check_rel(rel_in, what_); !st) return st.fail();
   std::string rel = rel_in.empty() ? "." : std::string(rel_in);
   long fd = openat2_raw(fd_->get(), rel.c_str(), flags);
   if (fd >= 0) return UniqueFd(static_cast<int>(fd));
   int err = errno;
-  switch (err) {
-    case ELOOP:
-      return fail(Errc::kForbidden,
-                  q(rel) + " cannot be resolved beneath " + what_ + " (a symlink loop, or a link through /proc)");
-    case EXDEV: {
-      // Name the link when `rel` is one itself (its target is a path, not the file's content).
-      std::string target;
-      auto slash = rel.rfind('/');
-      std::string parent = slash == std::string::npos ? "." : rel.substr(0, slash);
-      std::string name = slash == std::string::npos ? rel : rel.substr(slash + 1);
-      long pfd = openat2_raw(fd_->get(), parent.c_str(), O_PATH | O_DIRECTORY);
-      if (pfd >= 0) {
-        char buf[4096];
-        ssize_t n = ::readlinkat(static_cast<int>(pfd), name.c_str(), buf, sizeof buf - 1);
-        if (n > 0) target = std::string(buf, static_cast<std::size_t>(n));
-        ::close(static_cast<int>(pfd));
-      }
-      return fail(Errc::kForbidden,
-                  q(rel) + " leads outside " + what_ +
-                      (target.empty() ? std::string(" (through a symlink)") : " (a symlink to " + q(target) + ")"));
-    }
-    case ENOENT:
-      return fail(Errc::kNotFound, q(rel) + " does not exist");
-    case ENOTDIR:
-      return fail(Errc::kNotFound, q(rel) + " does not exist (a part of it is not a directory)");
-    case EACCES:
-    case EPERM:
-      return fail(Errc::kForbidden, "cannot open " + q(rel) + ": permission denied");
-    case ENOSYS:
-      return fail(Errc::kIo, "openat2 is not available (Linux 5.6 or later is needed)");
-    default:
-      return fail(Errc::kIo, "cannot open " + q(rel) + ": " + std::strerror(err));
+  if (err != EXDEV) return fail(open_error(err, rel, what_));
+  // Name the link when `rel` is one itself (its target is a path, not the file's content).
+  std::string target;
+  auto slash = rel.rfind('/');
+  std::string parent = slash == std::string::npos ? "." : rel.substr(0, slash);
+  std::string name = slash == std::string::npos ? rel : rel.substr(slash + 1);
+  long pfd = openat2_raw(fd_->get(), parent.c_str(), O_PATH | O_DIRECTORY);
+  if (pfd >= 0) {
+    char buf[4096];
+    ssize_t n = ::readlinkat(static_cast<int>(pfd), name.c_str(), buf, sizeof buf - 1);
+    if (n > 0) target = std::string(buf, static_cast<std::size_t>(n));
+    ::close(static_cast<int>(pfd));
   }
+  return fail(Errc::kForbidden, q(rel) + " leads outside " + what_ +
+                                    (target.empty() ? std::string(" (through a symlink)") : " (a symlink to " + q(target) + ")"));
+}
+
+Result<UniqueFd> ConfinedDir::open_outer(std::string_view rel_in, std::size_t ups, std::string_view rest, int flags) const {
+  const std::string rel(rel_in);
+  if (auto st = check_rel(rest, outer_what_); !st)
+    return st.error().code == Errc::kForbidden ? fail(Errc::kForbidden, q(rel) + " is outside " + outer_what_) : st.fail();
+  if (ups > base_.size()) return fail(Errc::kForbidden, q(rel) + " is outside " + outer_what_);
+  std::string joined;
+  for (std::size_t i = 0; i + ups < base_.size(); ++i) joined += base_[i] + "/";
+  joined += rest;
+  while (!joined.empty() && joined.back() == '/') joined.pop_back();
+  if (joined.empty()) joined = ".";
+  long fd = openat2_raw(outer_fd_->get(), joined.c_str(), flags, RESOLVE_NO_SYMLINKS);
+  if (fd >= 0) return UniqueFd(static_cast<int>(fd));
+  int err = errno;
+  if (err == ELOOP || err == EXDEV)
+    return fail(Errc::kForbidden, q(rel) + " goes through a symlink; outside " + what_ + " no symlink is followed");
+  return fail(open_error(err, rel, what_));
 }
 
 Result<ConfinedStat> ConfinedDir::stat(std::string_view rel) const {

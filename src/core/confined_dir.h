@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/result.h"
 
@@ -65,6 +66,13 @@ class ConfinedDir {
   // Opens `root`; `what` names it in messages ("the task directory"). `root` itself may be
   // reached through symlinks: it is the directory the user named.
   static Result<ConfinedDir> open(const std::string& root, std::string what = "the task directory");
+  // `dir` confined as open() confines it, inside an enclosing directory `outer` that holds it (a
+  // project's root): a path may also start with ".." components that climb out of `dir`, as long
+  // as it stays beneath `outer`. Such a path is resolved from `outer` and follows no symlink at
+  // all (RESOLVE_NO_SYMLINKS), so outside its own directory a task reaches plain files only; a
+  // path without a leading ".." is confined to `dir` exactly as open() confines it.
+  static Result<ConfinedDir> open_within(const std::string& outer, const std::string& dir,
+                                         std::string what = "the task directory", std::string outer_what = "the project");
 
   const std::string& root() const { return root_; }
 
@@ -88,10 +96,16 @@ class ConfinedDir {
   ConfinedDir(UniqueFd fd, std::string root, std::string what)
       : fd_(std::make_shared<UniqueFd>(std::move(fd))), root_(std::move(root)), what_(std::move(what)) {}
   Result<UniqueFd> open_beneath(std::string_view rel, int flags) const;
+  // A path with leading ".." components, resolved from outer_fd_.
+  Result<UniqueFd> open_outer(std::string_view rel, std::size_t ups, std::string_view rest, int flags) const;
   struct Walk;
 
   std::shared_ptr<UniqueFd> fd_;  // shared: copies of a ConfinedDir use one descriptor
   std::string root_, what_;
+  // open_within(): the enclosing directory, and root_ relative to it ("tasks/t1"); null otherwise.
+  std::shared_ptr<UniqueFd> outer_fd_;
+  std::vector<std::string> base_;  // root_'s components below the enclosing directory
+  std::string outer_what_;
 };
 
 }  // namespace forge

@@ -176,8 +176,8 @@ TestScripts read_custom_checks(YamlReader& r, const Field& block, const std::str
   if (!t.present) return t;
 
   // The default tests/ is checked like a named dir (size and count limits), at the block.
-  bool dir_ok = has_dir ? task_path(r, *dir_field, "custom_checks.dir", dir, t.dir, PathKind::kDirectory).has_value()
-                        : t.dir.empty() || task_path(r, block, "custom_checks", dir, t.dir, PathKind::kDirectory).has_value();
+  bool dir_ok = has_dir ? task_path(r, *dir_field, "custom_checks.dir", dir, t.dir, PathKind::kDirectory, Reach::kGrader).has_value()
+                        : t.dir.empty() || task_path(r, block, "custom_checks", dir, t.dir, PathKind::kDirectory, Reach::kGrader).has_value();
   // The tree is copied into the grader: every entry must stay inside the task.
   if (dir_ok && !t.dir.empty())
     dir_ok = check_task_tree(r, has_dir ? *dir_field : block, "custom_checks.dir", dir, t.dir, kTestsLimits);

@@ -94,23 +94,31 @@ GradingConfig load_grading(const std::string& path, Diagnostics& diags, const st
   Combine c = combine ? read_combine(r, *combine, g) : Combine{};
   const bool present[4] = {g.state_checks.present, g.transcript_rules.present, g.llm_judge.present,
                            g.custom_checks.present};
-  // A weight for something that is not graded would silently score it 0 (or 1) forever.
+  // A weight for a component the file lacks is most likely a mistake (a block forgotten or misnamed).
+  // One for a block that has nothing forgectl checks (an empty jsonpaths, a disabled hash, only keys
+  // without effect) is what Tolokaforge's combine skips, as it skips every component without a score:
+  // accepted, without effect, and said so.
   for (const auto& [name, wf] : c.weights) {
     std::size_t i = std::find(kComponents.begin(), kComponents.end(), name) - kComponents.begin();
     if (broken[i]) continue;
-    if (!present[i] && !given(blocks[i]))
+    if (!present[i] && !given(blocks[i])) {
       r.error(wf, "combine.weights." + name + " weighs a component this file does not configure", {}, At::kKey);
-    else if (!present[i] && i != 3)
-      r.error(wf, "combine.weights." + name + " weighs a component with nothing to check", {}, At::kKey);
+    } else if (!present[i] && i != 3) {
+      r.warning(wf, "combine.weights." + name + " has no effect: " + name + " has nothing to check",
+                "give " + name + " something to check, or remove its weight");
+      g.weights.erase(name);
+    }
   }
   // Without weights every configured component counts equally.
   if (!c.weights_given)
     for (std::size_t i = 0; i < 4; ++i)
       if (present[i]) g.weights[kComponents[i]] = 1.0;
   if (custom_weight) {
+    // Tolokaforge's combine reads combine.weights alone; custom_checks.weight only stands in for a
+    // missing combine.weights.custom_checks (forgectl's own addition).
     if (c.weights_given && g.weights.count("custom_checks"))
-      r.error(custom_weight->second, "custom_checks.weight is given twice, here and in combine.weights",
-              "keep the one in combine.weights", At::kKey);
+      r.warning(custom_weight->second, "custom_checks.weight has no effect: combine.weights.custom_checks is used",
+                "remove one of the two");
     else
       g.weights["custom_checks"] = custom_weight->first;
   }
@@ -135,7 +143,7 @@ Result<GradingConfig> load_grading(const std::string& path) {
   if (file_kind(file) == FileKind::kMissing) return fail(Errc::kNotFound, "'" + file + "' does not exist");
   Diagnostics diags;
   GradingConfig g = load_grading(path, diags);
-  if (!diags.empty()) return fail(diags.to_error());
+  if (diags.has_errors()) return fail(diags.to_error());
   return g;
 }
 

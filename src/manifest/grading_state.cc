@@ -8,15 +8,72 @@ namespace forge::manifest {
 
 namespace {
 
-const std::vector<std::string> kAssertionKeys = {"path",     "path_glob",   "equals",     "equals_ci",
-                                                 "contains", "contains_ci", "description"};
+// Tolokaforge's checker reads these (reference §2.6); `op`, `expected`, `required` and `reason`
+// are the spelling some of its packs use, which it dropped: the assertion then only checked that
+// the path exists.
+const std::vector<std::string> kAssertionKeys = {"path",        "path_glob", "equals",   "equals_ci", "contains",
+                                                 "contains_ci", "description", "op",     "expected",  "required",
+                                                 "reason"};
+const std::vector<std::string> kOperators = {"equals", "equals_ci", "contains", "contains_ci"};
+
+StateAssertion::Op op_of(const std::string& name) {
+  return name == "equals"      ? StateAssertion::Op::kEquals
+         : name == "equals_ci" ? StateAssertion::Op::kEqualsCi
+         : name == "contains"  ? StateAssertion::Op::kContains
+                               : StateAssertion::Op::kContainsCi;
+}
+
+// The operand `value` of operator `name` into `a`; false after a diagnostic.
+bool set_operand(YamlReader& r, const Field& value, const std::string& name, const std::string& what, StateAssertion& a) {
+  const bool text_op = name.size() > 3 && name.substr(name.size() - 3) == "_ci";
+  if (text_op && !value.node.IsScalar()) {
+    r.error(value, what + "." + name + " compares text case-insensitively; give a string");
+    return false;
+  }
+  auto json = yaml_to_json(r, value, what + "." + value.key);
+  if (!json) return false;
+  a.expected_json = *json;
+  a.op = op_of(name);
+  return true;
+}
+
+// {op: <operator>, expected: <operand>}: read as the operator it names, saying so; false after a
+// diagnostic. `op` without `expected` (or the reverse), or an operator forgectl does not have, is
+// an error: the author asked for a comparison that would not happen.
+bool read_op_expected(YamlReader& r, const std::optional<Field>& op, const std::optional<Field>& expected,
+                      const std::string& what, StateAssertion& a, std::vector<std::string>& ops) {
+  const std::string ignored = "Tolokaforge ignored op and expected and only checked that the path exists";
+  if (!op) {
+    r.error(*expected, what + ": 'expected' needs 'op', the operator (equals, equals_ci, contains or contains_ci)",
+            ignored + "; remove 'expected' for that", At::kKey);
+    return false;
+  }
+  auto name = r.string(*op, what);
+  if (!name) return false;
+  if (std::find(kOperators.begin(), kOperators.end(), *name) == kOperators.end()) {
+    r.error(*op, what + ".op: '" + *name + "' is not an operator forgectl has (equals, equals_ci, contains, contains_ci)",
+            ignored + "; remove op and expected for that");
+    return false;
+  }
+  if (!expected) {
+    r.error(*op, what + ": op '" + *name + "' needs 'expected', the value to compare with", {}, At::kKey);
+    return false;
+  }
+  ops.push_back(*name);
+  if (!set_operand(r, *expected, *name, what, a)) return false;
+  r.warning(*op, what + ": op/expected are read as " + *name + ": <expected> (" + ignored + ")",
+            "write " + *name + ": <value>");
+  return true;
+}
 
 std::optional<StateAssertion> read_assertion(YamlReader& r, const Field& item) {
   const std::string what = "state_checks." + item.key;
   StateAssertion a;
   a.where = r.location(item);
   std::vector<std::string> targets, ops;
-  bool ok = true;
+  std::optional<Field> op, expected;
+  std::optional<std::string> reason;
+  bool ok = true, has_description = false;
   for (const auto& e : r.known_keys(r.mapping(item, what), what, kAssertionKeys)) {
     if (e.key == "path" || e.key == "path_glob") {
       targets.push_back(e.key);
@@ -25,24 +82,26 @@ std::optional<StateAssertion> read_assertion(YamlReader& r, const Field& item) {
       if (!v || v->empty()) ok = false;
       else (e.key == "path" ? a.path : a.path_glob) = *v;
     } else if (e.key == "description") {
+      has_description = true;
       if (auto v = r.string(e, what)) a.description = *v;
+    } else if (e.key == "op") {
+      op = e;
+    } else if (e.key == "expected") {
+      expected = e;
+    } else if (e.key == "required") {
+      r.warning(e, what + ".required has no effect: every assertion counts (Tolokaforge ignored it too)",
+                "remove it");
+    } else if (e.key == "reason") {
+      reason = r.string(e, what);
+      if (reason)
+        r.warning(e, what + ".reason is read as the description (Tolokaforge ignored it)", "write description: instead");
     } else {
       ops.push_back(e.key);
-      const bool text_op = e.key.size() > 3 && e.key.substr(e.key.size() - 3) == "_ci";
-      if (text_op && !e.node.IsScalar()) {
-        r.error(e, what + "." + e.key + " compares text case-insensitively; give a string");
-        ok = false;
-        continue;
-      }
-      auto json = yaml_to_json(r, e, what + "." + e.key);
-      if (!json) ok = false;
-      else a.expected_json = *json;
-      a.op = e.key == "equals"      ? StateAssertion::Op::kEquals
-             : e.key == "equals_ci" ? StateAssertion::Op::kEqualsCi
-             : e.key == "contains"  ? StateAssertion::Op::kContains
-                                    : StateAssertion::Op::kContainsCi;
+      if (!set_operand(r, e, e.key, what, a)) ok = false;
     }
   }
+  if ((op || expected) && !read_op_expected(r, op, expected, what, a, ops)) ok = false;
+  if (reason && !has_description) a.description = *reason;
   if (!item.node.IsMap()) return std::nullopt;
   if (targets.empty()) {
     r.error(item, what + " needs 'path' (a JSONPath over the final state) or 'path_glob' (files)");
@@ -63,8 +122,11 @@ std::optional<StateAssertion> read_assertion(YamlReader& r, const Field& item) {
 void read_hash(YamlReader& r, const Field& block, HashCheck& h) {
   bool has_golden = false;
   for (const auto& k : r.known_keys(r.mapping_or_null(block, "state_checks.hash"), "state_checks.hash",
-                                    {"enabled", "expected_state_hash", "golden_actions", "weight"})) {
-    if (k.key == "enabled") {
+                                    {"enabled", "expected_state_hash", "golden_actions", "weight", "description"})) {
+    if (k.key == "description") {
+      r.warning(k, "state_checks.hash.description has no effect: Tolokaforge ignores it, and so does forgectl",
+                "remove it, or describe the task in task.yaml's description");
+    } else if (k.key == "enabled") {
       if (auto v = r.boolean(k, "state_checks.hash")) h.enabled = *v;
     } else if (k.key == "expected_state_hash") {
       auto v = r.string(k, "state_checks.hash");
@@ -108,8 +170,12 @@ void read_hash(YamlReader& r, const Field& block, HashCheck& h) {
 StateChecks read_state_checks(YamlReader& r, const Field& block) {
   StateChecks s;
   for (const auto& k : r.known_keys(r.mapping_or_null(block, "state_checks"), "state_checks",
-                                    {"jsonpaths", "hash", "env_assertions", "db_hash_check"})) {
-    if (k.key == "jsonpaths") {
+                                    {"jsonpaths", "hash", "env_assertions", "db_hash_check", "files"})) {
+    if (k.key == "files") {
+      // Tolokaforge's model has no such key: its file checks were never run.
+      r.warning(k, "state_checks.files has no effect: Tolokaforge ignores it, and so does forgectl",
+                "check files with jsonpaths: [{path_glob: /env/fs/agent-visible/<file>, contains: \"…\"}]");
+    } else if (k.key == "jsonpaths") {
       if (k.is_null()) continue;
       for (const auto& item : r.sequence(k, "state_checks"))
         if (auto a = read_assertion(r, item)) s.jsonpaths.push_back(std::move(*a));

@@ -126,7 +126,13 @@ TranscriptRules read_transcript_rules(YamlReader& r, const Field& block) {
   const std::string w = "transcript_rules";
   for (const auto& k : r.known_keys(r.mapping_or_null(block, w), w,
                                     {"must_contain", "disallow_regex", "max_turns", "tool_expectations",
-                                     "required_actions", "communicate_info"})) {
+                                     "required_actions", "communicate_info", "must_contain_phrases"})) {
+    if (k.key == "must_contain_phrases") {
+      // Tolokaforge's model has no such key, and its docs name none: the phrases were never checked.
+      r.warning(k, w + ".must_contain_phrases has no effect: Tolokaforge ignores it, and so does forgectl",
+                "rename it must_contain to check the phrases", At::kKey);
+      continue;
+    }
     if (k.is_null()) continue;
     if (k.key == "must_contain") {
       if (auto v = r.strings(k, w)) t.must_contain = *v;

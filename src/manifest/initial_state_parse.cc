@@ -18,7 +18,7 @@ namespace {
 
 const std::vector<std::string> kInitialStateKeys = {"json_db",        "filesystem",          "mock_web",
                                                     "rag",            "unstable_fields",     "device_overrides",
-                                                    "initialization_actions", "system_prompt"};
+                                                    "initialization_actions", "system_prompt", "workspace"};
 
 // Where the agent's files may be placed: its visible tree (Tolokaforge's file tools) and the
 // runner's workdir (bash); nothing else in the runner is the task's to write.
@@ -60,7 +60,7 @@ std::optional<std::string> copy_target(YamlReader& r, const Field& f, const std:
 
 // A copied file is read whole at setup (and recorded in the trial's env.yaml): it has a limit.
 bool copy_fits(YamlReader& r, const Field& f, const std::string& what, const std::string& dir, const std::string& rel) {
-  auto d = ConfinedDir::open(dir);
+  auto d = open_task_files(dir);
   auto st = d ? d->stat(rel) : Result<ConfinedStat>(d.fail());
   if (st && st->size <= kTaskFileMax) return true;
   r.error(f, what + ": '" + rel + "' is " + (st ? std::to_string(st->size >> 20) + " MiB" : st.error().message) +
@@ -83,7 +83,7 @@ std::vector<FileCopy> read_filesystem(YamlReader& r, const Field& block, const s
           if (from && is_grading_asset(*from)) {
             r.error(e, what + ".from: '" + *from + "' is a grading asset; it never enters a container during the agent phase");
             ok = false;
-          } else if (!from || !task_path(r, e, what + ".from", dir, *from, PathKind::kFile) ||
+          } else if (!from || !task_path(r, e, what + ".from", dir, *from, PathKind::kFile, Reach::kAgent) ||
                      !copy_fits(r, e, what + ".from", dir, *from)) {
             ok = false;
           } else {
@@ -112,7 +112,7 @@ void read_json_db(YamlReader& r, const Field& f, const std::string& dir, Initial
   if (f.node.IsScalar()) {
     auto rel = r.string(f, "initial_state.json_db");
     if (!rel) return;
-    auto content = read_task_file(r, f, "initial_state.json_db", dir, *rel, kTaskFileMax);
+    auto content = read_task_file(r, f, "initial_state.json_db", dir, *rel, kTaskFileMax, Reach::kAgent);
     if (!content) return;
     text = std::move(*content);
     file = (fs::path(dir) / *rel).lexically_normal().string();
@@ -195,7 +195,7 @@ InitialState read_initial_state(YamlReader& r, const Field& block, const std::st
       for (const auto& e : r.known_keys(r.mapping_or_null(k, "initial_state.rag"), "initial_state.rag", {"corpus_dir"})) {
         auto rel = r.string(e, "initial_state.rag");
         if (!rel) continue;
-        if (auto p = task_path(r, e, "initial_state.rag.corpus_dir", dir, *rel, PathKind::kDirectory)) s.rag_corpus_dir = *p;
+        if (auto p = task_path(r, e, "initial_state.rag.corpus_dir", dir, *rel, PathKind::kDirectory, Reach::kAgent)) s.rag_corpus_dir = *p;
       }
     } else if (k.key == "unstable_fields") {
       if (auto v = r.strings(k, "initial_state")) {
@@ -211,7 +211,12 @@ InitialState read_initial_state(YamlReader& r, const Field& block, const std::st
     } else if (k.key == "initialization_actions") {
       unsupported(r, k, "seed the state through json_db (Tolokaforge's native adapter cannot run these either)");
     } else if (k.key == "system_prompt") {
-      r.error(k, "initial_state.system_prompt has no effect", "set the top-level 'system_prompt' instead", At::kKey);
+      r.warning(k, "initial_state.system_prompt has no effect: Tolokaforge never read it either",
+                "set the top-level 'system_prompt' instead");
+    } else if (k.key == "workspace") {
+      // Tolokaforge's model has no such key and drops it: the files listed here never existed.
+      r.warning(k, "initial_state.workspace has no effect: Tolokaforge ignores it, and so does forgectl",
+                "put the files in the task directory and copy them with initial_state.filesystem.copy");
     }
   }
   return s;

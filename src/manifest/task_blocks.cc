@@ -21,6 +21,38 @@ std::optional<std::string> non_empty(YamlReader& r, const Field& f, const std::s
   return s;
 }
 
+// Tolokaforge's scripted simulator matches no rule on {role, content} and never sends it
+// (reference §2.4), so such a task never delivered its instruction. The meaning is plain for the
+// user's role: a message sent in order, which is what forgectl does, saying so. Another role's
+// entry has no effect (only the user's side is scripted).
+std::optional<ScriptedRule> read_role_rule(YamlReader& r, const Field& item, const std::vector<Field>& entries,
+                                           const std::string& what) {
+  std::vector<Field> known = r.known_keys(entries, what, {"role", "content"});
+  if (known.size() != entries.size()) return std::nullopt;  // {user: …} keys mixed in: reported
+  std::optional<std::string> role, content;
+  bool ok = true;
+  for (const auto& e : known) {
+    auto v = non_empty(r, e, what);
+    ok = ok && v.has_value();
+    (e.key == "role" ? role : content) = v;
+  }
+  if (!ok) return std::nullopt;
+  if (!role || !content) {
+    r.error(item, what + ": a {role, content} entry needs both 'role' and 'content'", "or write {user: \"…\"}");
+    return std::nullopt;
+  }
+  if (*role != "user") {
+    r.warning(item, what + ": a {role: " + *role + ", content} entry has no effect: only the user's messages are scripted",
+              "remove it; Tolokaforge ignored it too", At::kValue);
+    return std::nullopt;
+  }
+  r.warning(item, what + ": {role: user, content} is sent in order, as {user: …} is (Tolokaforge ignored this shape)",
+            "write {user: \"…\"}", At::kValue);
+  ScriptedRule rule;
+  rule.user = *content;
+  return rule;
+}
+
 std::optional<ScriptedRule> read_rule(YamlReader& r, const Field& item) {
   const std::string what = "user_simulator." + item.key;
   if (!item.node.IsMap()) {
@@ -30,12 +62,7 @@ std::optional<ScriptedRule> read_rule(YamlReader& r, const Field& item) {
   std::vector<Field> entries = r.mapping(item, what);
   bool role_shape = false;
   for (const auto& e : entries) role_shape = role_shape || e.key == "role" || e.key == "content";
-  if (role_shape) {
-    // Tolokaforge matches no rule on these and never sends them (reference §2.4).
-    r.error(item, what + ": {role, content} entries are ignored by Tolokaforge, so this message would never be sent",
-            "write {user: \"…\"} for a message sent in order");
-    return std::nullopt;
-  }
+  if (role_shape) return read_role_rule(r, item, entries, what);
   ScriptedRule rule;
   bool has_user = false, has_if = false, has_default = false, ok = true;
   std::vector<Field> known = r.known_keys(entries, what, kRuleKeys);
@@ -156,7 +183,7 @@ Solution read_solution(YamlReader& r, const Field& block, const std::string& dir
       }
     } else if (k.key == "script") {
       auto rel = r.string(k, "solution");
-      if (rel && task_path(r, k, "solution.script", dir, *rel, PathKind::kFile))
+      if (rel && task_path(r, k, "solution.script", dir, *rel, PathKind::kFile, Reach::kGrader))
         s.script = fs::path(*rel).lexically_normal().string();
     } else {
       if (auto v = r.string(k, "solution")) s.final_message = *v;

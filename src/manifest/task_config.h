@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "manifest/compose.h"
+#include "manifest/diagnostics.h"
 #include "manifest/environment.h"
 #include "manifest/grading_config.h"
 
@@ -75,6 +76,9 @@ struct TaskConfig {
   GradingConfig grading;
   Solution solution;
   LoadedEnvironment environment;  // the environment block, compose and tools
+  // Keys accepted without the effect their author may expect (Tolokaforge's legacy spellings), in
+  // report order, task.yaml's first: shown by validate and once by run, never failing the load.
+  std::vector<Diagnostic> warnings;
 };
 
 }  // namespace forge::manifest

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <tuple>
 
 #include "core/confined_dir.h"
 #include "manifest/environment_parse.h"
@@ -72,20 +71,11 @@ void absorb(const Error& e, const std::string& file, Diagnostics& diags, std::ve
   }
 }
 
-// task.yaml's problems first, by position, then grading.yaml's, then the compose file's.
+// task.yaml's problems first, by position, then grading.yaml's, then the compose file's; warnings
+// among them, marked.
 Error combined(const Diagnostics& diags, const std::string& file, const std::vector<std::string>& other) {
-  std::vector<Diagnostic> items = diags.items();
-  std::vector<std::string> files;
-  for (const auto& d : items)
-    if (d.file != file && std::find(files.begin(), files.end(), d.file) == files.end()) files.push_back(d.file);
-  auto rank = [&](const Diagnostic& d) {
-    return d.file == file ? 0 : 1 + (std::find(files.begin(), files.end(), d.file) - files.begin());
-  };
-  std::stable_sort(items.begin(), items.end(), [&](const Diagnostic& a, const Diagnostic& b) {
-    return std::tuple(rank(a), a.line, a.column) < std::tuple(rank(b), b.line, b.column);
-  });
   std::string text;
-  for (const auto& d : items) text += (text.empty() ? "" : "\n") + d.format();
+  for (const auto& d : diags.sorted(file)) text += (text.empty() ? "" : "\n") + d.format();
   for (const auto& line : other) text += (text.empty() ? "" : "\n") + line;
   return make_error(Errc::kInvalid, text);
 }
@@ -100,7 +90,14 @@ void read_adapter_type(YamlReader& r, const Field& f, TaskConfig& t) {
   t.adapter_type = *v;
 }
 
-// Task files the grader uses must not be copied to the agent under another name either.
+// Whether path `a` is `b` or lies below it (both relative to the task directory).
+bool is_under(const std::string& a, const std::string& b) {
+  auto rel = fs::path(a).lexically_normal().lexically_relative(fs::path(b).lexically_normal());
+  return !rel.empty() && *rel.begin() != "..";
+}
+
+// Task files the grader uses must not be copied to the agent under another name either: not by
+// filesystem.copy, and not among an MCP server's files (a directory copied whole included).
 void check_copies(const TaskConfig& t, const std::string& grading_rel, Diagnostics& diags) {
   std::vector<std::string> guarded;
   if (!grading_rel.empty()) guarded.push_back(grading_rel);
@@ -108,11 +105,21 @@ void check_copies(const TaskConfig& t, const std::string& grading_rel, Diagnosti
   if (!t.solution.script.empty()) guarded.push_back(t.solution.script);
   for (const auto& c : t.initial_state.filesystem_copy) {
     for (const auto& g : guarded) {
-      auto rel = fs::path(c.from).lexically_relative(fs::path(g).lexically_normal());
-      if (rel.empty() || *rel.begin() == "..") continue;
+      if (!is_under(c.from, g)) continue;
       diags.add(Diagnostic{c.where.file, c.where.line, c.where.column,
                            "initial_state.filesystem.copy: '" + c.from + "' is a grading asset ('" + g +
                                "'); it never enters a container during the agent phase",
+                           {}});
+    }
+  }
+  if (!t.environment.tools.mcp_server) return;
+  const auto& mcp = *t.environment.tools.mcp_server;
+  for (const auto& f : mcp.files) {
+    for (const auto& g : guarded) {
+      if (!is_under(f, g) && !is_under(g, f)) continue;
+      diags.add(Diagnostic{mcp.where.file, mcp.where.line, mcp.where.column,
+                           "tools.agent.mcp_server.files: '" + f + "' " + (is_under(f, g) ? "is" : "holds") +
+                               " a grading asset ('" + g + "'); it never enters a container during the agent phase",
                            {}});
     }
   }
@@ -214,23 +221,24 @@ Result<TaskConfig> load_task(const std::string& path) {
   if (!grading) {
     r.error(*root, "the task has no 'grading'", "name its grading.yaml: grading: grading.yaml");
   } else if (auto rel = r.string(*grading, "")) {
-    if (task_path(r, *grading, "grading", t.dir, *rel, PathKind::kFile)) {
+    if (task_path(r, *grading, "grading", t.dir, *rel, PathKind::kFile, Reach::kGrader)) {
       grading_rel = fs::path(*rel).lexically_normal().string();
       t.grading = load_grading(join_path(shown_dir, *rel), diags, t.dir);
       t.grading.path = join_path(t.dir, *rel);
     }
   }
   resolve_system_prompt(r, system_prompt, policy_prompt, t);
-  check_copies(t, grading_rel, diags);
   check_www(t, shown_dir, diags);
 
   std::vector<std::string> other;
   auto env = load_environment(*file);
   if (env) t.environment = std::move(*env);
   else absorb(env.error(), *file, diags, other);
+  check_copies(t, grading_rel, diags);
   check_task_size(r, *root, t);
 
-  if (!diags.empty() || !other.empty()) return fail(combined(diags, *file, other));
+  if (diags.has_errors() || !other.empty()) return fail(combined(diags, *file, other));
+  t.warnings = diags.sorted(*file);
   return t;
 }
 

@@ -26,7 +26,7 @@ void report(YamlReader& r, const Field& f, const std::string& what, const Error&
 }  // namespace
 
 std::optional<std::string> task_path(YamlReader& r, const Field& f, const std::string& what, const std::string& dir,
-                                     const std::string& rel, PathKind kind) {
+                                     const std::string& rel, PathKind kind, Reach reach) {
   if (rel.empty()) {
     r.error(f, what + " is empty");
     return std::nullopt;
@@ -36,8 +36,15 @@ std::optional<std::string> task_path(YamlReader& r, const Field& f, const std::s
             "task packs move between hosts; an absolute path would not move with them");
     return std::nullopt;
   }
-  // Resolved by the kernel beneath the task directory: a symlink out of it is refused, not followed.
-  auto d = ConfinedDir::open(dir);
+  if (leaves_task(rel)) {
+    if (auto p = project_path_problem(dir, rel, reach)) {
+      r.error(f, what + ": " + p->message, p->hint);
+      return std::nullopt;
+    }
+  }
+  // Resolved by the kernel beneath the task directory (or its project): a symlink out of it is
+  // refused, not followed.
+  auto d = open_task_files(dir);
   if (!d) {
     r.error(f, what + ": " + d.error().message);
     return std::nullopt;
@@ -71,9 +78,10 @@ std::optional<std::string> task_path(YamlReader& r, const Field& f, const std::s
 }
 
 std::optional<std::string> read_task_file(YamlReader& r, const Field& f, const std::string& what,
-                                          const std::string& dir, const std::string& rel, std::size_t max_bytes) {
-  if (!task_path(r, f, what, dir, rel, PathKind::kFile)) return std::nullopt;
-  auto d = ConfinedDir::open(dir);
+                                          const std::string& dir, const std::string& rel, std::size_t max_bytes,
+                                          Reach reach) {
+  if (!task_path(r, f, what, dir, rel, PathKind::kFile, reach)) return std::nullopt;
+  auto d = open_task_files(dir);
   auto text = d ? d->read(rel, max_bytes) : Result<std::string>(d.fail());
   if (!text) {
     report(r, f, what, text.error());
@@ -84,7 +92,7 @@ std::optional<std::string> read_task_file(YamlReader& r, const Field& f, const s
 
 bool check_task_tree(YamlReader& r, const Field& f, const std::string& what, const std::string& dir,
                      const std::string& rel, const TreeLimits& limits) {
-  auto d = ConfinedDir::open(dir);
+  auto d = open_task_files(dir);
   Status st = d ? d->walk(rel, limits, [](const TreeEntry&) { return Status(); }) : Status(d.fail());
   if (!st) report(r, f, what, st.error());
   return st.has_value();
@@ -149,7 +157,8 @@ void check_task_size(YamlReader& r, const Field& root, const TaskConfig& t) {
 
 bool is_grading_asset(const std::string& rel) {
   fs::path p = fs::path(rel).lexically_normal();
-  if (p.empty()) return false;
+  while (!p.empty() && *p.begin() == "..") p = p.lexically_relative("..");  // a project's file: from its root
+  if (p.empty() || p == ".") return false;
   auto low = [](std::string s) {
     std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     return s;

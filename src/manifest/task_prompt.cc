@@ -37,7 +37,7 @@ void resolve_system_prompt(YamlReader& r, const std::optional<Field>& field,
     if (value && *value == kAdapterSentinel) {
       adapter = true;
     } else if (value) {
-      if (auto text = read_task_file(r, *field, "system_prompt", task.dir, *value, kPromptMax)) {
+      if (auto text = read_task_file(r, *field, "system_prompt", task.dir, *value, kPromptMax, Reach::kAgent)) {
         file_text = std::move(*text);
         task.system_prompt_file = (std::filesystem::path(task.dir) / *value).lexically_normal().string();
       }

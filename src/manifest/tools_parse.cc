@@ -4,8 +4,10 @@
 #include <filesystem>
 
 #include "core/confined_dir.h"
+#include "manifest/project.h"
 #include "manifest/scalar_parse.h"
 #include "manifest/task_dir.h"
+#include "manifest/task_reader.h"
 
 namespace forge::manifest {
 
@@ -31,14 +33,24 @@ std::vector<std::string> tool_names(YamlReader& r, const Field& f, const std::st
 }
 
 // What is wrong with MCP file `rel` as it will be copied into the runner, or "": resolved beneath
-// the task directory (no symlink out), a directory within the copy limits.
+// the task directory or its project (no symlink out), a directory within the copy limits.
 std::string confined_problem(const std::string& base_dir, const std::string& rel) {
-  auto d = ConfinedDir::open(base_dir);
+  auto d = open_task_files(base_dir);
   if (!d) return d.error().message;
   auto st = d->stat(rel);
   if (!st) return st.error().message;
   if (st->kind == EntryKind::kDirectory) {
-    if (auto w = d->walk(rel, kTestsLimits, [](const TreeEntry&) { return Status(); }); !w) return w.error().message;
+    // A directory is copied whole: nothing in it may be a grading asset ("." would take grading.yaml).
+    std::string asset;
+    auto w = d->walk(rel, kTestsLimits, [&](const TreeEntry& e) -> Status {
+      std::string inner = (fs::path(rel) / e.rel).lexically_normal().string();
+      if (!is_grading_asset(inner)) return {};
+      asset = inner;
+      return fail(Errc::kForbidden, "grading asset");
+    });
+    if (!asset.empty())
+      return "'" + rel + "' holds a grading asset ('" + asset + "'); it never enters a container during the agent phase";
+    if (!w) return w.error().message;
   } else if (st->kind != EntryKind::kFile) {
     return "'" + rel + "' is neither a file nor a directory";
   }
@@ -72,16 +84,17 @@ std::optional<McpServerConfig> mcp_server(YamlReader& r, const Field& f, const s
     } else if (k.key == "files") {
       if (auto v = r.strings(k, "tools.agent.mcp_server.files")) {
         for (const auto& rel : *v) {
-          fs::path p(rel);
-          std::string lower = p.filename().string();
-          for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-          if (p.is_absolute() || rel.find("..") != std::string::npos)
-            r.error(k, "tools.agent.mcp_server.files: '" + rel + "' must be a path inside the task directory");
-          else if (lower == "grading.yaml" || lower == "grading.yml" || rel.rfind("tests/", 0) == 0 || rel.rfind("solution", 0) == 0)
-            r.error(k, "tools.agent.mcp_server.files: '" + rel + "' is a grading asset; it never enters a container during the agent phase");
+          const std::string what = "tools.agent.mcp_server.files: ";
+          std::optional<PathProblem> outside;
+          if (leaves_task(rel)) outside = project_path_problem(base_dir, rel, Reach::kAgent);
+          if (fs::path(rel).is_absolute())
+            r.error(k, what + "'" + rel + "' must be a path inside the task directory");
+          else if (outside)
+            r.error(k, what + outside->message, outside->hint);
+          else if (is_grading_asset(rel))
+            r.error(k, what + "'" + rel + "' is a grading asset; it never enters a container during the agent phase");
           else if (auto problem = confined_problem(base_dir, rel); !problem.empty())
-            r.error(k, "tools.agent.mcp_server.files: " + problem,
-                    problem.find("outside") != std::string::npos ? "a task reads only its own files" : "");
+            r.error(k, what + problem, problem.find("outside") != std::string::npos ? "a task reads only its own files" : "");
           else
             m.files.push_back(rel);
         }

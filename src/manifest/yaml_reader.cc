@@ -194,6 +194,11 @@ void YamlReader::error(const Field& f, std::string message, std::string hint, At
   diags_.add(Diagnostic{loc.file, loc.line, loc.column, std::move(message), std::move(hint)});
 }
 
+void YamlReader::warning(const Field& f, std::string message, std::string hint, At at) {
+  SourceLocation loc = location(f, at);
+  diags_.add(Diagnostic{loc.file, loc.line, loc.column, std::move(message), std::move(hint), Severity::kWarning});
+}
+
 void YamlReader::merge_into(const YAML::Node& merged, std::vector<Field>& out, int depth) {
   auto has = [&](const std::string& key) {
     return std::any_of(out.begin(), out.end(), [&](const Field& f) { return f.key == key; });

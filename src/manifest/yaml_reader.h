@@ -60,6 +60,9 @@ class YamlReader {
   std::optional<Field> parse(std::string_view text);
 
   void error(const Field& f, std::string message, std::string hint = {}, At at = At::kValue);
+  // What a legacy key does instead of what its author may expect (often nothing): a warning at the
+  // key, which never fails the load.
+  void warning(const Field& f, std::string message, std::string hint = {}, At at = At::kKey);
   SourceLocation location(const Field& f, At at = At::kValue) const;
 
   // A mapping's entries in file order with `<<` merges expanded (explicit keys win) and

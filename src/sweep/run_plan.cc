@@ -56,6 +56,7 @@ Result<std::unique_ptr<Plan>> make_plan(const PlanInput& o, const ImageResolver&
   TaskSet set = load_task_set(o.task_paths, run.tasks_glob, pre);
   if (!set.ok()) return fail(Errc::kInvalid, set.report());
   auto plan = std::make_unique<Plan>();
+  plan->warnings = set.warnings();
   plan->tasks = std::move(set.tasks);
   std::size_t planned = plan->tasks.size() * o.agents.size() * static_cast<std::size_t>(std::max(o.trials, 0));
   if (planned > limits::kMaxPlannedTrials)

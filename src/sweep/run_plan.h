@@ -13,6 +13,7 @@
 #include "manifest/task_config.h"
 #include "sweep/shard.h"
 #include "sweep/trial_runner.h"
+#include "trial/preflight.h"
 
 namespace forge::sweep {
 
@@ -39,6 +40,7 @@ struct Plan {
   PlanFacts facts;
   int networks_per_trial = 1;               // the most any task's stack needs (subnet admission)
   std::size_t local_tasks = 0;              // tasks on the local executor (the run's warning names them)
+  std::vector<trial::Problem> warnings;     // the tasks' warnings (keys without effect): printed once, never failing
   // Some trial needs a Docker engine: a container task, or a local one with test scripts. false:
   // the run never connects to one.
   bool needs_engine = false;

@@ -13,6 +13,37 @@ namespace forge::sweep {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+trial::Problem warning_of(const manifest::Diagnostic& d) {
+  std::string where = d.file;
+  if (d.line > 0) where += ":" + std::to_string(d.line) + (d.column > 0 ? ":" + std::to_string(d.column) : "");
+  return {where, d.message + (d.hint.empty() ? "" : " (hint: " + d.hint + ")"), trial::Severity::kWarning};
+}
+
+// A task that failed to load: one problem per line of its report, a warning's line as a warning.
+std::vector<trial::Problem> load_problems(const Error& e) {
+  constexpr std::string_view kMark = ": warning: ";
+  std::vector<trial::Problem> out;
+  if (e.code != Errc::kInvalid || !e.context.empty()) return {{"", e.what()}};
+  std::size_t start = 0;
+  const std::string& text = e.message;
+  while (start < text.size()) {
+    std::size_t end = std::min(text.find('\n', start), text.size());
+    std::string line = text.substr(start, end - start);
+    start = end + 1;
+    if (line.empty()) continue;
+    if (auto mark = line.find(kMark); mark != std::string::npos)
+      out.push_back({line.substr(0, mark), line.substr(mark + kMark.size()), trial::Severity::kWarning});
+    else
+      out.push_back({"", line});
+  }
+  if (out.empty()) out.push_back({"", e.what()});
+  return out;
+}
+
+}  // namespace
+
 Result<std::vector<std::string>> discover_tasks(const std::vector<std::string>& paths, const std::string& glob) {
   std::vector<std::string> out;
   for (const auto& p : paths) {
@@ -23,7 +54,11 @@ Result<std::vector<std::string>> discover_tasks(const std::vector<std::string>& 
       out.push_back(fs::absolute(fs::path(p) / "task.yaml").lexically_normal().string());
     } else if (fs::is_directory(p, ec)) {
       std::vector<std::string> found;
-      for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      // A project's tasks live under tasks/; the rest of it is shared files (and perhaps old runs'
+      // outputs, whose task.yaml copies are no tasks).
+      const fs::path project_tasks = fs::path(p) / "tasks";
+      const fs::path under = fs::is_directory(project_tasks, ec) ? project_tasks : fs::path(p);
+      for (auto it = fs::recursive_directory_iterator(under, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
         if (!it->is_regular_file() || it->path().filename() != "task.yaml") continue;
         std::string rel = fs::relative(it->path(), p).generic_string();
         // "**/task.yaml" also matches a task.yaml at the top, as a shell's globstar does.
@@ -42,11 +77,24 @@ Result<std::vector<std::string>> discover_tasks(const std::vector<std::string>& 
   return out;
 }
 
+bool has_errors(const std::vector<trial::Problem>& problems) {
+  return std::any_of(problems.begin(), problems.end(),
+                     [](const trial::Problem& p) { return p.severity == trial::Severity::kError; });
+}
+
 bool TaskSet::ok() const {
-  if (!run_problems.empty()) return false;
+  if (has_errors(run_problems)) return false;
   for (const auto& [path, problems] : per_task)
-    if (!problems.empty()) return false;
+    if (has_errors(problems)) return false;
   return true;
+}
+
+std::vector<trial::Problem> TaskSet::warnings() const {
+  std::vector<trial::Problem> out;
+  for (const auto& [path, problems] : per_task)
+    for (const auto& p : problems)
+      if (p.severity == trial::Severity::kWarning) out.push_back(p);
+  return out;
 }
 
 std::string TaskSet::report() const {
@@ -68,11 +116,12 @@ TaskSet load_task_set(const std::vector<std::string>& paths, const std::string& 
   for (const auto& path : *found) {
     auto t = manifest::load_task(path);
     if (!t) {
-      set.per_task.push_back({path, {{"", t.error().what()}}});
+      set.per_task.push_back({path, load_problems(t.error())});
       continue;
     }
     if (in.executor == manifest::ExecutorKind::kLocal) t->environment.tools.executor = manifest::ExecutorKind::kLocal;
     auto problems = trial::check_task(*t, in);
+    for (const auto& w : t->warnings) problems.push_back(warning_of(w));
     set.per_task.push_back({path, std::move(problems)});
     set.tasks.push_back(std::move(*t));
   }

@@ -12,14 +12,19 @@ namespace forge::sweep {
 
 struct TaskSet {
   std::vector<manifest::TaskConfig> tasks;  // the ones that loaded
-  // Per path (task.yaml), its problems: load errors and preflight checks; empty: ok.
+  // Per path (task.yaml), its problems: load errors, preflight checks, and warnings (keys without
+  // effect, which never fail); without an error: ok.
   std::vector<std::pair<std::string, std::vector<trial::Problem>>> per_task;
   std::vector<trial::Problem> run_problems;  // not of one task: paths, agents, models, duplicates
-  bool ok() const;
-  std::string report() const;  // every problem, one per line
+  bool ok() const;             // no error anywhere; warnings do not count
+  std::string report() const;  // every problem, errors and warnings, one per line
+  std::vector<trial::Problem> warnings() const;  // every task's warnings, task by task
 };
 
-// Finds the task.yaml files the paths name.
+bool has_errors(const std::vector<trial::Problem>& problems);
+
+// Finds the task.yaml files the paths name. A directory holding `tasks/` and no task.yaml is a
+// project: its tasks are found under tasks/ only (not in its data or its old outputs).
 Result<std::vector<std::string>> discover_tasks(const std::vector<std::string>& paths, const std::string& glob);
 
 // Discovers, loads and checks every task under `paths`.

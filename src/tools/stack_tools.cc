@@ -11,6 +11,7 @@
 #include "engine/containers.h"
 #include "engine/tar.h"
 #include "manifest/environment_parse.h"
+#include "manifest/project.h"
 #include "manifest/task_dir.h"
 #include "stack/labels.h"
 #include "tools/container_sandbox.h"
@@ -53,16 +54,25 @@ HttpRoute http_route(const std::vector<std::string>& env) {
 Status copy_task_files(engine::Client& c, const std::string& runner, const manifest::LoadedEnvironment& env,
                        const manifest::McpServerConfig& mcp) {
   if (mcp.files.empty()) return {};
-  // Read beneath the task directory: a file swapped for a link out since the task loaded is refused.
-  auto task = ConfinedDir::open(env.base_dir);
+  // Read beneath the task directory (a project's task: also its project's files, no symlink
+  // followed outside the task): a file swapped for a link out since the task loaded is refused.
+  auto task = manifest::open_task_files(env.base_dir);
   if (!task) return task.fail_with("copying the MCP server's files");
   engine::TarWriter tar;
+  // A project's task keeps the project's layout ("mcp_server.py", "tasks/<name>/…"), so "../../x"
+  // resolves from its directory there, the server's working directory.
+  const std::string task_dir = manifest::layout_task_dir(env.base_dir);
+  if (!task_dir.empty()) {
+    if (auto st = tar.add_directory("tasks", 0755); !st) return st.fail_with("copying the MCP server's files");
+    if (auto st = tar.add_directory(task_dir, 0755); !st) return st.fail_with("copying the MCP server's files");
+  }
+  auto laid = [&](const std::string& rel) { return manifest::layout_path(env.base_dir, rel); };
   for (const auto& rel : mcp.files) {
     auto found = task->stat(rel);
     Status st = found ? Status() : Status(found.fail());
     if (found && found->kind == forge::EntryKind::kDirectory) {
       st = task->walk(rel, manifest::kTestsLimits, [&](const TreeEntry& e) -> Status {
-        std::string name = (fs::path(rel) / e.rel).generic_string();
+        std::string name = laid((fs::path(rel) / e.rel).generic_string());
         if (e.kind == forge::EntryKind::kDirectory) return tar.add_directory(name, 0755);
         engine::TarEntry meta;
         meta.path = name;
@@ -76,7 +86,7 @@ Status copy_task_files(engine::Client& c, const std::string& runner, const manif
       else {
         struct stat info {};
         engine::TarEntry meta;
-        meta.path = rel;
+        meta.path = laid(rel);
         meta.mode = ::fstat(fd->get(), &info) == 0 ? static_cast<unsigned>(info.st_mode & 0777) : 0644;
         st = tar.add_fd(meta, fd->get());
       }
@@ -121,7 +131,9 @@ Result<StackTools> open_stack_tools(engine::Client& c, const std::string& stack,
   std::vector<std::shared_ptr<Tool>> extra;
   if (const auto& m = t.env.tools.mcp_server) {
     if (auto st = copy_task_files(c, r.id, t.env, *m); !st) return st.fail_with(what);
-    McpLaunch launch{r.id, m->command, {}, info->user, m->files.empty() ? spec.workspace : kTaskFilesDir};
+    const std::string task_dir = manifest::layout_task_dir(t.env.base_dir);
+    const std::string files_dir = task_dir.empty() ? std::string(kTaskFilesDir) : std::string(kTaskFilesDir) + "/" + task_dir;
+    McpLaunch launch{r.id, m->command, {}, info->user, m->files.empty() ? spec.workspace : files_dir};
     auto session = McpSession::start(c, launch, Deadline::in(o.mcp_start_timeout));
     if (!session) return session.fail_with(what);
     t.mcp = std::move(*session);

@@ -12,6 +12,7 @@
 #include "engine/tar.h"
 #include "stack/labels.h"
 #include "stack/helper_volume.h"
+#include "manifest/project.h"
 #include "trial/grader_setup.h"
 #include "trial/grading_sources.h"
 
@@ -184,7 +185,7 @@ Result<grading::TestRun> run_grader(engine::Client& c, const GraderSpec& g, cons
   // The tests are read before anything is created: a link out of the task refuses the grader.
   std::string tests;
   if (!cfg.dir.empty()) {
-    auto dir = ConfinedDir::open(task.dir);
+    auto dir = manifest::open_task_files(task.dir);  // custom_checks.dir may be a project's ("../../checks")
     if (!dir) return dir.fail_with(what);
     auto bytes = tests_tar(*dir, cfg.dir);
     if (!bytes) return bytes.fail_with(what);

@@ -17,11 +17,19 @@
 
 namespace forge::trial {
 
+// A warning is shown and never stops a run (a key without effect); an error is a setup error.
+enum class Severity { kError, kWarning };
+
 // One problem: where (file:line:column, or a file, or an argument) and what.
 struct Problem {
   std::string where;
   std::string message;
-  std::string text() const { return where.empty() ? message : where + ": " + message; }
+  Severity severity = Severity::kError;
+  // "where: message"; a warning's message is preceded by "warning: ".
+  std::string text() const {
+    std::string m = severity == Severity::kWarning ? "warning: " + message : message;
+    return where.empty() ? m : where + ": " + m;
+  }
 };
 
 struct PreflightInput {

@@ -6,6 +6,7 @@
 #include "engine/archive.h"
 #include "engine/containers.h"
 #include "engine/tar.h"
+#include "manifest/project.h"
 #include "manifest/task_dir.h"
 #include "tools/workspace_path.h"
 
@@ -37,7 +38,8 @@ std::string at(const manifest::SourceLocation& where) {
 Result<std::vector<InitialFile>> read_initial_files(const manifest::TaskConfig& task, const std::string& workspace) {
   std::vector<InitialFile> out;
   if (task.initial_state.filesystem_copy.empty()) return out;
-  auto dir = ConfinedDir::open(task.dir);
+  // A task in a project may copy the project's shared files ("../../data/x.json").
+  auto dir = manifest::open_task_files(task.dir);
   if (!dir) return dir.fail_with("copying the task's files");
   for (const auto& copy : task.initial_state.filesystem_copy) {
     const std::string where = at(copy.where) + "initial_state.filesystem.copy";

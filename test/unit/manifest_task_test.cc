@@ -181,7 +181,7 @@ TEST_CASE("task: problems in task.yaml, grading.yaml and the environment are rep
       f + ":5:12: 'max_turns' must be positive",
       f + ":7:12: initial_state.json_db: 'fixtures/missing.json' does not exist",
       f + ":9:45: initial_state.filesystem.copy[0].to: '/etc/passwd' must be a file under /env/fs/agent-visible or /work",
-      f + ":13:7: user_simulator.scripted_flow[0]: {role, content} entries are ignored by Tolokaforge",
+      f + ":13:7: warning: user_simulator.scripted_flow[0]: {role: user, content} is sent in order",
       f + ":14:12: policies: unsupported key 'guidanse' (hint: did you mean 'guidance'?)",
       f + ":17:19: environment: 'network_policy'",
       f + ":18:1: unsupported key 'sytem_prompt' (hint: did you mean 'system_prompt'?)",
@@ -305,8 +305,8 @@ TEST_CASE("task: scripted flow shapes, and the ones Tolokaforge silently ignored
                                    "    - {usr: \"Hi.\"}\n"
                                    "    - \"Just text\"\n"));
   INFO(text);
-  CHECK(has(text, f + ":9:7: user_simulator.scripted_flow[0]: {role, content} entries are ignored by Tolokaforge, "
-                      "so this message would never be sent (hint: write {user: \"…\"} for a message sent in order)"));
+  CHECK(has(text, f + ":9:7: warning: user_simulator.scripted_flow[0]: {role: user, content} is sent in order, as "
+                      "{user: …} is (Tolokaforge ignored this shape) (hint: write {user: \"…\"})"));
   CHECK(has(text, f + ":10:7: user_simulator.scripted_flow[1]: 'if_assistant_contains' needs the 'user' reply"));
   CHECK(has(text, f + ":11:7: user_simulator.scripted_flow[2]: 'default' stands alone"));
   CHECK(has(text, f + ":12:8: user_simulator.scripted_flow[3]: unsupported key 'usr' (hint: did you mean 'user'?)"));
@@ -355,7 +355,8 @@ TEST_CASE("task: initial_state errors, each at its line") {
   CHECK(has(text, f + ":18:20: initial_state.unstable_fields: 'a.b.c' is not 'field' or 'table.field'"));
   CHECK(has(text, f + ":19:3: initial_state.device_overrides is not supported"));
   CHECK(has(text, f + ":20:3: initial_state.initialization_actions is not supported (hint: seed the state through json_db"));
-  CHECK(has(text, f + ":21:3: initial_state.system_prompt has no effect (hint: set the top-level 'system_prompt' instead)"));
+  CHECK(has(text, f + ":21:3: warning: initial_state.system_prompt has no effect: Tolokaforge never read it either "
+                      "(hint: set the top-level 'system_prompt' instead)"));
   CHECK(has(text, f + ":22:3: initial_state: unsupported key 'json_bd' (hint: did you mean 'json_db'?)"));
 
   // A grading asset under another name: the grading file itself, the test dir, the solution.

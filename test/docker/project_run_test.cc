@@ -1,0 +1,155 @@
+// A Tolokaforge-style project through the forgectl binary against the real daemon: two tasks under
+// tasks/ share the project's wiki (their system prompt) and data file with "../../", carry legacy
+// keys Tolokaforge dropped, start the project's MCP server, and `forgectl run PROJECT` grades the oracle as passing and the noop
+// agent as failing, with each legacy key's warning at the start of the run and in validate.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "results/trial_record.h"
+#include "support/process.h"
+#include "support/stack_env.h"
+
+using namespace forge;
+using namespace forge::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A stdio MCP server in sh with one tool, shout (upper-cases its text): a project's shared server.
+constexpr const char* kMcpServer = R"SH(#!/bin/sh
+while IFS= read -r line; do
+  id=$(echo "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+  case "$line" in
+    *'"method":"initialize"'*)
+      echo '{"jsonrpc":"2.0","id":'$id',"result":{"protocolVersion":"2024-11-05","capabilities":{"tools":{}},"serverInfo":{"name":"shout","version":"1"}}}' ;;
+    *'"method":"tools/list"'*)
+      echo '{"jsonrpc":"2.0","id":'$id',"result":{"tools":[{"name":"shout","description":"upper-cases text","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}}]}}' ;;
+    *'"method":"tools/call"'*)
+      text=$(echo "$line" | sed -n 's/.*"text":"\([^"]*\)".*/\1/p' | tr a-z A-Z)
+      echo '{"jsonrpc":"2.0","id":'$id',"result":{"content":[{"type":"text","text":"'"$text"'"}]}}' ;;
+  esac
+done
+)SH";
+
+void put(const fs::path& file, const std::string& text) {
+  fs::create_directories(file.parent_path());
+  std::ofstream(file) << text;
+}
+
+// <dir>/tf-project with tasks/<id> for each id; the answer is in the project's shared data.
+std::string write_project(const TempDir& dir, const std::vector<std::string>& ids) {
+  fs::path root = fs::path(dir.path()) / "tf-project";
+  put(root / "wiki.md", "You are the archive's clerk. Copy the code from input.txt into answer.txt.\n");
+  put(root / "data" / "input.txt", "code 4217\n");
+  put(root / "mcp_server.sh", kMcpServer);
+  for (const auto& id : ids) {
+    put(root / "tasks" / id / "task.yaml",
+        "task_id: " + id +
+            "\nname: probe\ncategory: test\ndescription: \"Copy the code.\"\n"
+            "system_prompt: ../../wiki.md\n"
+            "initial_user_message: \"Copy the code from input.txt into answer.txt.\"\n"
+            "initial_state:\n"
+            "  filesystem:\n"
+            "    copy: [{from: ../../data/input.txt, to: /env/fs/agent-visible/input.txt}]\n"
+            "  workspace: {files: []}\n"
+            "tools:\n  agent:\n    enabled: [read_file, write_file, shout]\n"
+            "    mcp_server: {command: [sh, ../../mcp_server.sh], files: [../../mcp_server.sh]}\n"
+            "  user: {enabled: []}\n"
+            "user_simulator:\n  mode: scripted\n  scripted_flow:\n"
+            "    - {role: user, content: \"Done? Then say so.\"}\n"
+            "    - {default: \"Thanks. ###STOP###\"}\n"
+            "grading: grading.yaml\n"
+            "environment: {stack: none}\n"
+            "solution:\n  tool_calls:\n"
+            "    - {name: read_file, arguments: {path: input.txt}}\n"
+            "    - {name: shout, arguments: {text: done}}\n"
+            "    - {name: write_file, arguments: {path: answer.txt, content: \"4217\"}}\n");
+    put(root / "tasks" / id / "grading.yaml",
+        "combine: {method: weighted, pass_threshold: 1.0}\n"
+        "state_checks:\n"
+        "  jsonpaths:\n"
+        "    - {path_glob: \"/env/fs/agent-visible/answer.txt\", op: contains, expected: \"4217\"}\n"
+        "    - {path_glob: \"/env/fs/agent-visible/input.txt\", contains: \"code 4217\", required: true}\n"
+        "  hash: {enabled: false, description: the archive}\n");
+  }
+  return root.string();
+}
+
+RunResult forgectl(const std::vector<std::string>& args) {
+  auto r = run_forgectl(args, Millis(300000));
+  REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().what()));
+  return *r;
+}
+
+std::vector<results::TrialRecord> trials_of(const std::string& run_dir) {
+  auto log = results::read_trials_jsonl(run_dir + "/trials.jsonl");
+  REQUIRE_MESSAGE(log.has_value(), (log ? "" : log.error().what()));
+  return log->trials;
+}
+
+std::size_t count(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("tf project run: two tasks sharing ../../ files grade the oracle as passing and noop as failing") {
+  TempDir dir;
+  const std::string root = write_project(dir, {"t1", "t2"});
+  const std::string legacy[] = {"initial_state.workspace has no effect", "{role: user, content} is sent in order",
+                                "op/expected are read as contains", ".required has no effect",
+                                "state_checks.hash.description has no effect"};
+
+  auto v = forgectl({"validate", root, "--json"});
+  CAPTURE(v.text());
+  CHECK(v.code == 0);
+  CHECK(count(v.out, "\"severity\":\"warning\"") == 2 * std::size(legacy));
+
+  for (const std::string agent : {"oracle", "noop"}) {
+    CAPTURE(agent);
+    const std::string out = dir.path() + "/run-" + agent;
+    auto r = forgectl({"run", root, "--agent", agent, "--out", out});
+    CAPTURE(r.text());
+    REQUIRE(r.code == 0);
+    // Each legacy key once per task, before any trial ("forgectl: warning: FILE:LINE:COL: …").
+    for (const auto& w : legacy) CHECK(count(r.err, w) == 2);
+    CHECK(r.err.find("forgectl: warning: ") < r.err.find("forgectl run "));
+    CHECK(count(r.err, root + "/tasks/t1/task.yaml:10:3: initial_state.workspace") == 1);
+    CHECK(count(r.err, root + "/tasks/t2/grading.yaml:6:26: state_checks.hash.description") == 1);
+
+    auto trials = trials_of(out);
+    REQUIRE(trials.size() == 2);
+    for (const auto& t : trials) {
+      CAPTURE(t.task_id);
+      CHECK(t.outcome == results::Outcome::kGraded);
+      if (agent == "oracle") {
+        // Both assertions held: the shared data reached the workspace and the answer came from it.
+        CHECK(t.binary_pass);
+        CHECK(t.tool_calls == 3);  // read_file, the project's MCP tool, write_file
+        CHECK(t.tool_errors == 0);
+        CHECK(t.score == doctest::Approx(1.0));
+      } else {
+        CHECK_FALSE(t.binary_pass);
+        CHECK(t.score < 1.0);
+      }
+    }
+  }
+
+  // The wiki reached the agent as its system prompt; the project's MCP server answered.
+  bool found = false, shouted = false;
+  for (const auto& e : fs::recursive_directory_iterator(dir.path() + "/run-oracle")) {
+    const std::string ext = e.path().extension().string();
+    if (!e.is_regular_file() || (ext != ".json" && ext != ".yaml" && ext != ".jsonl")) continue;
+    std::ifstream in(e.path());
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    found = found || text.find("You are the archive's clerk.") != std::string::npos;
+    shouted = shouted || text.find("DONE") != std::string::npos;
+  }
+  CHECK(found);
+  CHECK(shouted);
+}
