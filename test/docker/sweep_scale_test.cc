@@ -1,7 +1,7 @@
 // No more sandbox than a trial needs, and sandboxes prepared ahead, against the real daemon: a
 // network-free trial's runner has NetworkMode none (no network, no bridge, no host rule) and its
 // tools work over exec; a task that uses no json-db starts none; a sweep with the warm pool gives
-// the results of one without; a prepared sandbox of a SIGKILLed run is an orphan that
+// the results of one without; a run at a concurrency above 4 leaves nothing; a prepared sandbox of a SIGKILLed run is an orphan that
 // `forgectl down --orphans` removes.
 #include <doctest/doctest.h>
 
@@ -140,6 +140,33 @@ TEST_CASE("scale: a sweep with the warm pool and background teardown gives the r
   CHECK(left->empty());
 }
 
+TEST_CASE("scale: a run at concurrency 6 with adaptive admission finishes clean: no container or network left") {
+  TempDir dir;
+  std::string out = dir.path() + "/run";
+  // 16 trials, networked (json-db) and network-free, more at once than the old fixed limit of 4.
+  auto r = forgectl({"run", example("files-basic"), example("orders-db"), "--agent", "oracle", "--trials", "8",
+                     "--concurrency", "6", "--out", out});
+  REQUIRE_MESSAGE(r.code == 0, r.text());
+  CHECK(r.out.find("leak audit: nothing of run") != std::string::npos);
+  auto log = results::read_trials_jsonl(out + "/trials.jsonl");
+  REQUIRE(log.has_value());
+  REQUIRE(log->trials.size() == 16);
+  for (const auto& t : log->trials) {
+    CAPTURE(t.task_id);
+    CHECK(t.binary_pass);
+  }
+  auto run = results::RunJson::read(out + "/run.json");
+  REQUIRE(run.has_value());
+  auto& c = *docker_env().client;
+  // Right after the command returns: the background removals ended before it did.
+  auto left = engine::list_containers(c, by_label(stack::kLabelRun, run->run_id));
+  REQUIRE(left.has_value());
+  CHECK(left->empty());
+  auto nets = engine::list_networks(c, by_label(stack::kLabelRun, run->run_id));
+  REQUIRE(nets.has_value());
+  CHECK(nets->empty());
+}
+
 TEST_CASE("scale: sandboxes of a SIGKILLed run — in use and prepared ahead — are orphans that down --orphans removes") {
   TempDir dir;
   FakeLlmServer server;
@@ -169,6 +196,24 @@ TEST_CASE("scale: sandboxes of a SIGKILLed run — in use and prepared ahead —
     if (auto l = engine::list_containers(c, f)) runners = l->size();
   }
   REQUIRE_MESSAGE(runners == 2, "stdout:\n" << (*p)->out() << "\nstderr:\n" << (*p)->err());  // one in use, one prepared
+  {
+    // files-basic uses no json-db and no network: in a sweep its runners have NetworkMode none and
+    // the run starts no service container at all.
+    auto f = by_label(stack::kLabelRun, run_id);
+    f["label"].push_back(std::string(stack::kLabelRole) + "=runner");
+    auto rs = engine::list_containers(c, f);
+    REQUIRE(rs.has_value());
+    for (const auto& rc : *rs) {
+      auto info = engine::inspect_container(c, rc.id);
+      REQUIRE(info.has_value());
+      CHECK(info->host.network_mode == "none");
+    }
+    auto svc = by_label(stack::kLabelRun, run_id);
+    svc["label"].push_back(std::string(stack::kLabelRole) + "=service");
+    auto ss = engine::list_containers(c, svc);
+    REQUIRE(ss.has_value());
+    CHECK(ss->empty());
+  }
   (*p)->kill(SIGKILL);
   (void)(*p)->wait_for(Millis(30000));
   server.release();
