@@ -47,7 +47,7 @@ class Scheduler {
     int capacity = std::min(runner_.pool_capacity(), static_cast<int>(todo.size()) - concurrency);
     if (capacity > 0)
       pool_ = std::make_unique<WarmPool>(runner_, todo, capacity, std::min(capacity, kPoolThreads),
-                                         [this] { return stopping(); });
+                                         [this] { return stopping(); }, static_cast<std::size_t>(concurrency));
     parallel_for(todo.size(), [&](std::size_t n) { run_job(*todo[n], n); }, static_cast<std::size_t>(concurrency));
     if (pool_) {
       pool_->shutdown();

@@ -6,14 +6,15 @@
 namespace forge::sweep {
 
 WarmPool::WarmPool(TrialRunner& runner, std::vector<const Job*> jobs, int capacity, int threads,
-                   std::function<bool()> stopping)
+                   std::function<bool()> stopping, std::size_t skip)
     : runner_(runner),
       jobs_(std::move(jobs)),
       capacity_(std::max(0, capacity)),
       stopping_(std::move(stopping)),
       state_(jobs_.size(), State::kTodo),
-      ready_(jobs_.size()) {
-  int n = std::min({threads, capacity_, static_cast<int>(jobs_.size())});
+      ready_(jobs_.size()),
+      next_(std::min(skip, jobs_.size())) {
+  int n = std::min({threads, capacity_, static_cast<int>(jobs_.size() - next_)});
   for (int i = 0; i < n; ++i) threads_.emplace_back([this] { prepare_loop(); });
 }
 

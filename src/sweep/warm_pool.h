@@ -30,9 +30,12 @@ struct PoolStats {
 
 class WarmPool {
  public:
-  // `jobs` in the order the workers claim them; `stopping` is polled between preparations.
+  // `jobs` in the order the workers claim them; `stopping` is polled between preparations. The
+  // first `skip` jobs (the first wave, claimed at once by the workers) get no sandbox ahead: their
+  // trials bring up their own at full priority, while a preparation of theirs, asking for an up
+  // slot at kAhead, would wait behind every other trial of the wave and hold its worker longer.
   WarmPool(TrialRunner& runner, std::vector<const Job*> jobs, int capacity, int threads,
-           std::function<bool()> stopping);
+           std::function<bool()> stopping, std::size_t skip = 0);
   ~WarmPool();
   WarmPool(const WarmPool&) = delete;
   WarmPool& operator=(const WarmPool&) = delete;

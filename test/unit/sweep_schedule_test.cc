@@ -342,6 +342,10 @@ TEST_CASE("schedule: with a warm pool the results equal a run without; each prep
   for (const auto& [sandbox, n] : warm.taken) CHECK_MESSAGE(n == 1, sandbox << " taken " << n << " times");
   std::set<std::string> jobs(warm.prepared_for.begin(), warm.prepared_for.end());
   CHECK(jobs.size() == warm.prepared_for.size());  // never two sandboxes for one job
+  // The first wave (the two jobs the workers claim at once) brings up its own: nothing ahead.
+  for (std::size_t i = 0; i < 2; ++i)
+    CHECK(jobs.count(p.plan.jobs[i].task->task_id + "#" + std::to_string(p.plan.jobs[i].index)) == 0);
+  CHECK(b->pool.cold >= 2);
   CHECK(b->leaks.empty());
 }
 
