@@ -1,4 +1,5 @@
-"""docker-py reference for bench/sweep.sh: pysweep.py TRIALS CONCURRENCY RUN FILE.
+"""docker-py reference for bench/sweep.sh and bench/scale.sh:
+pysweep.py TRIALS CONCURRENCY RUN FILE [TURNS TURN_S].
 
 Does by hand, per trial, what `forgectl run examples/tasks/files-basic --agent oracle` needs
 from the daemon, on a thread pool of CONCURRENCY workers sharing one client:
@@ -18,6 +19,13 @@ cap_drop ALL (the runner adds NET_BIND_SERVICE), no-new-privileges, pids 256 / 5
 memswap 1 GiB / 2 GiB, 1 CPU, DNS options timeout:1 attempts:1, the service name as alias.
 All objects carry io.forgectl.bench.run=RUN, which the driver sweeps after a failure.
 Prints "trials N ok M seconds S" (S: the pool's wall time, interpreter start and import excluded).
+
+With TURNS and TURN_S (bench/scale.sh), each trial is instead the sandbox forgectl now gives
+examples/tasks/files-basic — the runner alone with NetworkMode none (no network, no json-db: the
+task uses none) — created, started, FILE copied in, then TURNS turns of a model that answers
+after TURN_S seconds (time.sleep on the pool's thread, as a synchronous client waits), each turn
+but the last followed by one exec (cat, the answer's write, ls), then removed. It also prints
+"first_tool_ms P50 P95": from a trial's start to its first exec's end, less TURN_S.
 """
 import concurrent.futures as cf
 import io
@@ -96,10 +104,46 @@ def trial(client, run, index, archive):
         api.remove_network(net)
 
 
+def model_bound_trial(client, run, index, archive, turns, turn_s):
+    """One model-bound trial in the runner alone (NetworkMode none); returns ms to the first tool call, less turn_s."""
+    api = client.api
+    stack = f"fgb-scale{run}-{index}"
+    labels = {"io.forgectl.bench": "1", "io.forgectl.bench.run": run, "io.forgectl.bench.stack": stack}
+    start = time.perf_counter()
+    host = api.create_host_config(
+        network_mode="none", init=True, cap_drop=["ALL"], cap_add=["NET_BIND_SERVICE"],
+        security_opt=["no-new-privileges:true"], pids_limit=512, mem_limit=2 << 30, memswap_limit=2 << 30,
+        nano_cpus=10**9)
+    box = api.create_container(RUNNER_IMAGE, command=["sleep", "2147483647"], name=f"{stack}-runner", labels=labels,
+                               working_dir="/work", volumes=["/.forgectl", "/work"], host_config=host)["Id"]
+    first = None
+    try:
+        api.start(box)
+        if not api.put_archive(box, "/work", archive):
+            raise RuntimeError(f"{stack}: put_archive failed")
+        c = client.containers.get(box)
+        commands = [["cat", "/work/problem.txt"],
+                    ["sh", "-c", 'mkdir -p submissions && printf %s "$1" > submissions/answer.md', "sh", ANSWER]]
+        for turn in range(1, turns + 1):
+            time.sleep(turn_s)  # the model's turn
+            if turn == turns:
+                break
+            r = c.exec_run(commands[turn - 1] if turn <= len(commands) else ["ls", "/work"], user="1000:1000")
+            if r.exit_code != 0:
+                raise RuntimeError(f"{stack}: turn {turn}: exit {r.exit_code}")
+            if first is None:
+                first = (time.perf_counter() - start - turn_s) * 1000
+    finally:
+        api.remove_container(box, v=True, force=True)
+    return first
+
+
 def main():
-    if len(sys.argv) != 5:
-        sys.exit("usage: pysweep.py TRIALS CONCURRENCY RUN FILE")
+    if len(sys.argv) not in (5, 7):
+        sys.exit("usage: pysweep.py TRIALS CONCURRENCY RUN FILE [TURNS TURN_S]")
     trials, workers, run, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    bound = len(sys.argv) == 7
+    turns, turn_s = (int(sys.argv[5]), float(sys.argv[6])) if bound else (0, 0.0)
     with open(path, "rb") as f:
         archive = tar_of("problem.txt", f.read())
     base_url = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
@@ -108,12 +152,20 @@ def main():
     client.ping()
     t0 = time.perf_counter()
     with cf.ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(trial, client, run, i, archive) for i in range(trials)]
+        if bound:
+            futures = [pool.submit(model_bound_trial, client, run, i, archive, turns, turn_s) for i in range(trials)]
+        else:
+            futures = [pool.submit(trial, client, run, i, archive) for i in range(trials)]
         errors = [f.exception() for f in futures if f.exception() is not None]
     seconds = time.perf_counter() - t0
     for e in errors:
         print(f"pysweep.py: {e}", file=sys.stderr)
     print(f"trials {trials} ok {trials - len(errors)} seconds {seconds:.3f}", flush=True)
+    if bound:
+        firsts = sorted(f.result() for f in futures if f.exception() is None and f.result() is not None)
+        if firsts:
+            pick = lambda q: firsts[min(len(firsts) - 1, int(q * len(firsts)))]
+            print(f"first_tool_ms {pick(0.5):.1f} {pick(0.95):.1f}", flush=True)
     sys.exit(1 if errors else 0)
 
 

@@ -19,6 +19,7 @@ usage() {
   echo "usage: bench/run.sh [exec|lifecycle|stack|all] [-n N] [-b B]"
   echo "  N rounds (default 20, at least 4); each round runs every way once, B operations in one process (default 1)"
   echo "       bench/run.sh sweep [-n N] [-t TRIALS] [-c CONCURRENCY]   (bench/sweep.sh; not part of all)"
+  echo "       bench/run.sh scale [-T TURNS] [-S TURN_S] [-r N:C,...] [--no-py]   (bench/scale.sh; not part of all)"
 }
 die() { echo "bench/run.sh: $*" >&2; exit 1; }
 
@@ -26,6 +27,11 @@ die() { echo "bench/run.sh: $*" >&2; exit 1; }
 if [[ ${1:-} == sweep ]]; then
   shift
   exec "$HERE/sweep.sh" "$@"
+fi
+# scale: model-bound trials at high concurrency vs a docker-py pool; its own driver too.
+if [[ ${1:-} == scale ]]; then
+  shift
+  exec "$HERE/scale.sh" "$@"
 fi
 
 what=all n=20 b=1

@@ -44,12 +44,14 @@ using limits::kMaxTrialsPerTask;
 // The admission limits: at most so many of each kind of shared work at once.
 struct Limits {
   int builds = 1;  // image builds (local images, compose `build:`)
-  int ups = 4;     // stacks being created, over all engines
-  int downs = 4;   // stacks being torn down
+  int ups = trial::Admission::kAdaptive;    // stacks being created, over all engines (-1: auto)
+  int downs = trial::Admission::kAdaptive;  // stacks being torn down (-1: auto)
   int execs = 0;   // tool calls running (0: only the concurrency limits them)
   int grades = 2;  // grading phases (grader containers)
+  int warm_pool = -1;  // sandboxes prepared ahead (-1: auto, the concurrency within memory and subnets; 0: none)
   std::map<std::string, int> as_map() const {
-    return {{"builds", builds}, {"ups", ups}, {"downs", downs}, {"execs", execs}, {"grades", grades}};
+    return {{"builds", builds}, {"ups", ups}, {"downs", downs}, {"execs", execs}, {"grades", grades},
+            {"warm_pool", warm_pool}};
   }
 };
 
@@ -96,6 +98,7 @@ Status fill_from_run_json(RunArgs& a, const CLI::App& cmd) {
   keep("--max-downs", "downs", a.limits.downs);
   keep("--max-execs", "execs", a.limits.execs);
   keep("--max-grades", "grades", a.limits.grades);
+  keep("--warm-pool", "warm_pool", a.limits.warm_pool);
   return {};
 }
 
@@ -119,8 +122,18 @@ void add_flags(CLI::App* cmd, RunArgs& a) {
   cmd->add_flag("--keep-local", a.keep_local,
                 "keep each local trial's sandbox directory (DIR/local/...) after grading");
   cmd->add_option("--max-builds", a.limits.builds, "image builds at once")->default_val(a.limits.builds);
-  cmd->add_option("--max-ups", a.limits.ups, "stacks being created at once (0: no limit)")->default_val(a.limits.ups);
-  cmd->add_option("--max-downs", a.limits.downs, "stacks being removed at once (0: no limit)")->default_val(a.limits.downs);
+  // "auto": an adaptive limit that follows the daemon's create/remove latencies (docs/sweeps.md).
+  const CLI::Transformer auto_value(std::map<std::string, std::string>{{"auto", "-1"}});
+  cmd->add_option("--max-ups", a.limits.ups, "stacks being created at once: auto (adaptive, the default), N, or 0 (no limit)")
+      ->transform(auto_value)
+      ->default_str("auto");
+  cmd->add_option("--max-downs", a.limits.downs, "stacks being removed at once: auto (adaptive, the default), N, or 0 (no limit)")
+      ->transform(auto_value)
+      ->default_str("auto");
+  cmd->add_option("--warm-pool", a.limits.warm_pool,
+                  "sandboxes prepared ahead of their trials: auto (the concurrency, within memory and subnets), N, or 0 (none)")
+      ->transform(auto_value)
+      ->default_str("auto");
   cmd->add_option("--max-execs", a.limits.execs, "tool calls running at once (0: no limit)")->default_val(a.limits.execs);
   cmd->add_option("--max-grades", a.limits.grades, "grading phases at once (0: no limit)")->default_val(a.limits.grades);
   cmd->add_option("--progress", a.progress, "auto | live | plain: a live status line, or one line per event")
@@ -147,6 +160,11 @@ Result<Setup> make_setup(RunArgs& a, const CLI::App& cmd) {
     s.cfg = std::move(*c);
   }
   if (a.trials < 0 || a.concurrency < 0) return fail(Errc::kInvalid, "--trials and --concurrency must be positive");
+  for (auto [flag, v] : {std::pair{"--max-ups", a.limits.ups}, {"--max-downs", a.limits.downs}, {"--warm-pool", a.limits.warm_pool}})
+    if (v < -1) return fail(Errc::kInvalid, std::string(flag) + " " + std::to_string(v) + ": give auto, 0 or a positive number");
+  if (a.limits.warm_pool > kMaxConcurrency)
+    return fail(Errc::kInvalid, "--warm-pool " + std::to_string(a.limits.warm_pool) + ": at most " +
+                                    std::to_string(kMaxConcurrency) + " sandboxes ahead");
   if (cmd.count("--trials") && a.trials == 0) return fail(Errc::kInvalid, "--trials 0: a run needs at least one trial");
   if (cmd.count("--concurrency") && a.concurrency == 0)
     return fail(Errc::kInvalid, "--concurrency 0: a run needs at least one trial at once");
@@ -352,12 +370,20 @@ int run_verb(Context& ctx, RunArgs& a, const CLI::App& cmd) {
   env.local_root = (fs::path(dir->dir()) / "local").string();
   env.keep_local = a.keep_local;
   env.local_warning = std::make_shared<tools::LocalWarning>(&ctx.log, ctx.host.require_container);
-  trial::Admission admission(a.limits.builds, a.limits.ups, a.limits.downs, a.limits.execs, a.limits.grades);
+  trial::Admission admission(a.limits.builds, a.limits.ups, a.limits.downs, a.limits.execs, a.limits.grades,
+                             std::max(8, s.concurrency / 2));
   std::unique_ptr<sweep::TrialRunner> runner;
-  if (pool)
-    runner = std::make_unique<sweep::DockerTrialRunner>(env, *pool, admission, *dir, (*plan)->networks_per_trial);
-  else
+  if (pool) {
+    int containers = 1;  // the most any task's stack runs: memory admission
+    for (const auto& t : (*plan)->tasks)
+      containers = std::max(containers, static_cast<int>(t.environment.compose.services.size()) + 1 +
+                                            (t.environment.manifest.network_policy == manifest::NetworkPolicy::kLimitedInternet));
+    runner = std::make_unique<sweep::DockerTrialRunner>(env, *pool, admission, *dir, (*plan)->networks_per_trial,
+                                                        containers, a.limits.warm_pool);
+  }
+  else {
     runner = std::make_unique<sweep::LocalTrialRunner>(env, admission, *dir);
+  }
   // Once per run, before its first trial, whatever its trials then do (docs/tools.md).
   if ((*plan)->local_tasks > 0) env.local_warning->before_first_trial((*plan)->local_tasks);
 

@@ -22,6 +22,10 @@ std::vector<std::string> network_keys(NetworkPolicy p) {
   return {"internal"};
 }
 
+bool network_free(const manifest::LoadedEnvironment& env) {
+  return env.manifest.network_policy == NetworkPolicy::kNoInternet && env.compose.services.empty();
+}
+
 std::vector<int> network_prefixes(const manifest::LoadedEnvironment& env) {
   // Services, the runner and a proxy share the task network; the edge holds only the proxy.
   int members = static_cast<int>(env.compose.services.size()) + 2;
@@ -88,14 +92,15 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
   StackPlan plan;
   plan.name = opts.stack_name;
   plan.policy = m.network_policy;
-  auto keys = network_keys(m.network_policy);
+  auto keys = opts.omit_unused_network && network_free(env) ? std::vector<std::string>{} : network_keys(m.network_policy);
   if (subnets.size() != keys.size())
     return fail(Errc::kInvalid, "planning stack '" + plan.name + "': " + std::to_string(keys.size()) + " subnets needed");
   for (std::size_t i = 0; i < keys.size(); ++i)
     plan.networks.push_back({keys[i], plan.name + "-" + keys[i], keys[i] != "edge" && keys[i] != "net", subnets[i],
                              bridge_name(plan.name, keys[i])});
-  const std::string task_net = keys.front();
-  bool closed = m.network_policy != NetworkPolicy::kFullInternet;
+  const bool networked = !keys.empty();
+  const std::string task_net = networked ? keys.front() : std::string();
+  bool closed = networked && m.network_policy != NetworkPolicy::kFullInternet;
 
   // Every name a container answers to on the task network: services, their aliases, the runner.
   std::vector<std::string> names;
@@ -172,7 +177,7 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
   r.env.insert(r.env.end(), pass->begin(), pass->end());
   const bool own = is_own_runner_image(r.image);
   r.hardening = runner_hardening(m.runner, own);
-  r.networks = {{task_net, {kRunnerKey}}};
+  if (networked) r.networks = {{task_net, {kRunnerKey}}};
   // The workspace is a volume (the archive API sees it whatever the root filesystem is) backed by
   // a size-capped tmpfs: the one disk limit overlay2 on ext4 can enforce. Its root belongs to the
   // agent in forgectl's image; for another image up sets it from the image's own workdir.

@@ -80,10 +80,17 @@ struct PlanOptions {
   // forgectl's helper volume (stack::ensure_helper_volume), mounted read-only at kHelperDir in
   // the runner; empty: none (plans made without a daemon).
   std::string helper_volume;
+  // A stack that needs no network (network_free) gets none: its containers run with NetworkMode
+  // none and its tools go over exec. Sweeps' trials ask for this; `forgectl up` keeps the task
+  // network, which a user may attach other containers to.
+  bool omit_unused_network = false;
 };
 
 // The networks a stack of this environment needs, in order; their subnets are reserved first.
 std::vector<std::string> network_keys(manifest::NetworkPolicy p);
+// A no_internet stack without services (nor a proxy): its runner talks to nobody, so it needs
+// no network at all.
+bool network_free(const manifest::LoadedEnvironment& env);
 // The prefix each of those networks needs.
 std::vector<int> network_prefixes(const manifest::LoadedEnvironment& env);
 

@@ -77,6 +77,8 @@ engine::ContainerSpec container_spec(const policy::ContainerPlan& c, const std::
   if (!c.networks.empty()) {
     s.network = network_names.at(c.networks.front().network_key);
     s.aliases = c.networks.front().aliases;
+  } else {
+    s.host.network_mode = "none";  // never the daemon's default bridge: a stack without networks has none
   }
   return s;
 }

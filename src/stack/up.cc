@@ -110,6 +110,9 @@ class Builder {
       volume_options[m.name] = v->options;
     }
     auto missing = policy::hardening_mismatches(p.hardening, applied_hardening(*info, volume_options));
+    // A container planned without a network must have none (not the daemon's default bridge).
+    if (p.networks.empty() && info->host.network_mode != "none")
+      missing.push_back("NetworkMode none (the daemon reports '" + info->host.network_mode + "')");
     if (!missing.empty())
       return fail(Errc::kUnsupported, "the runtime did not apply the hardening of " + std::string(policy::role_name(p.role)) +
                                           " '" + p.key + "' (" + join(missing, "; ") + "); refusing the stack");
@@ -179,14 +182,17 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
 
   auto host_info = engine::info(c);
   if (!host_info) return host_info.fail_with(what);
-  auto subnets = pool->reserve(policy::network_prefixes(env), [&] { return daemon_subnets(c); });
+  const bool no_network = o.omit_unused_network && policy::network_free(env);
+  Result<std::vector<policy::Ipv4Net>> subnets = std::vector<policy::Ipv4Net>{};
+  if (!no_network) subnets = pool->reserve(policy::network_prefixes(env), [&] { return daemon_subnets(c); });
   if (!subnets) return subnets.fail_with(what);
   reserved = *subnets;
 
   auto helper = own_helper(o.host);
   if (!helper) return helper.fail_with(what);
   policy::PlanOptions popts{name, o.runner_image, proxy_image(o),
-                            [&](const std::string& k) { return o.host.env(k.c_str()); }, helper->volume};
+                            [&](const std::string& k) { return o.host.env(k.c_str()); }, helper->volume,
+                            o.omit_unused_network};
   auto plan = policy::plan_stack(env, popts, *subnets);
   if (!plan) return plan.fail_with(what);
   // Secrets for services (json-db's control token): in their own environment only, never the runner's.
@@ -225,7 +231,7 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
   if (fw == FirewallMode::kEnforce)
     for (const auto& n : plan->networks)
       if (auto st = close_host(n.bridge, name); !st) return st.fail_with(what);
-  b.step("networks " + join([&] {
+  if (!plan->networks.empty()) b.step("networks " + join([&] {
     std::vector<std::string> v;
     for (const auto& n : plan->networks) v.push_back(n.name + " (" + n.subnet.str() + (n.internal ? ", internal)" : ")"));
     return v;

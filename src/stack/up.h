@@ -33,6 +33,9 @@ struct UpOptions {
   // "K=V" added to a service's environment by its key (json-db's control token); never the runner's.
   std::map<std::string, std::vector<std::string>> service_env;
   Slots* build_slots = nullptr;  // a sweep's limit on image builds at once (compose `build:`); null: none
+  // A stack that needs no network (policy::network_free) gets none: NetworkMode none, no subnet,
+  // no bridge, no host rule (a sweep's trials; policy::PlanOptions::omit_unused_network).
+  bool omit_unused_network = false;
 };
 
 struct UpResult {

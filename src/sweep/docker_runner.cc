@@ -1,14 +1,21 @@
 // Running trials on Docker engines.
 #include "sweep/docker_runner.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
+#include <fstream>
+#include <limits>
+#include <optional>
 #include <ostream>
 
 #include "core/json.h"
+#include "core/service_token.h"
 #include "core/strings.h"
 #include "policy/subnets.h"
 #include "stack/inventory.h"
 #include "trial/local_trial.h"
+#include "trial/sandbox_prep.h"
 #include "trial/trial_files.h"
 
 namespace forge::sweep {
@@ -30,39 +37,177 @@ std::string task_summary_yaml(const manifest::TaskConfig& t, int idx) {
 
 }  // namespace
 
-// Lowers the concurrency to what the subnet pool can give on every engine, so trials wait for
-// addresses here instead of failing in `up`.
+DockerTrialRunner::DockerTrialRunner(trial::TrialEnv base, HostPool& hosts, trial::Admission& admission,
+                                     const results::RunDir& dir, int networks_per_trial, int containers_per_trial,
+                                     int warm_pool)
+    : base_(std::move(base)),
+      hosts_(hosts),
+      admission_(admission),
+      dir_(dir),
+      networks_per_trial_(networks_per_trial),
+      containers_per_trial_(std::max(1, containers_per_trial)),
+      warm_pool_(warm_pool),
+      teardown_(&admission.down, kTeardownThreads, base_.log) {
+  base_.teardown = &teardown_;
+}
+
+namespace {
+
+// This host's available memory in MiB (MemAvailable), or nullopt.
+std::optional<std::uint64_t> mem_available_mib() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  std::uint64_t kb = 0;
+  std::string unit;
+  while (in >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb / 1024;
+  return std::nullopt;
+}
+
+}  // namespace
+
+// Lowers the concurrency to what the host can give every trial at once — subnets on every engine,
+// file descriptors, memory on a local engine — so trials wait here instead of failing in `up`,
+// and sizes the warm pool within what is left.
 Result<int> DockerTrialRunner::admit(int concurrency, std::ostream& progress) {
   if (!base_.keep_local) trial::clear_local_root(base_.local_root);  // a killed run's local sandboxes
-  auto pool = policy::SubnetPool::from_settings(base_.host);
-  if (!pool) return pool.fail();
-  int allowed = 0;
-  for (auto& e : hosts_.engines()) {
-    auto free = pool->free_count(28, [&] { return stack::daemon_subnets(*e->client); });
-    if (!free) return free.fail_with(e->address);
-    int fits = static_cast<int>(std::min<std::uint64_t>(*free / static_cast<std::uint64_t>(networks_per_trial_), 1u << 20));
-    if (fits == 0)
-      return fail(Errc::kUnavailable, e->address + ": the subnet pool " + pool->pool().str() +
-                                          " has no free /28 left; remove stale stacks (forgectl down --orphans) or set "
-                                          "FORGECTL_SUBNET_POOL to a larger range");
-    allowed += std::min(fits, concurrency);
+  int allowed = concurrency;
+  auto lower = [&](int fits, const std::string& why) {
+    if (fits >= allowed) return;
+    progress << "forgectl run: " << why << "; concurrency lowered from " << allowed << " to " << std::max(1, fits) << '\n';
+    allowed = std::max(1, fits);
+  };
+
+  // Subnets: a /28 per network per trial, on every engine (network-free stacks need none).
+  std::uint64_t subnet_room = std::numeric_limits<std::uint64_t>::max();
+  if (networks_per_trial_ > 0) {
+    auto pool = policy::SubnetPool::from_settings(base_.host);
+    if (!pool) return pool.fail();
+    int fits_all = 0;
+    for (auto& e : hosts_.engines()) {
+      auto free = pool->free_count(28, [&] { return stack::daemon_subnets(*e->client); });
+      if (!free) return free.fail_with(e->address);
+      std::uint64_t trials = std::min<std::uint64_t>(*free / static_cast<std::uint64_t>(networks_per_trial_), 1u << 20);
+      if (trials == 0)
+        return fail(Errc::kUnavailable, e->address + ": the subnet pool " + pool->pool().str() +
+                                            " has no free /28 left; remove stale stacks (forgectl down --orphans) or set "
+                                            "FORGECTL_SUBNET_POOL to a larger range");
+      subnet_room = std::min(subnet_room, trials);
+      fits_all += static_cast<int>(std::min<std::uint64_t>(trials, static_cast<std::uint64_t>(concurrency)));
+    }
+    lower(fits_all, "the subnet pool fits " + std::to_string(fits_all) + " trials at once (" +
+                        std::to_string(networks_per_trial_) + " network(s) each)");
   }
-  if (allowed < concurrency) {
-    progress << "forgectl run: the subnet pool fits " << allowed << " trials at once (" << networks_per_trial_
-             << " network(s) each); concurrency lowered from " << concurrency << '\n';
-    return allowed;
+
+  // File descriptors: the soft limit raised to the hard one, then kFdsPerTrial a trial.
+  rlimit nofile{};
+  if (::getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
+    if (nofile.rlim_cur < nofile.rlim_max) {
+      rlimit raised = nofile;
+      raised.rlim_cur = nofile.rlim_max == RLIM_INFINITY ? std::max<rlim_t>(nofile.rlim_cur, 1 << 20) : nofile.rlim_max;
+      if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) nofile = raised;
+    }
+    auto fits = static_cast<long long>((static_cast<long long>(nofile.rlim_cur) - kFdsBase) / kFdsPerTrial);
+    lower(static_cast<int>(std::clamp<long long>(fits, 1, 1 << 20)),
+          "RLIMIT_NOFILE is " + std::to_string(nofile.rlim_cur) + " file descriptors (" + std::to_string(kFdsPerTrial) +
+              " a trial; raise it with ulimit -n)");
   }
-  return concurrency;
+
+  // Memory, when the engine runs here: an idle sandbox's containers at least, 80 % of MemAvailable.
+  std::optional<std::uint64_t> mem_room;
+  bool local = !hosts_.engines().empty() && starts_with(hosts_.engines().front()->address, "unix://");
+  if (local)
+    if (auto avail = mem_available_mib()) {
+      std::uint64_t per = static_cast<std::uint64_t>(containers_per_trial_) * kSandboxMib;
+      std::uint64_t room = *avail * 8 / 10 / per;
+      lower(static_cast<int>(std::min<std::uint64_t>(room, 1u << 20)),
+            "this host has " + std::to_string(*avail) + " MiB available, about " + std::to_string(per) +
+                " MiB for each trial's sandbox at rest");
+      mem_room = room;
+    }
+
+  // The warm pool: what is left of the subnets and memory after the trials in flight.
+  if (warm_pool_ != 0) {
+    std::uint64_t cap = warm_pool_ < 0 ? static_cast<std::uint64_t>(allowed) : static_cast<std::uint64_t>(warm_pool_);
+    if (networks_per_trial_ > 0) cap = std::min(cap, subnet_room > static_cast<std::uint64_t>(allowed) ? subnet_room - allowed : 0);
+    if (mem_room) cap = std::min(cap, *mem_room > static_cast<std::uint64_t>(allowed) ? *mem_room - allowed : 0);
+    pool_capacity_ = static_cast<int>(std::min<std::uint64_t>(cap, 1u << 16));
+  }
+  return allowed;
+}
+
+namespace {
+
+// A sandbox the warm pool made for one job, on the engine it was made on (counted busy there).
+struct DockerPrepared final : Prepared {
+  EngineSlot* engine = nullptr;
+  std::shared_ptr<trial::PreparedSandbox> sandbox;
+};
+
+}  // namespace
+
+std::unique_ptr<Prepared> DockerTrialRunner::prepare(const Job& job) {
+  if (trial::runs_locally(*job.task)) return nullptr;
+  EngineSlot& engine = hosts_.acquire();
+  trial::TrialEnv env = base_;
+  env.docker = engine.client.get();
+  env.admission = &admission_;
+  // Ahead of need: only while no trial waits for a stack-creation slot.
+  Slots::Hold hold(&admission_.up, Slots::Priority::kAhead);
+  auto token = new_control_token();
+  auto sb = token ? trial::bring_up(*job.task, env, std::move(*token)) : Result<trial::PreparedSandbox>(token.fail());
+  if (!sb) {
+    hosts_.release(engine);
+    if (base_.log && !(base_.interrupted && base_.interrupted->load() > 0))
+      base_.log->debug("warm pool: " + job.task->task_id + "#" + std::to_string(job.index) +
+                       " will bring up its own sandbox: " + sb.error().what());
+    return nullptr;
+  }
+  auto p = std::make_unique<DockerPrepared>();
+  p->engine = &engine;
+  p->sandbox = std::make_shared<trial::PreparedSandbox>(std::move(*sb));
+  return p;
+}
+
+void DockerTrialRunner::discard(std::unique_ptr<Prepared> p) {
+  auto* d = dynamic_cast<DockerPrepared*>(p.get());
+  if (!d) return;
+  teardown_.submit_stack(*d->engine->client, d->sandbox->up.name, "warm pool");
+  hosts_.release(*d->engine);
 }
 
 Attempt DockerTrialRunner::run(const Job& job, int attempt) {
-  EngineSlot& engine = hosts_.acquire();
+  return run_on(hosts_.acquire(), job, attempt, nullptr);
+}
+
+Attempt DockerTrialRunner::run_prepared(const Job& job, int attempt, std::unique_ptr<Prepared> p) {
+  auto* d = dynamic_cast<DockerPrepared*>(p.get());
+  if (!d) return run(job, attempt);
+  return run_on(*d->engine, job, attempt, d->sandbox);  // the engine slot acquired in prepare
+}
+
+// Times the trial from its claim: until its tools are open (the agent phase begins) and until its
+// first tool call returned; phases_s records both (claim_to_ready, claim_to_first_tool).
+Attempt DockerTrialRunner::run_on(EngineSlot& engine, const Job& job, int attempt,
+                                  std::shared_ptr<trial::PreparedSandbox> sandbox) {
   trial::TrialEnv env = base_;
   env.docker = engine.client.get();
   env.engine_is_local = starts_with(engine.address, "unix://");
   env.admission = &admission_;
-  env.on_progress = job.on_progress;
+  env.prepared = std::move(sandbox);
+  auto claim = Clock::now();
+  struct Times {
+    std::optional<Millis> ready, first_tool;
+  };
+  auto times = std::make_shared<Times>();  // written from the trial's threads, serialised per trial
+  env.on_progress = [times, claim, inner = job.on_progress](const trial::TrialProgress& p) {
+    if (!times->ready && p.phase == "agent") times->ready = elapsed_since(claim);
+    if (!times->first_tool && p.tool_calls > 0) times->first_tool = elapsed_since(claim);
+    if (inner) inner(p);
+  };
   trial::TrialResult r = trial::run_trial(*job.task, job.index, attempt, job.agent, env);
+  if (times->ready) r.phases["claim_to_ready"] = *times->ready;
+  if (times->first_tool) r.phases["claim_to_first_tool"] = *times->first_tool;
   hosts_.release(engine);
   return finish_attempt(std::move(r), job, engine.address, dir_);
 }
@@ -92,6 +237,7 @@ Attempt finish_attempt(trial::TrialResult r, const Job& job, const std::string& 
 }
 
 std::vector<std::string> DockerTrialRunner::leak_audit() {
+  teardown_.drain();  // the background removals of finished trials and discarded sandboxes first
   auto left = sweep::leak_audit(hosts_, base_.run_id);
   if (!base_.keep_local)
     for (auto& l : trial::local_leftovers(base_.local_root)) left.push_back(std::move(l));

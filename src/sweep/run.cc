@@ -14,6 +14,7 @@
 #include "sweep/progress.h"
 #include "sweep/run_resume.h"
 #include "sweep/run_state.h"
+#include "sweep/warm_pool.h"
 
 namespace forge::sweep {
 
@@ -42,8 +43,19 @@ class Scheduler {
       : o_(o), runner_(runner), state_(state), dir_(dir), progress_(progress), done_(done_before), total_(total) {}
 
   void run(const std::vector<const Job*>& todo, int concurrency) {
-    parallel_for(todo.size(), [&](std::size_t n) { run_job(*todo[n]); }, static_cast<std::size_t>(concurrency));
+    // The warm pool prepares the sandboxes of the jobs next in line while the first ones run.
+    int capacity = std::min(runner_.pool_capacity(), static_cast<int>(todo.size()) - concurrency);
+    if (capacity > 0)
+      pool_ = std::make_unique<WarmPool>(runner_, todo, capacity, std::min(capacity, kPoolThreads),
+                                         [this] { return stopping(); }, static_cast<std::size_t>(concurrency));
+    parallel_for(todo.size(), [&](std::size_t n) { run_job(*todo[n], n); }, static_cast<std::size_t>(concurrency));
+    if (pool_) {
+      pool_->shutdown();
+      pool_stats_ = pool_->stats();
+      pool_.reset();
+    }
   }
+  std::optional<PoolStats> pool_stats() const { return pool_stats_; }
 
   int ran() const { return ran_; }
   int interrupted() const { return interrupted_; }
@@ -70,7 +82,7 @@ class Scheduler {
 
   // Attempts of one job until one counts: a graded trial, an infra error out of retries, a setup
   // error (stops the run) or an interruption (left for --resume).
-  void run_job(const Job& job) {
+  void run_job(const Job& job, std::size_t n) {
     if (stopping()) return;
     const std::string owner = ProcessIdentity::current().str();
     for (int tries = 1;; ++tries) {
@@ -81,7 +93,9 @@ class Scheduler {
       progress_.started(id, job.task->task_id, job.agent.label(), job.index);
       Job watched = job;
       watched.on_progress = [this, id](const trial::TrialProgress& p) { progress_.update(id, p); };
-      Attempt a = runner_.run(watched, *attempt);
+      // The first attempt takes its prepared sandbox, if any; a retry is always a fresh one.
+      std::unique_ptr<Prepared> prepared = tries == 1 && pool_ ? pool_->take(n) : nullptr;
+      Attempt a = prepared ? runner_.run_prepared(watched, *attempt, std::move(prepared)) : runner_.run(watched, *attempt);
       progress_.landed(id);
       if (a.interrupted || (stopping() && a.record.outcome == Outcome::kInfraError)) return abandon(job, *attempt, a);
       if (a.record.outcome == Outcome::kSetupError) return setup_failed(job, *attempt, a);
@@ -124,8 +138,12 @@ class Scheduler {
                        a.record.cost_known);
   }
 
+  static constexpr int kPoolThreads = 16;  // preparations at once are the up admission's to limit
+
   const RunOptions& o_;
   TrialRunner& runner_;
+  std::unique_ptr<WarmPool> pool_;
+  std::optional<PoolStats> pool_stats_;
   RunState& state_;
   results::RunDir& dir_;
   Progress& progress_;
@@ -217,6 +235,10 @@ Result<RunSummary> run_sweep(const RunOptions& o, const Plan& plan, TrialRunner&
   if (o.log_sink) o.log_sink->attach([&progress](const std::string& line) { progress.event(line); });
   Scheduler scheduler(o, runner, **state, dir, progress, rp->done.size(), plan.jobs.size());
   scheduler.run(todo, concurrency);
+  if (auto ps = scheduler.pool_stats())
+    progress.event("  warm pool: " + std::to_string(ps->prepared) + " sandbox(es) prepared ahead, " +
+                   std::to_string(ps->taken) + " taken, " + std::to_string(ps->discarded) + " discarded, " +
+                   std::to_string(ps->cold) + " trial(s) brought up their own");
   if (o.log_sink) o.log_sink->detach();
   progress.close();
   if (auto e = scheduler.write_error()) return fail(e->with_context("recording trial results"));
@@ -224,6 +246,7 @@ Result<RunSummary> run_sweep(const RunOptions& o, const Plan& plan, TrialRunner&
   sum.interrupted = scheduler.interrupted();
   sum.stopped = scheduler.stopped();
   sum.setup_error = scheduler.setup_error();
+  if (auto ps = scheduler.pool_stats()) sum.pool = *ps;
 
   auto records = tally(dir.dir(), keys, sum);
   sum.leaks = runner.leak_audit();

@@ -15,6 +15,7 @@
 #include "sweep/progress.h"
 #include "sweep/run_plan.h"
 #include "sweep/trial_runner.h"
+#include "sweep/warm_pool.h"
 
 namespace forge::sweep {
 
@@ -45,6 +46,7 @@ struct RunSummary {
   std::string table;              // the end-of-run table
   std::vector<std::string> leaks;  // objects of this run still on an engine after the last trial
   int concurrency = 0;            // as used (lowered when the runner cannot give more)
+  PoolStats pool;                 // the warm pool's counts (all 0: no pool)
 };
 
 // Writes run.json: before the first trial (null) and at the end.

@@ -89,8 +89,9 @@ Result<std::unique_ptr<Plan>> make_plan(const PlanInput& o, const ImageResolver&
       plan->needs_engine = plan->needs_engine || trial::local_needs_engine(t);
     } else {
       plan->needs_engine = true;
-      plan->networks_per_trial =
-          std::max(plan->networks_per_trial, static_cast<int>(policy::network_prefixes(t.environment).size()));
+      // A trial's stack that needs no network has none (policy::network_free): no subnet either.
+      int nets = policy::network_free(t.environment) ? 0 : static_cast<int>(policy::network_prefixes(t.environment).size());
+      plan->networks_per_trial = std::max(plan->networks_per_trial, nets);
     }
     for (const auto& a : o.agents) {
       std::string fp = agent_fingerprint(a, run, t);

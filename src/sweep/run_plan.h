@@ -38,7 +38,7 @@ struct Plan {
   std::vector<manifest::TaskConfig> tasks;  // never resized once jobs point into it
   std::vector<Job> jobs;                    // this shard's, in task, agent, index order
   PlanFacts facts;
-  int networks_per_trial = 1;               // the most any task's stack needs (subnet admission)
+  int networks_per_trial = 0;               // the most any task's stack needs (subnet admission; 0: none)
   std::size_t local_tasks = 0;              // tasks on the local executor (the run's warning names them)
   std::vector<trial::Problem> warnings;     // the tasks' warnings (keys without effect): printed once, never failing
   // Some trial needs a Docker engine: a container task, or a local one with test scripts. false:

@@ -8,6 +8,8 @@
 #include <map>
 
 #include "manifest/task_parse.h"
+#include "trial/json_db_use.h"
+#include "trial/local_trial.h"
 
 namespace forge::sweep {
 
@@ -122,6 +124,8 @@ TaskSet load_task_set(const std::vector<std::string>& paths, const std::string& 
     if (in.executor == manifest::ExecutorKind::kLocal) t->environment.tools.executor = manifest::ExecutorKind::kLocal;
     auto problems = trial::check_task(*t, in);
     for (const auto& w : t->warnings) problems.push_back(warning_of(w));
+    // What the task does not use, its trials do not start (docs/stacks.md, "Only what a task needs").
+    if (problems.empty() && !trial::runs_locally(*t)) trial::drop_unused_json_db(*t);
     set.per_task.push_back({path, std::move(problems)});
     set.tasks.push_back(std::move(*t));
   }

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,12 @@ struct Attempt {
   bool stops_run = false;       // a setup error or a provider key/model problem: no further trials
 };
 
+// A sandbox made ready ahead of a trial's turn by the warm pool (warm_pool.h), for that one job;
+// what it holds is the runner's business.
+struct Prepared {
+  virtual ~Prepared() = default;
+};
+
 class TrialRunner {
  public:
   virtual ~TrialRunner() = default;
@@ -42,8 +49,23 @@ class TrialRunner {
   // One attempt. A graded trial and an infra error have their files written under trials/; an
   // interrupted attempt and a setup error leave nothing.
   virtual Attempt run(const Job& job, int attempt) = 0;
-  // After the last trial: objects of this run still present ("<engine>: container <name>").
+  // After the last trial: objects of this run still present ("<engine>: container <name>"),
+  // once every background removal has ended.
   virtual std::vector<std::string> leak_audit() = 0;
+
+  // The warm pool (warm_pool.h). How many sandboxes may be held ready ahead of the trials (after
+  // admit: memory, subnets); 0, the default: none.
+  virtual int pool_capacity() { return 0; }
+  // A sandbox for exactly this job, made before its turn (called on the pool's threads); null
+  // when the job gets none (it then brings up its own).
+  virtual std::unique_ptr<Prepared> prepare(const Job&) { return nullptr; }
+  // run() in a prepared sandbox (never null). The default removes it and runs as usual.
+  virtual Attempt run_prepared(const Job& job, int attempt, std::unique_ptr<Prepared> p) {
+    discard(std::move(p));
+    return run(job, attempt);
+  }
+  // A prepared sandbox that no trial will take (the run stopped or was interrupted): removed.
+  virtual void discard(std::unique_ptr<Prepared>) {}
 };
 
 }  // namespace forge::sweep

@@ -15,6 +15,7 @@
 #include "tools/local_guard.h"
 #include "tools/toolbox.h"
 #include "trial/grading_sources.h"
+#include "trial/json_db_use.h"
 #include "trial/trial_setup.h"
 
 namespace forge::trial {
@@ -141,13 +142,6 @@ class SandboxSnapshot {
   std::string tar_;
 };
 
-bool enables(const manifest::ToolsConfig& t, const std::string& name) {
-  for (const auto* list : {&t.agent_enabled, &t.user_enabled})
-    for (const auto& n : *list)
-      if (n == name) return true;
-  return false;
-}
-
 }  // namespace
 
 bool runs_locally(const manifest::TaskConfig& task) {
@@ -174,19 +168,15 @@ std::vector<Problem> check_local(const manifest::TaskConfig& t) {
                     " is enforced only around a container stack; on the host, commands use the host's network");
   if (env.tools.mcp_server)
     add(at_tools, "tools.agent.mcp_server runs in a runner container, and a local trial has none");
-  // The built-in core stack's json-db is not started for a local trial.
-  const std::string no_db = ", which needs the json-db service (a local trial starts no services)";
-  if (!t.initial_state.tables.empty()) add(t.path, "initial_state.json_db" + no_db);
   if (!t.initial_state.mock_web_base_url.empty())
     add(t.path, "initial_state.mock_web needs the mock-web service (a local trial starts no services)");
-  for (const char* tool : {"db_query", "db_update"})
-    if (enables(env.tools, tool)) add(at_tools, std::string("tool '") + tool + "'" + no_db);
-  const auto& sc = t.grading.state_checks;
-  if (sc.hash.enabled) add(t.grading.path, "state_checks.hash (golden replay)" + no_db);
-  for (const auto& a : sc.jsonpaths)
-    if (!a.path.empty())
-      add(location(a.where, t.grading.path), "state_checks.jsonpaths '" + a.path + "' reads json-db's final state" +
-                                                 no_db + "; path_glob checks read the sandbox's files");
+  // The built-in core stack's json-db is not started for a local trial (json_db_use.h).
+  for (const auto& use : json_db_uses(t)) {
+    if (env.tools.mcp_server && use.what.starts_with("tools.agent.mcp_server")) continue;  // refused above
+    std::string why = use.what + ", which needs the json-db service (a local trial starts no services)";
+    if (use.what.starts_with("state_checks.jsonpaths")) why += "; path_glob checks read the sandbox's files";
+    add(use.where, why);
+  }
   return out;
 }
 

@@ -24,6 +24,7 @@
 #include "trial/grading_sources.h"
 #include "trial/local_trial.h"
 #include "trial/sandbox_watch.h"
+#include "trial/sandbox_prep.h"
 #include "trial/trial_setup.h"
 
 namespace forge::trial {
@@ -106,6 +107,13 @@ class TrialRun {
       r_.stack = up_->name;
       return std::nullopt;
     }
+    if (env_.prepared) {  // the warm pool's, made for this trial alone before its turn
+      progress("up");
+      PhaseTimer t(r_, "up");
+      adopt(std::move(*env_.prepared));
+      env_.prepared.reset();
+      return std::nullopt;
+    }
     auto waited = Clock::now();
     progress("reserve");
     Slots::Hold hold(slot(env_.admission, &Admission::up));
@@ -113,24 +121,20 @@ class TrialRun {
     r_.phases["reserve"] = elapsed_since(waited);  // admission: waiting for a stack-creation slot
     if (interrupted()) return Fault::interruption();
     PhaseTimer t(r_, "up");
-    stack::UpOptions o;
-    o.host = env_.host;
-    o.build_slots = slot(env_.admission, &Admission::build);
-    o.mode = stack::OwnerMode::kAttached;
-    o.run_id = env_.run_id;
-    o.interrupted = env_.interrupted;
-    o.lease = std::chrono::duration_cast<std::chrono::seconds>(env_.run->episode_timeout) + std::chrono::hours(1);
     // json-db's control token: in json-db's own environment and in this process, nowhere else.
     auto token = new_control_token();
     if (!token) return classify(token.error(), InfraKind::kHost);
-    control_token_ = std::move(*token);
-    o.service_env["json-db"] = {std::string(kServiceTokenEnv) + "=" + control_token_};
-    auto u = stack::up_stack(docker_, task_.environment, o);
+    auto u = bring_up(task_, env_, std::move(*token));
     if (!u) return classify(u.error(), InfraKind::kDaemon);
-    up_ = std::move(*u);
+    adopt(std::move(*u));
+    return std::nullopt;
+  }
+
+  void adopt(PreparedSandbox&& p) {
+    control_token_ = std::move(p.control_token);
+    up_ = std::move(p.up);
     r_.stack = up_->name;
     runner_ = up_->containers.at(policy::kRunnerKey);
-    return std::nullopt;
   }
 
   // Initial state: fixtures into json-db (by forgectl, with the control token: the agent cannot
@@ -358,13 +362,17 @@ class TrialRun {
   void down() {
     if (!up_) return;
     progress("down");
+    std::string who = "trial " + r_.task_id + "/" + std::to_string(r_.trial_index);
+    if (!local_ && env_.teardown) {  // off the critical path: the trial is done once graded
+      tools_ = {};  // the helper channel and MCP session end before their containers do
+      return env_.teardown->submit_stack(docker_, up_->name, who);
+    }
     Slots::Hold hold(slot(env_.admission, &Admission::down));
     PhaseTimer t(r_, "down");
-    tools_ = {};  // the helper channel and MCP session end before their containers do
+    tools_ = {};
     if (local_) return local_->down(docker_, env_.log);
     auto rep = stack::remove_stack(docker_, up_->name);
-    if (!rep.clean() && env_.log)
-      env_.log->warn("trial " + r_.task_id + "/" + std::to_string(r_.trial_index) + ": teardown: " + rep.errors.front());
+    if (!rep.clean() && env_.log) env_.log->warn(who + ": teardown: " + rep.errors.front());
   }
 
   void end_with(const Fault& f) {

@@ -3,6 +3,7 @@
 // fresh sandbox) or setup_error (deterministic: stops the run). Teardown always runs.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "engine/client.h"
 #include "manifest/run_config.h"
 #include "manifest/task_config.h"
+#include "stack/background_teardown.h"
 #include "tools/local_guard.h"
 #include "trial/agent_choice.h"
 #include "trial/trial_result.h"
@@ -24,12 +26,23 @@ namespace forge::trial {
 // Resolves a model key ("agent", "user", "judge", or a grading model_ref) to a client.
 using ModelResolver = std::function<Result<std::shared_ptr<agent::LlmClient>>(const std::string& key)>;
 
-// A sweep's limits on work its trials share: at most so many at once of each kind.
+// A sweep's limits on work its trials share: at most so many at once of each kind. Stack
+// creation and teardown given as kAdaptive follow what the daemon sustains (core/slots.h): from
+// 4 at once, between 2 and `adaptive_max`.
 struct Admission {
-  Admission(int builds, int ups, int downs, int execs, int grades)
-      : build(builds), up(ups), down(downs), exec(execs), grade(grades) {}
-  Slots build, up, down, exec, grade;  // each ≤ 0: no limit beyond the concurrency
+  static constexpr int kAdaptive = -1;
+  Admission(int builds, int ups, int downs, int execs, int grades, int adaptive_max = 32)
+      : build(builds), up(gate(ups, adaptive_max)), down(gate(downs, adaptive_max)), exec(execs), grade(grades) {}
+  Slots build, up, down, exec, grade;  // each 0: no limit beyond the concurrency
+
+ private:
+  static Slots gate(int n, int max) {
+    if (n == kAdaptive) return Slots(AdaptiveLimit{4, 2, std::max(2, max)});
+    return Slots(n);
+  }
 };
+
+struct PreparedSandbox;  // sandbox_prep.h
 
 // What a running trial reports to the sweep's live view: the phase it is in, and the tool calls
 // so far. Reported on entering each phase and after each tool call; `tool_error` is set only on
@@ -61,6 +74,12 @@ struct TrialEnv {
   std::shared_ptr<tools::LocalWarning> local_warning;
   // Called from the trial's threads (serialised per trial); empty: nobody is watching.
   std::function<void(const TrialProgress&)> on_progress;
+  // The warm pool's sandbox for this trial alone, already up (sandbox_prep.h); null: the trial
+  // brings up its own.
+  std::shared_ptr<PreparedSandbox> prepared;
+  // Where the trial hands its stack once it is graded (null: it removes it itself, holding a
+  // `down` slot). The sweep drains it before its leak audit.
+  stack::BackgroundTeardown* teardown = nullptr;
 };
 
 TrialResult run_trial(const manifest::TaskConfig& task, int trial_index, int attempt, const AgentChoice& agent,

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <set>
+#include <thread>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "core/files.h"
 #include "core/strings.h"
 #include "results/run_dir.h"
+#include "stack/background_teardown.h"
 #include "sweep/run.h"
 
 using namespace forge;
@@ -52,10 +55,85 @@ class FakeRunner final : public TrialRunner {
   std::vector<std::string> calls;
   std::mutex mu;
 
+  // The warm pool and background teardown, as the Docker runner does them: a prepared sandbox is
+  // a numbered object made for one job; finished trials' and discarded sandboxes' removals run on
+  // a BackgroundTeardown, and leak_audit() drains it, then lists what is still "live".
+  int capacity = 0;
+  Millis teardown_delay{0};
+  std::set<std::string> live;                   // sandboxes that exist (prepared or cold)
+  std::vector<std::string> prepared_for;        // "<task>#<idx>" per prepare(), in order
+  std::map<std::string, int> taken;             // sandbox → times a trial ran in it
+  std::vector<std::string> discarded;
+  std::atomic<int> outstanding{0}, peak_outstanding{0};
+  int sandbox_seq = 0;
+  stack::BackgroundTeardown teardown{nullptr, 4, nullptr};
+
+  struct FakePrepared final : Prepared {
+    std::string sandbox, job;
+  };
+
   Result<int> admit(int concurrency, std::ostream&) override { return concurrency; }
-  std::vector<std::string> leak_audit() override { return {}; }
+  std::vector<std::string> leak_audit() override {
+    teardown.drain();
+    std::lock_guard lock(mu);
+    return {live.begin(), live.end()};
+  }
+  int pool_capacity() override { return capacity; }
+  std::unique_ptr<Prepared> prepare(const Job& job) override {
+    int now = ++outstanding;
+    for (int seen = peak_outstanding.load(); now > seen && !peak_outstanding.compare_exchange_weak(seen, now);) {
+    }
+    auto p = std::make_unique<FakePrepared>();
+    p->job = job.task->task_id + "#" + std::to_string(job.index);
+    std::lock_guard lock(mu);
+    p->sandbox = "sandbox-" + std::to_string(++sandbox_seq);
+    live.insert(p->sandbox);
+    prepared_for.push_back(p->job);
+    return p;
+  }
+  Attempt run_prepared(const Job& job, int attempt, std::unique_ptr<Prepared> p) override {
+    auto& fp = dynamic_cast<FakePrepared&>(*p);
+    --outstanding;
+    {
+      std::lock_guard lock(mu);
+      CHECK(fp.job == job.task->task_id + "#" + std::to_string(job.index));  // made for this job alone
+      ++taken[fp.sandbox];
+    }
+    return run_in(job, attempt, fp.sandbox);
+  }
+  void discard(std::unique_ptr<Prepared> p) override {
+    auto& fp = dynamic_cast<FakePrepared&>(*p);
+    --outstanding;
+    {
+      std::lock_guard lock(mu);
+      discarded.push_back(fp.sandbox);
+    }
+    remove_later(fp.sandbox);
+  }
+  void remove_later(const std::string& sandbox) {
+    teardown.submit([this, sandbox] {
+      std::this_thread::sleep_for(teardown_delay);
+      std::lock_guard lock(mu);
+      live.erase(sandbox);
+    });
+  }
 
   Attempt run(const Job& job, int attempt) override {
+    std::string sandbox;
+    {
+      std::lock_guard lock(mu);
+      sandbox = "cold-" + std::to_string(++sandbox_seq);
+      live.insert(sandbox);
+    }
+    return run_in(job, attempt, sandbox);
+  }
+
+  Attempt run_in(const Job& job, int attempt, const std::string& sandbox) {
+    struct Removal {
+      FakeRunner* r;
+      std::string s;
+      ~Removal() { r->remove_later(s); }  // the trial's down: handed to the background
+    } removal{this, sandbox};
     std::string id = job.task->task_id + "#" + std::to_string(job.index);
     Script s;
     {
@@ -236,4 +314,101 @@ TEST_CASE("schedule: resumed after an interruption at any trial, the aggregate e
     CHECK(second->skipped == static_cast<int>(at));
     CHECK(s.aggregate() == reference);
   }
+}
+
+// ---- the warm pool and background teardown on the fake runner --------------------------------
+
+TEST_CASE("schedule: with a warm pool the results equal a run without; each prepared sandbox serves its own job once") {
+  FakePlan p(8);  // 16 trials
+  FakeRunner cold;
+  Sweep s1;
+  auto a = s1.run(p.plan, cold);
+  REQUIRE(a.has_value());
+  FakeRunner warm;
+  warm.capacity = 3;
+  Sweep s2;
+  s2.opts.concurrency = 2;
+  auto b = s2.run(p.plan, warm);
+  REQUIRE(b.has_value());
+  CHECK(s1.aggregate() == s2.aggregate());
+  CHECK(b->graded == 16);
+  CHECK(b->pool.prepared > 0);
+  CHECK(b->pool.prepared == b->pool.taken + b->pool.discarded);
+  CHECK(b->pool.peak <= 3);
+  // Bounded: never more ready or in preparation than the capacity. The pool frees a place when a
+  // worker takes its sandbox; the fake counts it until run_prepared() starts, so each of the two
+  // workers may be one behind.
+  CHECK(warm.peak_outstanding.load() <= 3 + 2);
+  for (const auto& [sandbox, n] : warm.taken) CHECK_MESSAGE(n == 1, sandbox << " taken " << n << " times");
+  std::set<std::string> jobs(warm.prepared_for.begin(), warm.prepared_for.end());
+  CHECK(jobs.size() == warm.prepared_for.size());  // never two sandboxes for one job
+  // The first wave (the two jobs the workers claim at once) brings up its own: nothing ahead.
+  for (std::size_t i = 0; i < 2; ++i)
+    CHECK(jobs.count(p.plan.jobs[i].task->task_id + "#" + std::to_string(p.plan.jobs[i].index)) == 0);
+  CHECK(b->pool.cold >= 2);
+  CHECK(b->leaks.empty());
+}
+
+TEST_CASE("schedule: the pool is bounded by the remaining work: no more sandboxes than trials after the first wave") {
+  FakePlan p(2);  // 4 trials
+  FakeRunner warm;
+  warm.capacity = 50;
+  Sweep s;
+  s.opts.concurrency = 3;
+  auto sum = s.run(p.plan, warm);
+  REQUIRE(sum.has_value());
+  CHECK(warm.prepared_for.size() <= 4);
+  CHECK(sum->pool.peak <= 1);  // 4 trials − a concurrency of 3
+  CHECK(sum->graded == 4);
+}
+
+TEST_CASE("schedule: an interruption drains the pool: every prepared sandbox not taken is discarded and removed") {
+  FakePlan p(10);  // 20 trials
+  FakeRunner warm;
+  warm.capacity = 4;
+  warm.teardown_delay = Millis(20);
+  warm.scripts["alpha#1"] = {Script{Outcome::kGraded, InfraKind::kNone, true, true}};
+  Sweep s;
+  s.opts.concurrency = 1;
+  auto sum = s.run(p.plan, warm);
+  REQUIRE(sum.has_value());
+  CHECK(sum->interrupted >= 1);
+  CHECK(sum->pool.discarded > 0);
+  CHECK(sum->pool.prepared == sum->pool.taken + sum->pool.discarded);
+  CHECK(warm.discarded.size() == static_cast<std::size_t>(sum->pool.discarded));
+  for (const auto& d : warm.discarded) CHECK(warm.taken.count(d) == 0);  // discarded ones were never run in
+  CHECK(warm.outstanding.load() == 0);
+  // The leak audit waited for the background removals (each 20 ms): nothing is left.
+  CHECK_MESSAGE(sum->leaks.empty(), sum->leaks.size() << " left");
+  // Resumable: the interrupted trial and the ones never started run on resume.
+  warm.scripts.clear();
+  auto again = s.run(p.plan, warm, true);
+  REQUIRE(again.has_value());
+  CHECK(again->trials == 20);
+}
+
+TEST_CASE("schedule: a setup error stops the pool too: nothing prepared is left behind") {
+  FakePlan p(10);
+  FakeRunner warm;
+  warm.capacity = 4;
+  warm.scripts["alpha#2"] = {Script{Outcome::kSetupError}};
+  Sweep s;
+  s.opts.concurrency = 2;
+  auto sum = s.run(p.plan, warm);
+  REQUIRE(sum.has_value());
+  CHECK(sum->setup_error);
+  CHECK(sum->pool.prepared == sum->pool.taken + sum->pool.discarded);
+  CHECK(sum->leaks.empty());
+}
+
+TEST_CASE("schedule: the leak audit waits for background teardown of every finished trial") {
+  FakePlan p(3);
+  FakeRunner r;
+  r.teardown_delay = Millis(50);
+  Sweep s;
+  s.opts.concurrency = 6;
+  auto sum = s.run(p.plan, r);
+  REQUIRE(sum.has_value());
+  CHECK(sum->leaks.empty());
+  CHECK(r.teardown.pending() == 0);
 }

@@ -1,0 +1,27 @@
+// Bringing up a trial's sandbox.
+#include "trial/sandbox_prep.h"
+
+#include "core/service_token.h"
+
+namespace forge::trial {
+
+Result<PreparedSandbox> bring_up(const manifest::TaskConfig& task, const TrialEnv& env, std::string control_token) {
+  stack::UpOptions o;
+  o.host = env.host;
+  o.build_slots = env.admission ? &env.admission->build : nullptr;
+  o.mode = stack::OwnerMode::kAttached;
+  o.run_id = env.run_id;
+  o.interrupted = env.interrupted;
+  o.lease = std::chrono::duration_cast<std::chrono::seconds>(env.run->episode_timeout) + std::chrono::hours(1);
+  o.omit_unused_network = true;
+  o.service_env["json-db"] = {std::string(kServiceTokenEnv) + "=" + control_token};
+  auto u = stack::up_stack(*env.docker, task.environment, o);
+  if (!u) return u.fail();
+  PreparedSandbox p;
+  p.up = std::move(*u);
+  p.control_token = std::move(control_token);
+  p.ready_at = Clock::now();
+  return p;
+}
+
+}  // namespace forge::trial

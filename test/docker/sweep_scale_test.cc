@@ -1,0 +1,231 @@
+// No more sandbox than a trial needs, and sandboxes prepared ahead, against the real daemon: a
+// network-free trial's runner has NetworkMode none (no network, no bridge, no host rule) and its
+// tools work over exec; a task that uses no json-db starts none; a sweep with the warm pool gives
+// the results of one without; a run at a concurrency above 4 leaves nothing; a prepared sandbox of a SIGKILLed run is an orphan that
+// `forgectl down --orphans` removes.
+#include <doctest/doctest.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "core/json.h"
+#include "core/subprocess.h"
+#include "engine/containers.h"
+#include "engine/networks.h"
+#include "results/run_json.h"
+#include "results/trial_record.h"
+#include "stack/labels.h"
+#include "support/fake_llm_server.h"
+#include "support/process.h"
+#include "support/stack_env.h"
+#include "sweep/task_set.h"
+#include "tools/stack_tools.h"
+#include "trial/json_db_use.h"
+
+using namespace forge;
+using namespace forge::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string example(const char* name) { return (fs::path(FORGECTL_SOURCE_DIR) / "examples" / "tasks" / name).string(); }
+
+engine::Filters by_label(const std::string& key, const std::string& value) { return {{"label", {key + "=" + value}}}; }
+
+RunResult forgectl(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {}) {
+  auto r = run_forgectl(args, Millis(300000), env);
+  REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().what()));
+  return *r;
+}
+
+std::string outcome_view(const std::string& run_dir) {
+  std::ifstream in(run_dir + "/aggregate.json");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  auto d = json::parse(text, "aggregate.json");
+  REQUIRE(d.has_value());
+  const auto& o = (*d)["overall"];
+  json::Writer w;
+  w.begin_object();
+  for (const char* k : {"trials", "graded", "passed", "infra_errors"})
+    if (o.HasMember(k)) w.key(k).i64(o[k].GetInt64());
+  for (const char* k : {"pass_at_k", "pass_hat_k", "mean_score"})
+    if (o.HasMember(k)) w.key(k).raw_value(json::to_string(o[k]));
+  return w.end_object().take();
+}
+
+}  // namespace
+
+TEST_CASE("scale: a no_internet stack without services gets no network: NetworkMode none, tools over exec, no host rule") {
+  TempDir dir;
+  auto opts = test_up_options();
+  opts.omit_unused_network = true;
+  TestStack s(dir.write("env.yaml", "network_policy: no_internet\nstack: none\n"), opts);
+  auto& c = *docker_env().client;
+  CHECK(s.result.networks.empty());
+  CHECK(s.result.plan.networks.empty());
+  auto nets = engine::list_networks(c, by_label(stack::kLabelStack, s.result.name));
+  REQUIRE(nets.has_value());
+  CHECK(nets->empty());
+  auto info = engine::inspect_container(c, s.id("runner"));
+  REQUIRE(info.has_value());
+  CHECK(info->host.network_mode == "none");
+  CHECK(info->networks.size() <= 1);  // the daemon lists "none" itself, with no address
+  for (const auto& [name, ep] : info->networks) CHECK(ep.ip_address.empty());
+  // No bridge, so no host rule names this stack.
+  auto rules = run_process({"iptables", "-w", "5", "-S", "INPUT"});
+  REQUIRE(rules.has_value());
+  CHECK(rules->out.find("forgectl:" + s.result.name) == std::string::npos);
+  // The tools go over exec: write, read back, and the network really is absent.
+  auto t = tools::open_stack_tools(c, s.result.name, {});
+  REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
+  auto w = t->executor->call(tools::Actor::kAgent, "write_file", R"({"path":"a.txt","content":"over exec"})");
+  CHECK(w.kind == tools::ToolOutcome::Kind::kOk);
+  auto r = t->executor->call(tools::Actor::kAgent, "read_file", R"({"path":"a.txt"})");
+  CHECK(r.content.find("over exec") != std::string::npos);
+  auto ifs = t->executor->call(tools::Actor::kAgent, "bash", R"({"command":"ls /sys/class/net"})");
+  CHECK(ifs.content == "lo\n");
+  // `forgectl up` keeps the task network (a user may attach containers to it).
+  TestStack kept(dir.write("up.yaml", "network_policy: no_internet\nstack: none\n"));
+  CHECK(kept.result.networks.size() == 1);
+}
+
+TEST_CASE("scale: a task that uses no json-db loses it from the built-in stack; one that does keeps it") {
+  trial::PreflightInput in;
+  auto set = sweep::load_task_set({example("files-basic"), example("orders-db")}, "**/task.yaml", in);
+  REQUIRE_MESSAGE(set.ok(), set.report());
+  REQUIRE(set.tasks.size() == 2);
+  for (const auto& t : set.tasks) {
+    CAPTURE(t.task_id);
+    bool db = trial::uses_json_db(t);
+    CHECK(db == (t.task_id != "files_basic"));
+    CHECK(t.environment.compose.services.size() == (db ? 1u : 0u));
+  }
+}
+
+TEST_CASE("scale: a sweep with the warm pool and background teardown gives the results of one without; nothing is left") {
+  TempDir dir;
+  std::string with = dir.path() + "/with", without = dir.path() + "/without";
+  std::vector<std::string> base{"run", example("files-basic"), example("orders-db"), "--agent", "oracle", "--trials", "3",
+                                "--concurrency", "2"};
+  auto a = base;
+  a.insert(a.end(), {"--out", with});
+  auto b = base;
+  b.insert(b.end(), {"--out", without, "--warm-pool", "0", "--max-ups", "4", "--max-downs", "4"});
+  auto ra = forgectl(a);
+  REQUIRE_MESSAGE(ra.code == 0, ra.text());
+  auto rb = forgectl(b);
+  REQUIRE_MESSAGE(rb.code == 0, rb.text());
+  CHECK(ra.err.find("warm pool: ") != std::string::npos);
+  CHECK(rb.err.find("warm pool: ") == std::string::npos);
+  CHECK(outcome_view(with) == outcome_view(without));
+  CHECK(ra.out.find("leak audit: nothing of run") != std::string::npos);
+  auto log = results::read_trials_jsonl(with + "/trials.jsonl");
+  REQUIRE(log.has_value());
+  REQUIRE(log->trials.size() == 6);
+  int prepared = 0;
+  for (const auto& t : log->trials) {
+    CHECK(t.binary_pass);
+    prepared += t.phases_s.count("reserve") == 0;  // a prepared sandbox's trial never waited for a slot
+    CHECK(t.phases_s.count("claim_to_ready") == 1);
+  }
+  CHECK(prepared > 0);
+  auto run = results::RunJson::read(with + "/run.json");
+  REQUIRE(run.has_value());
+  auto& c = *docker_env().client;
+  auto left = engine::list_containers(c, by_label(stack::kLabelRun, run->run_id));
+  REQUIRE(left.has_value());
+  CHECK(left->empty());
+}
+
+TEST_CASE("scale: a run at concurrency 6 with adaptive admission finishes clean: no container or network left") {
+  TempDir dir;
+  std::string out = dir.path() + "/run";
+  // 16 trials, networked (json-db) and network-free, more at once than the old fixed limit of 4.
+  auto r = forgectl({"run", example("files-basic"), example("orders-db"), "--agent", "oracle", "--trials", "8",
+                     "--concurrency", "6", "--out", out});
+  REQUIRE_MESSAGE(r.code == 0, r.text());
+  CHECK(r.out.find("leak audit: nothing of run") != std::string::npos);
+  auto log = results::read_trials_jsonl(out + "/trials.jsonl");
+  REQUIRE(log.has_value());
+  REQUIRE(log->trials.size() == 16);
+  for (const auto& t : log->trials) {
+    CAPTURE(t.task_id);
+    CHECK(t.binary_pass);
+  }
+  auto run = results::RunJson::read(out + "/run.json");
+  REQUIRE(run.has_value());
+  auto& c = *docker_env().client;
+  // Right after the command returns: the background removals ended before it did.
+  auto left = engine::list_containers(c, by_label(stack::kLabelRun, run->run_id));
+  REQUIRE(left.has_value());
+  CHECK(left->empty());
+  auto nets = engine::list_networks(c, by_label(stack::kLabelRun, run->run_id));
+  REQUIRE(nets.has_value());
+  CHECK(nets->empty());
+}
+
+TEST_CASE("scale: sandboxes of a SIGKILLed run — in use and prepared ahead — are orphans that down --orphans removes") {
+  TempDir dir;
+  FakeLlmServer server;
+  ScriptedResponse hang;
+  hang.held = true;  // the first trial waits on its model while the pool prepares the next
+  server.push(hang, 20);
+  std::string cfg = dir.path() + "/run.yaml";
+  std::ofstream(cfg) << "models:\n  agent: {provider: openai, name: gpt-4o, base_url: \"" << server.base_url()
+                     << "\", api_key_env: FORGECTL_TEST_KEY}\norchestrator:\n  timeouts: {turn_s: 120, episode_s: 300}\n";
+  std::string out = dir.path() + "/run";
+  auto p = spawn_forgectl({"run", example("files-basic"), "--config", cfg, "--agent", "llm", "--trials", "3",
+                           "--concurrency", "1", "--out", out},
+                          {{"FORGECTL_TEST_KEY", "sk-test"}});
+  REQUIRE(p.has_value());
+  auto& c = *docker_env().client;
+  std::string run_id;
+  std::size_t runners = 0;
+  auto until = Clock::now() + std::chrono::seconds(120);
+  while (Clock::now() < until && runners < 2) {
+    std::this_thread::sleep_for(Millis(200));
+    if (run_id.empty())
+      if (auto rj = results::RunJson::read(out + "/run.json")) run_id = rj->run_id;
+    if (run_id.empty()) continue;
+    auto f = by_label(stack::kLabelRun, run_id);
+    f["label"].push_back(std::string(stack::kLabelRole) + "=runner");
+    f["status"] = {"running"};
+    if (auto l = engine::list_containers(c, f)) runners = l->size();
+  }
+  REQUIRE_MESSAGE(runners == 2, "stdout:\n" << (*p)->out() << "\nstderr:\n" << (*p)->err());  // one in use, one prepared
+  {
+    // files-basic uses no json-db and no network: in a sweep its runners have NetworkMode none and
+    // the run starts no service container at all.
+    auto f = by_label(stack::kLabelRun, run_id);
+    f["label"].push_back(std::string(stack::kLabelRole) + "=runner");
+    auto rs = engine::list_containers(c, f);
+    REQUIRE(rs.has_value());
+    for (const auto& rc : *rs) {
+      auto info = engine::inspect_container(c, rc.id);
+      REQUIRE(info.has_value());
+      CHECK(info->host.network_mode == "none");
+    }
+    auto svc = by_label(stack::kLabelRun, run_id);
+    svc["label"].push_back(std::string(stack::kLabelRole) + "=service");
+    auto ss = engine::list_containers(c, svc);
+    REQUIRE(ss.has_value());
+    CHECK(ss->empty());
+  }
+  (*p)->kill(SIGKILL);
+  (void)(*p)->wait_for(Millis(30000));
+  server.release();
+  auto before = engine::list_containers(c, by_label(stack::kLabelRun, run_id));
+  REQUIRE(before.has_value());
+  CHECK(before->size() >= 2);  // nothing removed them: the owner died
+  auto down = forgectl({"down", "--orphans"});
+  CHECK_MESSAGE(down.code == 0, down.text());
+  auto after = engine::list_containers(c, by_label(stack::kLabelRun, run_id));
+  REQUIRE(after.has_value());
+  CHECK(after->empty());
+  auto nets = engine::list_networks(c, by_label(stack::kLabelRun, run_id));
+  REQUIRE(nets.has_value());
+  CHECK(nets->empty());
+}
