@@ -36,6 +36,9 @@ struct RunnerSpec {
   std::string workdir;  // empty: /work
   Resources resources;
   std::vector<std::string> env_passthrough;  // host variables that may cross into the runner
+  // "K=V" set in the runner, already resolved (a Harbor task's [environment].env); forgectl's own
+  // variables (the egress proxy's) come after them and win.
+  std::vector<std::string> env;
   std::int64_t disk_mb = 0;                  // the workspace's cap; 0: forgectl's default (2048)
   std::int64_t tmp_mb = 0;                   // /tmp's cap; 0: forgectl's default (512)
 };

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "manifest/compose.h"
 #include "manifest/environment.h"
 #include "manifest/grading_config.h"
+#include "manifest/harbor_task.h"
 
 namespace forge::manifest {
 
@@ -75,6 +77,9 @@ struct TaskConfig {
   GradingConfig grading;
   Solution solution;
   LoadedEnvironment environment;  // the environment block, compose and tools
+  // A Harbor or Terminal-Bench 1 task (harbor_load.h): its own phases run it (trial/harbor_trial.h),
+  // and `grading` is empty. Null for a Tolokaforge task.
+  std::shared_ptr<const HarborTask> harbor;
 };
 
 }  // namespace forge::manifest

@@ -28,6 +28,11 @@ Result<TaskBuildContext> task_build_context(const manifest::ComposeBuild& build)
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
+    const std::string rel = fs::relative(it->path(), root, ec).generic_string();
+    if (std::find(build.exclude.begin(), build.exclude.end(), rel) != build.exclude.end()) {
+      if (it->is_directory() && !it->is_symlink()) it.disable_recursion_pending();
+      continue;
+    }
     paths.push_back(it->path());
     if (paths.size() > kMaxContextEntries)
       return fail(Errc::kInvalid, what + ": more than " + std::to_string(kMaxContextEntries) + " entries");
@@ -57,6 +62,10 @@ Result<TaskBuildContext> task_build_context(const manifest::ComposeBuild& build)
   h.update(*bytes);
   h.update(std::string_view("\0dockerfile\0", 12));
   h.update(build.dockerfile);
+  for (const auto& x : build.exclude) {
+    h.update(std::string_view("\0exclude\0", 9));
+    h.update(x);
+  }
   for (const auto& [k, v] : build.args) {  // a std::map: sorted
     h.update(std::string_view("\0arg\0", 5));
     h.update(k + "=" + v);
