@@ -30,6 +30,9 @@ inline constexpr std::int64_t kMaxDiskMb = 65536;
 
 struct RunnerSpec {
   std::string image;    // empty: forgectl/runner:local
+  // Built instead of pulled (a Harbor task's environment/Dockerfile or its `main` service's
+  // build): the runner's image is then the content-tagged forgectl-task/runner:<hash>.
+  std::optional<ComposeBuild> build;
   // "uid" | "uid:gid" ("root" is read as "0:0"); empty: the agent uid 1000:1000 in forgectl's
   // runner image, the image's own user in any other
   std::string user;

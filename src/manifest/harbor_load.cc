@@ -75,6 +75,7 @@ Result<TaskConfig> load_harbor_task_config(const std::string& path) {
   t.initial_user_message = h->instruction;
   t.system_prompt_source = PromptSource::kAdapter;
   t.tags = h->tags;
+  t.system_prompt = harbor_system_prompt(h->environment.workdir.empty() ? "/work" : h->environment.workdir);
   t.complexity = h->difficulty;
   t.grading.path = h->config_path;
   t.solution.declared = !h->files.solution_script.empty();
@@ -114,6 +115,7 @@ Result<TaskConfig> load_harbor_task_config(const std::string& path) {
     for (const auto& s : h->compose->services) {
       if (s.name == h->main_service) {
         if (runner.image.empty() && !s.build) runner.image = s.image;
+        if (runner.image.empty() && s.build) runner.build = s.build;
         if (runner.workdir.empty()) runner.workdir = s.working_dir;
         if (runner.user.empty()) runner.user = runner_user(s.user);
         runner.env = s.environment;
@@ -123,6 +125,28 @@ Result<TaskConfig> load_harbor_task_config(const std::string& path) {
       svc.depends_on.erase(h->main_service);  // the runner starts last, after every service
       env.compose.services.push_back(std::move(svc));
     }
+  }
+
+  // environment/Dockerfile alone: built from environment/ (TB1: from the task directory, its
+  // tests and solution left out of the context so no COPY can bake them into the image).
+  if (runner.image.empty() && !runner.build && !h->files.dockerfile.empty()) {
+    ComposeBuild b;
+    b.context = h->files.environment_dir;
+    b.dockerfile = fs::path(h->files.dockerfile).filename().string();
+    if (h->format == HarborFormat::kTerminalBench1) b.exclude = {"tests", "solution.sh", "run-tests.sh"};
+    runner.build = std::move(b);
+  }
+  if (runner.image.empty() && !runner.build)
+    return fail(Errc::kInvalid, where(*h) + ": the task gives no image for its agent's container (no docker_image, "
+                                            "no environment/Dockerfile, no image or build for '" + h->main_service + "')");
+
+  // The oracle's one tool call: the solution is copied to /solution when its agent phase starts.
+  if (!h->files.solution_script.empty()) {
+    GoldenAction run;
+    run.name = "bash";
+    run.arguments_json = h->format == HarborFormat::kHarbor ? R"({"command":"bash /solution/solve.sh"})"
+                                                            : R"({"command":"bash /solution/solution.sh"})";
+    t.solution.tool_calls.push_back(std::move(run));
   }
 
   ToolsConfig& tools = env.tools;

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <map>
 
+#include "manifest/harbor_load.h"
+#include "manifest/task_kind.h"
 #include "manifest/task_parse.h"
 
 namespace forge::sweep {
@@ -19,14 +21,21 @@ Result<std::vector<std::string>> discover_tasks(const std::vector<std::string>& 
     std::error_code ec;
     if (fs::is_regular_file(p, ec)) {
       out.push_back(fs::absolute(p).lexically_normal().string());
+    } else if (fs::is_directory(p, ec) && fs::exists(fs::path(p) / "task.toml")) {
+      // A Harbor task: Harbor reads only task.toml, so it wins over a task.yaml beside it.
+      out.push_back(fs::absolute(fs::path(p) / "task.toml").lexically_normal().string());
     } else if (fs::is_directory(p, ec) && fs::exists(fs::path(p) / "task.yaml")) {
       out.push_back(fs::absolute(fs::path(p) / "task.yaml").lexically_normal().string());
     } else if (fs::is_directory(p, ec)) {
       std::vector<std::string> found;
       for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-        if (!it->is_regular_file() || it->path().filename() != "task.yaml") continue;
+        const auto name = it->path().filename();
+        if (!it->is_regular_file() || (name != "task.yaml" && name != "task.toml")) continue;
+        // A task.yaml beside a task.toml is the Harbor task's, which the task.toml stands for.
+        if (name == "task.yaml" && fs::exists(it->path().parent_path() / "task.toml", ec)) continue;
         std::string rel = fs::relative(it->path(), p).generic_string();
-        // "**/task.yaml" also matches a task.yaml at the top, as a shell's globstar does.
+        // "**/task.yaml" also matches a task.yaml at the top, as a shell's globstar does, and
+        // stands for Harbor's task.toml too (a dataset may mix the formats).
         if (::fnmatch(glob.c_str(), rel.c_str(), FNM_PATHNAME) == 0 || glob == "**/task.yaml")
           found.push_back(fs::absolute(it->path()).lexically_normal().string());
       }
@@ -41,6 +50,20 @@ Result<std::vector<std::string>> discover_tasks(const std::vector<std::string>& 
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
+
+namespace {
+
+// A Tolokaforge task.yaml, or a Harbor / Terminal-Bench 1 task (harbor_load.h), by what its
+// directory holds.
+Result<manifest::TaskConfig> load_any_task(const std::string& path) {
+  const std::string dir = fs::path(path).parent_path().string();
+  auto kind = manifest::detect_task_kind(dir);
+  if (kind && (*kind == manifest::TaskKind::kHarbor || *kind == manifest::TaskKind::kTerminalBench1))
+    return manifest::load_harbor_task_config(dir);
+  return manifest::load_task(path);
+}
+
+}  // namespace
 
 bool TaskSet::ok() const {
   if (!run_problems.empty()) return false;
@@ -66,7 +89,7 @@ TaskSet load_task_set(const std::vector<std::string>& paths, const std::string& 
     return set;
   }
   for (const auto& path : *found) {
-    auto t = manifest::load_task(path);
+    auto t = load_any_task(path);
     if (!t) {
       set.per_task.push_back({path, {{"", t.error().what()}}});
       continue;

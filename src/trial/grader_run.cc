@@ -185,36 +185,33 @@ Result<std::optional<std::string>> read_small_file(engine::Client& c, const std:
   return text;
 }
 
-// The verifier's own directory as a tar, through the archive API of the stopped grader; empty
-// when it is missing.
-Result<std::string> read_logs(engine::Client& c, const std::string& id) {
+bool ended_on_its_own(const grading::TestRun& run) {
+  return !run.timed_out && run.exit_code >= 0 && !(run.exit_code > 128 && run.exit_code <= 128 + 64);
+}
+
+}  // namespace
+
+Result<std::string> collect_tree(engine::Client& c, const std::string& id, const std::string& path,
+                                 std::uint64_t max_bytes) {
   std::string out;
-  auto st = engine::read_archive(c, id, kVerifierLogs, [&](const engine::TarSource& source) -> Status {
+  auto st = engine::read_archive(c, id, path, [&](const engine::TarSource& source) -> Status {
     engine::TarWriter tar;
     std::uint64_t total = 0;
     auto want = [&](const engine::TarHeader& h) -> engine::TarKeep {
-      const bool keep = h.type == engine::EntryType::kFile && h.hardlink.empty() && total + h.size <= (16u << 20);
+      const bool keep = h.type == engine::EntryType::kFile && h.hardlink.empty() && total + h.size <= max_bytes;
       if (keep) total += h.size;
       return {keep ? static_cast<std::size_t>(h.size) + 1 : 0, false};  // + 1: empty files too
     };
-    auto got = [&](const engine::TarHeader& h, std::string data) -> Status {
-      return tar.add_file(h.path, data, 0644);
-    };
+    auto got = [&](const engine::TarHeader& h, std::string data) -> Status { return tar.add_file(h.path, data, 0644); };
     if (auto r = engine::read_tar_stream(source, want, got); !r) return r;
     auto bytes = tar.finish();
     if (!bytes) return bytes.fail();
     out = std::move(*bytes);
     return {};
   });
-  if (!st && st.error().code != Errc::kNotFound) return fail(Errc::kIo, "reading " + std::string(kVerifierLogs) + ": " + st.error().what());
+  if (!st && st.error().code != Errc::kNotFound) return fail(Errc::kIo, "reading " + path + ": " + st.error().what());
   return out;
 }
-
-bool ended_on_its_own(const grading::TestRun& run) {
-  return !run.timed_out && run.exit_code >= 0 && !(run.exit_code > 128 && run.exit_code <= 128 + 64);
-}
-
-}  // namespace
 
 Result<VerifierResult> run_verifier(engine::Client& c, const VerifierRun& v) {
   const GraderSpec& g = v.where;
@@ -252,7 +249,7 @@ Result<VerifierResult> run_verifier(engine::Client& c, const VerifierRun& v) {
       out.files[path] = std::move(*text);
     }
   if (v.collect_logs) {
-    auto tar = read_logs(c, id);
+    auto tar = collect_tree(c, id, kVerifierLogs);
     if (!tar) return tar.fail();
     out.logs_tar = std::move(*tar);
   }

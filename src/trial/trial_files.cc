@@ -14,6 +14,7 @@
 
 #include "core/files.h"
 #include "core/json.h"
+#include "engine/tar.h"
 #include "results/trial_detail.h"
 #include "tools/redact.h"
 
@@ -152,6 +153,41 @@ std::string rel_dir_of(const TrialResult& t) {
   return t.rel_dir.empty() ? t.task_id + "/" + std::to_string(t.trial_index) : t.rel_dir;
 }
 
+namespace {
+
+// A Harbor task's collected /logs trees under the trial's logs/: plain files only, every path
+// relative and free of "..", at most kMaxLogFiles of them.
+Status write_log_tars(const fs::path& logs, const TrialResult& t) {
+  constexpr std::size_t kMaxLogFiles = 10000;
+  std::size_t files = 0;
+  if (!t.verifier_output.empty() || t.verifier_exit_code >= 0) {
+    std::error_code ec;
+    fs::create_directories(logs / "verifier", ec);
+    if (ec) return fail(Errc::kIo, (logs / "verifier").string() + ": " + ec.message());
+    if (auto st = write_file_atomic((logs / "verifier" / "forgectl-output.txt").string(),
+                                    "exit code " + std::to_string(t.verifier_exit_code) + "\n" + t.verifier_output);
+        !st)
+      return st;
+  }
+  for (const auto& bytes : t.log_tars) {
+    auto entries = engine::read_tar(bytes);
+    if (!entries) return entries.fail();
+    for (const auto& e : *entries) {
+      if (e.type != engine::EntryType::kFile) continue;
+      const fs::path rel = fs::path(e.path).lexically_normal();
+      if (rel.empty() || rel.is_absolute() || *rel.begin() == "..") continue;
+      if (++files > kMaxLogFiles) return {};
+      std::error_code ec;
+      fs::create_directories((logs / rel).parent_path(), ec);
+      if (ec) return fail(Errc::kIo, (logs / rel).parent_path().string() + ": " + ec.message());
+      if (auto st = write_file_atomic((logs / rel).string(), e.content); !st) return st;
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 Status write_trial_files(const results::RunDir& run, const TrialResult& t, const std::string& task_yaml_summary) {
   auto made = run.trial_dir(rel_dir_of(t));
   if (!made) return made.fail();
@@ -211,6 +247,10 @@ Status write_trial_files(const results::RunDir& run, const TrialResult& t, const
     if (auto it = t.grade.components.find(k); it != t.grade.components.end()) grade << it->second;
     else grade << YAML::Null;
   }
+  // Every other component too: a Harbor verifier's reward keys ("reward", "reward.<key>").
+  for (const auto& [k, v] : t.grade.components)
+    if (k != "state_checks" && k != "transcript_rules" && k != "llm_judge" && k != "custom_checks")
+      grade << YAML::Key << k << YAML::Value << v;
   grade << YAML::EndMap << YAML::Key << "reasons" << YAML::Value << YAML::Literal;
   std::string reasons;
   for (const auto& r : t.grade.reasons) reasons += (reasons.empty() ? "" : "\n") + r;
@@ -278,6 +318,7 @@ Status write_trial_files(const results::RunDir& run, const TrialResult& t, const
                                                                   {"trial.json", detail_of(t, redact_).to_json()}}) {
     if (auto st = write_file_atomic((dir / name).string(), std::string(text) + "\n"); !st) return st;
   }
+  if (auto st = write_log_tars(dir / "logs", t); !st) return st.fail_with("writing the trial's logs/");
 
   return {};
 }

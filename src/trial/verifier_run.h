@@ -55,4 +55,10 @@ struct VerifierResult {
 // that exists but is not a regular file, or is larger than max_file_bytes, is kProtocol.
 Result<VerifierResult> run_verifier(engine::Client& c, const VerifierRun& v);
 
+// The regular files under `path` of container `id` (running or stopped) as a tar of plain 0644
+// files named after the path's base name ("verifier/…"), at most `max_bytes` of content (files
+// past it are left out); empty when the path is missing. Links, devices and the like are skipped.
+Result<std::string> collect_tree(engine::Client& c, const std::string& id, const std::string& path,
+                                 std::uint64_t max_bytes = 16u << 20);
+
 }  // namespace forge::trial
