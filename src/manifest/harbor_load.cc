@@ -81,6 +81,7 @@ Result<TaskConfig> load_harbor_task_config(const std::string& path) {
   t.solution.declared = !h->files.solution_script.empty();
   // No user: the episode ends when the agent answers without a tool call.
   t.user_simulator.mode = UserSimulatorConfig::Mode::kScripted;
+  t.user_simulator.scripted_flow.push_back({"", "###STOP###", true});  // agent/agent.h's kStopMarker
 
   LoadedEnvironment& env = t.environment;
   env.source = h->config_path;
@@ -144,8 +145,10 @@ Result<TaskConfig> load_harbor_task_config(const std::string& path) {
   if (!h->files.solution_script.empty()) {
     GoldenAction run;
     run.name = "bash";
-    run.arguments_json = h->format == HarborFormat::kHarbor ? R"({"command":"bash /solution/solve.sh"})"
-                                                            : R"({"command":"bash /solution/solution.sh"})";
+    // Harbor runs solve.sh with bash; an image without bash (busybox) gets sh.
+    const std::string script = h->format == HarborFormat::kHarbor ? "/solution/solve.sh" : "/solution/solution.sh";
+    run.arguments_json = "{\"command\":\"if command -v bash >/dev/null 2>&1; then bash " + script + "; else sh " +
+                         script + "; fi\"}";
     t.solution.tool_calls.push_back(std::move(run));
   }
 

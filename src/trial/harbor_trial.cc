@@ -3,11 +3,13 @@
 #include "trial/harbor_trial.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 
 #include "core/confined_dir.h"
 #include "core/json.h"
 #include "engine/archive.h"
+#include "engine/exec.h"
 #include "engine/tar.h"
 #include "manifest/pytest_output.h"
 #include "trial/grader_setup.h"
@@ -51,6 +53,29 @@ Result<std::string> one_file_tar(const ConfinedDir& dir, const std::string& rel,
 }
 
 }  // namespace
+
+Result<AgentIds> runner_ids(engine::Client& c, const std::string& runner) {
+  engine::ExecOptions o;
+  o.cmd = {"sh", "-c", "id -u && id -g"};
+  o.timeout = Millis(20000);
+  o.output_cap = 256;
+  auto r = engine::exec_run(c, runner, o);
+  if (!r) return r.fail_with("asking the runner which uid it runs as");
+  unsigned ids[2] = {0, 0};
+  std::size_t at = 0;
+  for (int i = 0; i < 2; ++i) {
+    std::size_t nl = r->out.find('\n', at);
+    const std::string word = r->out.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+    char* end = nullptr;
+    const unsigned long v = std::strtoul(word.c_str(), &end, 10);
+    if (r->exit_code != 0 || word.empty() || *end != '\0' || v > 0x7fffffffUL)
+      return fail(Errc::kProtocol, "the runner's 'id -u && id -g' did not give two ids (exit code " +
+                                       std::to_string(r->exit_code) + ")");
+    ids[i] = static_cast<unsigned>(v);
+    at = nl == std::string::npos ? r->out.size() : nl + 1;
+  }
+  return AgentIds{ids[0], ids[1]};
+}
 
 Status put_harbor_logs(engine::Client& c, const std::string& runner, unsigned uid, unsigned gid) {
   engine::TarWriter tar;
@@ -143,7 +168,9 @@ Result<HarborVerdict> run_harbor_verifier(engine::Client& c, const GraderSpec& w
     if (!s) return s.fail_with(what);
     v.verifier_tars.push_back(std::move(*s));
   }
-  v.command = "bash /tests/" + script;
+  // Harbor runs the script with bash; an image without bash (busybox) gets sh.
+  v.command = "if command -v bash >/dev/null 2>&1; then exec bash /tests/" + script + "; else exec sh /tests/" +
+              script + "; fi";
   v.env = {"TEST_DIR=/tests", "T_BENCH_TEST_DIR=/tests"};
   for (const auto& e : task.verifier.env) {
     if (e.is_template() && !e.fallback)

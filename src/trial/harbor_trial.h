@@ -16,6 +16,12 @@
 
 namespace forge::trial {
 
+// The uid and gid the runner's processes run as (its user, else its image's USER), as `id` says.
+struct AgentIds {
+  unsigned uid = 0, gid = 0;
+};
+Result<AgentIds> runner_ids(engine::Client& c, const std::string& runner);
+
 // /logs (root, 0755) with /logs/agent and /logs/artifacts owned by the agent's uid, in the
 // runner before the agent starts: Harbor's agents and tasks write there.
 Status put_harbor_logs(engine::Client& c, const std::string& runner, unsigned uid, unsigned gid);

@@ -146,9 +146,13 @@ class TrialRun {
     auto files = copy_initial_files(docker_, runner_, workspace(), task_, {owner.uid, owner.gid});
     if (!files) return classify_running(files.error(), InfraKind::kDaemon);
     r_.initial_files = std::move(*files);
-    if (task_.harbor)
-      if (auto st = put_harbor_logs(docker_, runner_, owner.uid, owner.gid); !st)
+    if (task_.harbor) {
+      auto ids = runner_ids(docker_, runner_);
+      if (!ids) return classify_running(ids.error(), InfraKind::kSandbox);
+      agent_ids_ = *ids;
+      if (auto st = put_harbor_logs(docker_, runner_, ids->uid, ids->gid); !st)
         return classify_running(st.error(), InfraKind::kDaemon);
+    }
     if (auto it = up_->containers.find("mock-web"); it != up_->containers.end())
       if (auto st = copy_www(docker_, it->second, task_); !st) return classify_running(st.error(), InfraKind::kDaemon);
     return std::nullopt;
@@ -240,6 +244,9 @@ class TrialRun {
     spec.initial_user_message = task_.initial_user_message;
     spec.max_turns = task_.max_turns.value_or(env_.run->max_turns);
     spec.episode_timeout = env_.run->episode_timeout;
+    // A Harbor task's [agent] timeout_sec is its agent's time, as Harbor gives it.
+    if (task_.harbor && task_.harbor->agent.timeout_sec)
+      spec.episode_timeout = Millis(static_cast<long long>(*task_.harbor->agent.timeout_sec * 1000));
     spec.turn_timeout = env_.run->turn_timeout;
     spec.stuck = env_.run->stuck;
     spec.exec_slots = slot(env_.admission, &Admission::exec);
@@ -251,8 +258,7 @@ class TrialRun {
     PhaseTimer t(r_, "agent");
     // Harbor's oracle: solution/ enters the runner now, and only for the oracle.
     if (task_.harbor && choice_.kind == AgentChoice::Kind::kOracle && !local_) {
-      auto owner = stack::workspace_owner(*up_);
-      if (auto st = put_harbor_solution(docker_, runner_, *task_.harbor, owner.uid, owner.gid); !st)
+      if (auto st = put_harbor_solution(docker_, runner_, *task_.harbor, agent_ids_.uid, agent_ids_.gid); !st)
         return classify_running(st.error(), InfraKind::kDaemon);
     }
     auto agent = make_agent();
@@ -432,6 +438,7 @@ class TrialRun {
   std::unique_ptr<DbStateStore> store_;
   tools::StackTools tools_;
   std::unique_ptr<LocalTrial> local_;  // the local executor's sandbox; null for a container trial
+  AgentIds agent_ids_;                 // a Harbor task's: who owns /logs/agent and /solution
   std::mutex log_mu_;
   bool grading_ = false;
   std::mutex progress_mu_;

@@ -1,0 +1,185 @@
+// Harbor tasks run end to end against the real daemon: written here in a temp dir, built from an
+// environment/Dockerfile whose base is forgectl's runner image tagged by the test (nothing pulled),
+// graded by tests/test.sh in a fresh verifier container.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "agent/budget.h"
+#include "core/strings.h"
+#include "engine/images.h"
+#include "manifest/harbor_load.h"
+#include "results/run_dir.h"
+#include "stack/task_build.h"
+#include "support/docker_env.h"
+#include "support/manifest_helpers.h"
+#include "trial/trial.h"
+#include "trial/trial_files.h"
+
+using namespace forge;
+using namespace forge::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+// forgectl's runner image under the name the tasks' Dockerfiles start FROM; removed (untagged)
+// with the rig, as is every image the trials built.
+struct HarborRig {
+  manifest::RunConfig cfg;
+  trial::TrialEnv env;
+  std::string base;  // "forgectl-test/harbor-base:<run value>"
+  std::vector<std::string> built;
+
+  HarborRig() {
+    base = "forgectl-test/harbor-base:" + docker_env().run_value;
+    auto st = engine::tag_image(*docker_env().client, docker_env().runner_image, "forgectl-test/harbor-base",
+                                docker_env().run_value);
+    REQUIRE_MESSAGE(st.has_value(), (st ? "" : st.error().what()));
+    cfg.turn_timeout = Millis(30000);
+    cfg.episode_timeout = Millis(120000);
+    env.docker = docker_env().client;
+    env.host = docker_env().host;
+    env.run = &cfg;
+    env.budget = std::make_shared<agent::Budget>(std::nullopt);
+    env.run_id = "h" + random_hex(5);
+    env.models = [](const std::string& key) -> Result<std::shared_ptr<agent::LlmClient>> {
+      return fail(Errc::kInvalid, "no model '" + key + "' in this test");
+    };
+  }
+  ~HarborRig() {
+    for (const auto& tag : built) (void)engine::remove_image(*docker_env().client, tag);
+    (void)engine::remove_image(*docker_env().client, base);
+  }
+
+  // The tag the task's runner is built under (stack/task_build.h), remembered for removal.
+  std::string runner_tag(const manifest::TaskConfig& t) {
+    auto ctx = stack::task_build_context(*t.environment.manifest.runner.build);
+    REQUIRE(ctx.has_value());
+    std::string tag = stack::task_image_tag("runner", ctx->hash);
+    built.push_back(tag);
+    return tag;
+  }
+
+  trial::TrialResult run(const manifest::TaskConfig& t, trial::AgentChoice::Kind kind, const std::string& replay = "") {
+    trial::AgentChoice a{kind};
+    a.replay_path = replay;
+    return trial::run_trial(t, 0, 1, a, env);
+  }
+};
+
+// A Harbor task: answer.txt must hold 42; the verifier writes reward.txt (or `test_sh`'s own).
+std::string write_task(const TempFiles& d, const std::string& name, const std::string& base,
+                       const std::string& test_sh = "") {
+  d.write(name + "/task.toml",
+          "version = \"1.0\"\n[agent]\ntimeout_sec = 120\n[verifier]\ntimeout_sec = 60\n"
+          "[environment]\nnetwork_mode = \"no-network\"\nmemory_mb = 512\n");
+  d.write(name + "/instruction.md", "Write 42 to answer.txt.\n");
+  d.write(name + "/environment/Dockerfile", "FROM " + base + "\nWORKDIR /work\nUSER 1000:1000\nLABEL io.forgectl.test.task=" + name + "\n");
+  d.write(name + "/tests/test.sh",
+          test_sh.empty() ? "if grep -q 42 answer.txt 2>/dev/null; then echo 1 > /logs/verifier/reward.txt; "
+                            "else echo 0 > /logs/verifier/reward.txt; fi\n"
+                          : test_sh);
+  d.write(name + "/solution/solve.sh", "echo 42 > answer.txt\n");
+  return d.dir() + "/" + name;
+}
+
+manifest::TaskConfig load(const std::string& dir) {
+  auto t = manifest::load_harbor_task_config(dir);
+  REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
+  return std::move(*t);
+}
+
+// A replay of one bash call, then a final answer.
+std::string write_replay(const TempFiles& d, const std::string& command) {
+  return d.write("replay.yaml", "messages:\n  - role: assistant\n    content: \"\"\n    tool_calls:\n"
+                                "      - name: bash\n        arguments:\n          command: '" + command + "'\n"
+                                "  - role: assistant\n    content: \"done\"\n");
+}
+
+}  // namespace
+
+TEST_CASE("harbor trial: the oracle passes through solve.sh; a no-op agent scores 0; the image is built once") {
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-");
+  auto task = load(write_task(d, "answer42", rig.base));
+  const std::string tag = rig.runner_tag(task);
+
+  auto oracle = rig.run(task, trial::AgentChoice::Kind::kOracle);
+  CAPTURE(oracle.error);
+  REQUIRE(oracle.outcome == results::Outcome::kGraded);
+  CHECK(oracle.grade.score == 1.0);
+  CHECK(oracle.grade.binary_pass);
+  REQUIRE(oracle.tool_log.size() == 1);  // solve.sh is its single tool call
+  CHECK(oracle.tool_log[0].record.tool == "bash");
+  CHECK(oracle.tool_log[0].record.arguments.find("/solution/solve.sh") != std::string::npos);
+  auto first = engine::inspect_image(*docker_env().client, tag);
+  REQUIRE(first.has_value());
+
+  // Without its base a rebuild would fail: a second trial that passes reused the first build.
+  REQUIRE(engine::remove_image(*docker_env().client, rig.base).has_value());
+  auto noop = rig.run(task, trial::AgentChoice::Kind::kNoop);
+  CAPTURE(noop.error);
+  REQUIRE(noop.outcome == results::Outcome::kGraded);
+  CHECK(noop.tool_log.empty());
+  CHECK(noop.grade.score == 0.0);
+  CHECK_FALSE(noop.grade.binary_pass);
+  auto second = engine::inspect_image(*docker_env().client, tag);
+  REQUIRE(second.has_value());
+  CHECK(second->id == first->id);
+
+  // A task whose base image is missing is refused before any build, naming the image.
+  auto missing = load(write_task(d, "nobase", "forgectl-test/harbor-missing:" + docker_env().run_value));
+  rig.runner_tag(missing);
+  auto r = rig.run(missing, trial::AgentChoice::Kind::kOracle);
+  CHECK(r.outcome != results::Outcome::kGraded);
+  CHECK(r.error.find("forgectl-test/harbor-missing:" + docker_env().run_value) != std::string::npos);
+  CHECK(r.error.find("never pulls") != std::string::npos);
+  CHECK(r.tool_log.empty());
+}
+
+TEST_CASE("harbor trial: during the agent's run /tests and /solution are absent; /logs/agent reaches the trial dir") {
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-");
+  auto task = load(write_task(d, "probe", rig.base));
+  rig.runner_tag(task);
+  const std::string replay = write_replay(
+      d, "ls -d /tests /solution /logs/verifier 2>&1; echo note > /logs/agent/note.txt; echo 42 > answer.txt; echo listed");
+  auto r = rig.run(task, trial::AgentChoice::Kind::kReplay, replay);
+  CAPTURE(r.error);
+  REQUIRE(r.outcome == results::Outcome::kGraded);
+  REQUIRE(r.tool_log.size() == 1);
+  const std::string& out = r.tool_log[0].record.content;
+  CAPTURE(out);
+  CHECK(out.find("listed") != std::string::npos);
+  CHECK(out.find("/tests: No such file") != std::string::npos);
+  CHECK(out.find("/solution: No such file") != std::string::npos);
+  CHECK(out.find("/logs/verifier: No such file") != std::string::npos);
+  CHECK(r.grade.score == 1.0);  // the agent's answer, judged after it
+
+  TempFiles out_dir("forgectl-harbor-out-");
+  auto run = results::RunDir::open(out_dir.dir(), [](std::string_view t) { return std::string(t); });
+  REQUIRE(run.has_value());
+  REQUIRE(trial::write_trial_files(*run, r, "").has_value());
+  const fs::path trial_dir = fs::path(out_dir.dir()) / "trials" / "probe" / "0";
+  std::ifstream note(trial_dir / "logs" / "agent" / "note.txt");
+  std::string text((std::istreambuf_iterator<char>(note)), {});
+  CHECK(text == "note\n");
+  CHECK(fs::exists(trial_dir / "logs" / "verifier" / "reward.txt"));
+}
+
+TEST_CASE("harbor trial: every reward.json key is recorded; the score is its reward key") {
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-");
+  auto task = load(write_task(d, "multi", rig.base,
+                              "printf '{\"reward\": 0.75, \"accuracy\": 1, \"style\": 0.5}' > /logs/verifier/reward.json\n"));
+  rig.runner_tag(task);
+  auto r = rig.run(task, trial::AgentChoice::Kind::kOracle);
+  CAPTURE(r.error);
+  REQUIRE(r.outcome == results::Outcome::kGraded);
+  CHECK(r.grade.score == 0.75);
+  CHECK_FALSE(r.grade.binary_pass);
+  CHECK(r.grade.components.at("reward.reward") == 0.75);
+  CHECK(r.grade.components.at("reward.accuracy") == 1.0);
+  CHECK(r.grade.components.at("reward.style") == 0.5);
+}
