@@ -116,7 +116,12 @@ Result<TaskConfig> load_harbor_task_config(const std::string& path) {
     for (const auto& s : h->compose->services) {
       if (s.name == h->main_service) {
         if (runner.image.empty() && !s.build) runner.image = s.image;
-        if (runner.image.empty() && s.build) runner.build = s.build;
+        if (runner.image.empty() && s.build) {
+          runner.build = s.build;
+          // TB1's context is the task directory: its tests and solution stay out of the image.
+          if (h->format == HarborFormat::kTerminalBench1 && fs::path(s.build->context) == fs::path(h->dir))
+            runner.build->exclude = {"tests", "solution.sh", "run-tests.sh"};
+        }
         if (runner.workdir.empty()) runner.workdir = s.working_dir;
         if (runner.user.empty()) runner.user = runner_user(s.user);
         runner.env = s.environment;

@@ -183,3 +183,45 @@ TEST_CASE("harbor trial: every reward.json key is recorded; the score is its rew
   CHECK(r.grade.components.at("reward.accuracy") == 1.0);
   CHECK(r.grade.components.at("reward.style") == 0.5);
 }
+
+TEST_CASE("harbor trial: a Terminal-Bench 1 task (task.yaml, run-tests.sh, solution.sh) graded from pytest's output") {
+  HarborRig rig;
+  TempFiles d("forgectl-tb1-");
+  d.write("tb1/task.yaml", "instruction: Write 42 to answer.txt.\ndifficulty: easy\nparser_name: pytest\nmax_test_timeout_sec: 60\n");
+  d.write("tb1/Dockerfile", "FROM " + rig.base + "\nWORKDIR /work\nUSER 1000:1000\n");
+  d.write("tb1/docker-compose.yaml", "services:\n  client:\n    build:\n      dockerfile: Dockerfile\n"
+                                     "    image: ${T_BENCH_TASK_DOCKER_CLIENT_IMAGE_NAME}\n"
+                                     "    command: [\"sh\", \"-c\", \"sleep infinity\"]\n");
+  // pytest's summary as our fake run-tests.sh prints it (the runner image has no Python).
+  d.write("tb1/run-tests.sh",
+          "if grep -q 42 answer.txt 2>/dev/null; then r=PASSED; n='1 passed'; else r=FAILED; n='1 failed'; fi\n"
+          "echo '=========================== short test summary info ============================'\n"
+          "echo \"$r tests/test_outputs.py::test_answer\"\n"
+          "echo \"============================== $n in 0.01s ===============================\"\n");
+  d.write("tb1/tests/test_outputs.py", "def test_answer():\n    assert open('answer.txt').read().strip() == '42'\n");
+  d.write("tb1/solution.sh", "echo 42 > answer.txt\n");
+  auto task = load(d.dir() + "/tb1");
+  REQUIRE(task.harbor->format == manifest::HarborFormat::kTerminalBench1);
+  rig.runner_tag(task);
+
+  auto oracle = rig.run(task, trial::AgentChoice::Kind::kOracle);
+  CAPTURE(oracle.error);
+  CAPTURE(oracle.verifier_output);
+  REQUIRE(oracle.outcome == results::Outcome::kGraded);
+  CHECK(oracle.grade.score == 1.0);
+  REQUIRE(oracle.tool_log.size() == 1);
+  CHECK(oracle.tool_log[0].record.arguments.find("/solution/solution.sh") != std::string::npos);
+
+  // The build context left the task's tests and solution out: the agent finds neither.
+  const std::string replay = write_replay(d, "ls /tests /solution /run-tests.sh /solution.sh 2>&1; echo listed");
+  auto probe = rig.run(task, trial::AgentChoice::Kind::kReplay, replay);
+  CAPTURE(probe.error);
+  REQUIRE(probe.outcome == results::Outcome::kGraded);
+  REQUIRE(probe.tool_log.size() == 1);
+  const std::string& out = probe.tool_log[0].record.content;
+  CAPTURE(out);
+  CHECK(out.find("listed") != std::string::npos);
+  CHECK(out.find("test_outputs.py") == std::string::npos);
+  CHECK(out.find("No such file") != std::string::npos);
+  CHECK(probe.grade.score == 0.0);
+}
