@@ -5,13 +5,19 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <thread>
 
 #include "agent/budget.h"
 #include "core/strings.h"
+#include "engine/containers.h"
+#include "engine/exec.h"
 #include "engine/images.h"
+#include "engine/networks.h"
 #include "manifest/harbor_load.h"
 #include "results/run_dir.h"
 #include "stack/task_build.h"
+#include "support/containers.h"
 #include "support/docker_env.h"
 #include "support/manifest_helpers.h"
 #include "trial/trial.h"
@@ -224,4 +230,100 @@ TEST_CASE("harbor trial: a Terminal-Bench 1 task (task.yaml, run-tests.sh, solut
   CHECK(out.find("test_outputs.py") == std::string::npos);
   CHECK(out.find("No such file") != std::string::npos);
   CHECK(probe.grade.score == 0.0);
+}
+
+namespace {
+
+// The agent's one call waits for /tmp/go (the test's signal that the fake internet is up), then
+// asks the egress proxy for `allowed` and `denied` and tries the fake internet's address directly.
+const char* kProbeNet =
+    "i=0; while [ ! -f /tmp/go ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; "
+    "echo PROXY=$HTTPS_PROXY; "
+    "(printf \"CONNECT allowed.example.test:443 HTTP/1.1\\r\\n\\r\\nGET /index.html HTTP/1.0\\r\\n\\r\\n\"; sleep 1) "
+    "| nc -w 3 egress-proxy 3128; echo; echo SECOND; "
+    "(printf \"CONNECT denied.example.test:443 HTTP/1.1\\r\\n\\r\\n\"; sleep 1) | nc -w 3 egress-proxy 3128; echo; "
+    "echo DIRECT; wget -T 2 -q -O- http://$(cat /tmp/go):443/index.html 2>&1; echo END";
+
+std::vector<engine::ContainerSummary> run_containers(const std::string& run_id, const std::string& role) {
+  auto cs = engine::list_containers(*docker_env().client, {{"label", {std::string("io.forgectl.run=") + run_id,
+                                                                      std::string("io.forgectl.role=") + role}}});
+  REQUIRE(cs.has_value());
+  return *cs;
+}
+
+}  // namespace
+
+TEST_CASE("harbor trial: allowlist reaches only its host through the egress proxy; no-network has no proxy") {
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-net-");
+  auto dir = write_task(d, "allow", rig.base);
+  d.write("allow/task.toml", "version = \"1.0\"\n[verifier]\ntimeout_sec = 60\n[environment]\n"
+                             "network_mode = \"allowlist\"\nallowed_hosts = [\"allowed.example.test\"]\n");
+  auto task = load(dir);
+  REQUIRE(task.environment.manifest.network_policy == manifest::NetworkPolicy::kLimitedInternet);
+  task.environment.manifest.allow_private = true;  // the fake internet sits on a private subnet
+  rig.runner_tag(task);
+  const std::string replay = write_replay(d, kProbeNet);
+
+  trial::TrialResult r;
+  std::thread t([&] { r = rig.run(task, trial::AgentChoice::Kind::kReplay, replay); });
+  // The stack's edge network, once up: the fake internet joins it under two names.
+  std::string edge, runner;
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while ((edge.empty() || runner.empty()) && std::chrono::steady_clock::now() < until) {
+    auto nets = engine::list_networks(*docker_env().client, {{"label", {"io.forgectl.run=" + rig.env.run_id}}});
+    if (nets)
+      for (const auto& n : *nets)
+        if (n.name.size() > 5 && n.name.ends_with("-edge")) edge = n.name;
+    for (const auto& c : run_containers(rig.env.run_id, "runner"))
+      if (c.state == "running") runner = c.id;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::optional<TestContainer> inet;
+  if (!edge.empty() && !runner.empty()) {
+    engine::ContainerSpec s;
+    s.network = edge;
+    s.aliases = {"allowed.example.test", "denied.example.test"};
+    s.cmd = std::vector<std::string>{"sh", "-c", "mkdir -p /tmp/w && echo hello-internet > /tmp/w/index.html && "
+                                                 "exec httpd -f -p 443 -h /tmp/w"};
+    inet.emplace(s);
+    auto info = engine::inspect_container(*docker_env().client, inet->id);
+    REQUIRE(info.has_value());
+    const std::string ip = info->networks.begin()->second.ip_address;
+    engine::ExecOptions go{{"sh", "-c", "echo " + ip + " > /tmp/go"}};
+    go.timeout = Millis(20000);
+    CHECK(engine::exec_run(*docker_env().client, runner, go).has_value());
+  }
+  t.join();
+  REQUIRE_FALSE(edge.empty());
+  CAPTURE(r.error);
+  REQUIRE(r.outcome == results::Outcome::kGraded);
+  REQUIRE(r.tool_log.size() == 1);
+  const std::string& out = r.tool_log[0].record.content;
+  CAPTURE(out);
+  const auto second = out.find("SECOND"), direct = out.find("DIRECT");
+  REQUIRE(second != std::string::npos);
+  REQUIRE(direct != std::string::npos);
+  CHECK(out.find("PROXY=http://egress-proxy:3128") != std::string::npos);
+  CHECK(out.substr(0, second).find("hello-internet") != std::string::npos);
+  CHECK(out.substr(second, direct - second).find("403 Forbidden") != std::string::npos);
+  CHECK(out.substr(direct).find("hello-internet") == std::string::npos);  // only through the proxy
+
+  // no-network: no proxy, no edge network, nothing named outside the task.
+  auto closed_dir = write_task(d, "closed", rig.base);
+  auto closed = load(closed_dir);
+  REQUIRE(closed.environment.manifest.network_policy == manifest::NetworkPolicy::kNoInternet);
+  rig.runner_tag(closed);
+  const std::string replay2 = d.write("replay2.yaml",
+      "messages:\n  - role: assistant\n    content: \"\"\n    tool_calls:\n      - name: bash\n        arguments:\n"
+      "          command: 'echo PROXY=$HTTPS_PROXY; nc -w 2 egress-proxy 3128 </dev/null 2>&1; echo rc=$?'\n"
+      "  - role: assistant\n    content: \"done\"\n");
+  auto c = rig.run(closed, trial::AgentChoice::Kind::kReplay, replay2);
+  CAPTURE(c.error);
+  REQUIRE(c.outcome == results::Outcome::kGraded);
+  REQUIRE(c.tool_log.size() == 1);
+  const std::string& cout_ = c.tool_log[0].record.content;
+  CAPTURE(cout_);
+  CHECK(cout_.find("PROXY=\n") != std::string::npos);
+  CHECK(cout_.find("rc=0") == std::string::npos);
 }
