@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "agent/budget.h"
+#include "core/json.h"
 #include "core/strings.h"
 #include "engine/containers.h"
 #include "engine/exec.h"
@@ -172,6 +173,35 @@ TEST_CASE("harbor trial: during the agent's run /tests and /solution are absent;
   std::string text((std::istreambuf_iterator<char>(note)), {});
   CHECK(text == "note\n");
   CHECK(fs::exists(trial_dir / "logs" / "verifier" / "reward.txt"));
+
+  // The ATIF trajectory: system, user, the agent's call with its observation, its answer.
+  std::ifstream atif_in(trial_dir / "trajectory.atif.json");
+  std::string atif((std::istreambuf_iterator<char>(atif_in)), {});
+  auto doc = json::parse(atif, "trajectory.atif.json");
+  REQUIRE_MESSAGE(doc.has_value(), atif);
+  CHECK(json::get_string(*doc, "schema_version") == "ATIF-v1.2");
+  const auto* steps = json::get_array(*doc, "steps");
+  REQUIRE(steps);
+  REQUIRE(steps->Size() == 4);
+  CHECK(json::get_string((*steps)[1], "message") == "Write 42 to answer.txt.\n");
+  const auto& call = (*steps)[2];
+  CHECK(json::get_string(call, "source") == "agent");
+  const auto* calls = json::get_array(call, "tool_calls");
+  REQUIRE(calls);
+  REQUIRE(calls->Size() == 1);
+  CHECK(json::get_string((*calls)[0], "function_name") == "bash");
+  CHECK(json::get_string(*json::get_object((*calls)[0], "arguments"), "command").find("ls -d /tests") == 0);
+  const auto* obs = json::get_object(call, "observation");
+  REQUIRE(obs);
+  const auto* results = json::get_array(*obs, "results");
+  REQUIRE(results);
+  REQUIRE(results->Size() == 1);
+  CHECK(json::get_string((*results)[0], "content").find("listed") != std::string::npos);
+  CHECK(json::get_string((*steps)[3], "message") == "done");
+  const auto* fm = json::get_object(*doc, "final_metrics");
+  REQUIRE(fm);
+  CHECK(json::get_int(*fm, "total_steps") == 4);
+  CHECK(fm->HasMember("total_prompt_tokens"));
 }
 
 TEST_CASE("harbor trial: every reward.json key is recorded; the score is its reward key") {
