@@ -121,8 +121,11 @@ static ImageInfo parse_image(const json::Value& v) {
   i.repo_digests = json::get_strings(v, "RepoDigests");
   i.size = json::get_int(v, "Size");
   i.created = json::get_string(v, "Created");
-  if (auto* cfg = json::get_object(v, "Config")) i.labels = json::get_string_map(*cfg, "Labels");
-  else i.labels = json::get_string_map(v, "Labels");  // the list endpoint has them at the top
+  if (auto* cfg = json::get_object(v, "Config")) {
+    i.labels = json::get_string_map(*cfg, "Labels");
+    i.working_dir = json::get_string(*cfg, "WorkingDir");
+    i.user = json::get_string(*cfg, "User");
+  } else i.labels = json::get_string_map(v, "Labels");  // the list endpoint has them at the top
   return i;
 }
 

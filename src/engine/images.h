@@ -40,6 +40,7 @@ struct ImageInfo {
   std::map<std::string, std::string> labels;
   std::int64_t size = 0;
   std::string created;
+  std::string working_dir, user;  // Config.WorkingDir and Config.User (inspect only)
 };
 Result<ImageInfo> inspect_image(Client& c, std::string_view name);
 Result<std::vector<ImageInfo>> list_images(Client& c, const Filters& filters = {});

@@ -20,6 +20,9 @@ struct ComposeBuild {
   std::string context;  // absolute, resolved against the compose file's directory
   std::string dockerfile = "Dockerfile";
   std::map<std::string, std::string> args;
+  // Context-relative paths left out of the context sent to the builder, so no COPY can put them
+  // in the image (a Terminal-Bench 1 task's tests and solution, whose context is the task).
+  std::vector<std::string> exclude;
 };
 
 struct ComposeHealthcheck {

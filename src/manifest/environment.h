@@ -30,12 +30,18 @@ inline constexpr std::int64_t kMaxDiskMb = 65536;
 
 struct RunnerSpec {
   std::string image;    // empty: forgectl/runner:local
+  // Built instead of pulled (a Harbor task's environment/Dockerfile or its `main` service's
+  // build): the runner's image is then the content-tagged forgectl-task/runner:<hash>.
+  std::optional<ComposeBuild> build;
   // "uid" | "uid:gid" ("root" is read as "0:0"); empty: the agent uid 1000:1000 in forgectl's
   // runner image, the image's own user in any other
   std::string user;
   std::string workdir;  // empty: /work
   Resources resources;
   std::vector<std::string> env_passthrough;  // host variables that may cross into the runner
+  // "K=V" set in the runner, already resolved (a Harbor task's [environment].env); forgectl's own
+  // variables (the egress proxy's) come after them and win.
+  std::vector<std::string> env;
   std::int64_t disk_mb = 0;                  // the workspace's cap; 0: forgectl's default (2048)
   std::int64_t tmp_mb = 0;                   // /tmp's cap; 0: forgectl's default (512)
 };

@@ -37,7 +37,7 @@ struct NetworkKeys {
   bool take(const TomlField& e);  // true when `e` is one of them
 };
 // nullopt when the table sets no policy; a baseline without one is public.
-std::optional<NetworkPolicy> read_network(TomlReader& r, const NetworkKeys& keys, std::string_view table);
+std::optional<HarborNetwork> read_network(TomlReader& r, const NetworkKeys& keys, std::string_view table);
 
 // A seconds value: a positive number of at most 30 days.
 std::optional<double> read_seconds(TomlReader& r, const TomlField& f, std::string_view table);

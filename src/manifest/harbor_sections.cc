@@ -298,11 +298,13 @@ void read_environment(TomlReader& r, const TomlField& f, std::string_view table,
   }
   if (gpu_types && r.strings(*gpu_types, table, kMaxListItems))
     r.warning(*gpu_types, toml_subject(table, "gpu_types") + " has no effect: the task asks for no GPU");
-  if (into.storage_mb && (storage_mb || storage))
+  // The task's own storage_mb is the workspace's cap (runner.disk_mb, docs/harbor.md "Running a
+  // task"); the verifier's container has no disk cap of its own.
+  if (verifier_env && into.storage_mb && (storage_mb || storage))
     r.warning(storage_mb ? *storage_mb : *storage,
               toml_subject(table, storage_mb ? "storage_mb" : "storage") +
-                  " has no effect: Docker's overlay2 storage has no per-container size limit",
-              "Harbor's Docker provider does not apply it either");
+                  " has no effect: the verifier's container has no disk cap of its own",
+              "the task's [environment] storage_mb caps the workspace");
   if (auto p = read_network(r, net, table)) into.network = *p;
 }
 

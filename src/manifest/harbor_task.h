@@ -21,7 +21,7 @@ enum class HarborFormat { kHarbor, kTerminalBench1 };
 enum class NetworkMode { kPublic, kNoNetwork, kAllowlist };
 const char* to_string(NetworkMode m);  // Harbor's spelling: "public", "no-network", "allowlist"
 
-struct NetworkPolicy {
+struct HarborNetwork {
   NetworkMode mode = NetworkMode::kPublic;
   // kAllowlist only, in Harbor's normal form: lower-case host names, "*.suffix" wildcards, IPv4/IPv6
   // addresses and CIDR ranges, without trailing dots or duplicates. Empty: nothing is reachable.
@@ -67,7 +67,7 @@ struct EnvironmentConfig {
   // Unset: the provider's default (newer Harbor injects none); `cpu` is older files' spelling.
   std::optional<std::int64_t> cpus, memory_mb, storage_mb;
   std::int64_t gpus = 0;  // always 0: more is refused
-  NetworkPolicy network;  // the baseline every phase starts from (allow_internet folded in)
+  HarborNetwork network;  // the baseline every phase starts from (allow_internet folded in)
   std::vector<EnvEntry> env;
   std::vector<McpServer> mcp_servers;
   std::optional<HealthcheckConfig> healthcheck;
@@ -78,7 +78,7 @@ struct EnvironmentConfig {
 struct AgentConfig {
   std::optional<double> timeout_sec;     // unset: no limit from the task (the run's own applies)
   std::string user;                      // name or uid; "" = the image's USER
-  std::optional<NetworkPolicy> network;  // during the agent's run only; unset = the baseline
+  std::optional<HarborNetwork> network;  // during the agent's run only; unset = the baseline
 };
 
 // Where the verifier runs: in the agent's environment after the agent (shared, Harbor's default),
@@ -99,7 +99,7 @@ struct VerifierConfig {
   double timeout_sec = 600;
   std::vector<EnvEntry> env;
   std::string user;                      // "" = the image's USER (usually root)
-  std::optional<NetworkPolicy> network;  // during verification only; unset = the baseline
+  std::optional<HarborNetwork> network;  // during verification only; unset = the baseline
   VerifierMode mode = VerifierMode::kShared;
   // Separate mode's own settings ([verifier.environment]: resources, network, env); unset = a
   // fresh copy of [environment]. Its own image is refused, so the image is always the task's.

@@ -135,8 +135,8 @@ bool NetworkKeys::take(const TomlField& e) {
   return false;
 }
 
-std::optional<NetworkPolicy> read_network(TomlReader& r, const NetworkKeys& keys, std::string_view table) {
-  NetworkPolicy p;
+std::optional<HarborNetwork> read_network(TomlReader& r, const NetworkKeys& keys, std::string_view table) {
+  HarborNetwork p;
   bool have_mode = false;
   if (keys.mode) p.mode = parse_mode(r, *keys.mode, table, have_mode);
   if (keys.hosts) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "manifest/diagnostics.h"
 #include "manifest/environment.h"
 #include "manifest/grading_config.h"
+#include "manifest/harbor_task.h"
 
 namespace forge::manifest {
 
@@ -79,6 +81,9 @@ struct TaskConfig {
   // Keys accepted without the effect their author may expect (Tolokaforge's legacy spellings), in
   // report order, task.yaml's first: shown by validate and once by run, never failing the load.
   std::vector<Diagnostic> warnings;
+  // A Harbor or Terminal-Bench 1 task (harbor_load.h): its own phases run it (trial/harbor_trial.h),
+  // and `grading` is empty. Null for a Tolokaforge task.
+  std::shared_ptr<const HarborTask> harbor;
 };
 
 }  // namespace forge::manifest

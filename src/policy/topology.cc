@@ -165,9 +165,15 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
   r.role = Role::kRunner;
   r.name = plan.name + "-" + kRunnerKey;
   r.image = !opts.runner_image.empty() ? opts.runner_image : !m.runner.image.empty() ? m.runner.image : kDefaultRunnerImage;
+  // A built runner's image is the build's tag, set by up; until then it is no image of forgectl's.
+  if (opts.runner_image.empty() && m.runner.image.empty() && m.runner.build) {
+    r.build = m.runner.build;
+    r.image.clear();
+  }
   r.cmd = std::vector<std::string>{"sleep", "2147483647"};
   r.workdir = m.runner.workdir.empty() ? kDefaultWorkdir : m.runner.workdir;
-  r.env = penv;
+  r.env = m.runner.env;
+  r.env.insert(r.env.end(), penv.begin(), penv.end());
   // Docker takes HOME from the image's /etc/passwd; say it, so the agent's home is its tmpfs
   // even in an image without the `agent` entry.
   if (is_own_runner_image(r.image) && (m.runner.user.empty() || m.runner.user == kAgentUser))

@@ -6,7 +6,9 @@
 #include <filesystem>
 #include <vector>
 
+#include "core/files.h"
 #include "core/sha256.h"
+#include "core/strings.h"
 #include "engine/tar.h"
 #include "stack/local_images.h"
 
@@ -28,6 +30,11 @@ Result<TaskBuildContext> task_build_context(const manifest::ComposeBuild& build)
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
+    const std::string rel = fs::relative(it->path(), root, ec).generic_string();
+    if (std::find(build.exclude.begin(), build.exclude.end(), rel) != build.exclude.end()) {
+      if (it->is_directory() && !it->is_symlink()) it.disable_recursion_pending();
+      continue;
+    }
     paths.push_back(it->path());
     if (paths.size() > kMaxContextEntries)
       return fail(Errc::kInvalid, what + ": more than " + std::to_string(kMaxContextEntries) + " entries");
@@ -57,11 +64,58 @@ Result<TaskBuildContext> task_build_context(const manifest::ComposeBuild& build)
   h.update(*bytes);
   h.update(std::string_view("\0dockerfile\0", 12));
   h.update(build.dockerfile);
+  for (const auto& x : build.exclude) {
+    h.update(std::string_view("\0exclude\0", 9));
+    h.update(x);
+  }
   for (const auto& [k, v] : build.args) {  // a std::map: sorted
     h.update(std::string_view("\0arg\0", 5));
     h.update(k + "=" + v);
   }
   return TaskBuildContext{std::move(*bytes), h.hex_digest()};
+}
+
+std::vector<std::string> dockerfile_bases(std::string_view dockerfile) {
+  // Continuation lines joined first: FROM may be split with a trailing backslash.
+  std::vector<std::string> lines;
+  std::string cur;
+  std::size_t start = 0;
+  while (start <= dockerfile.size()) {
+    std::size_t nl = dockerfile.find('\n', start);
+    std::string_view line = dockerfile.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+    start = nl == std::string_view::npos ? dockerfile.size() + 1 : nl + 1;
+    std::string l(line);
+    while (!l.empty() && (l.back() == '\r' || l.back() == ' ' || l.back() == '\t')) l.pop_back();
+    if (!l.empty() && l.back() == '\\') {
+      l.pop_back();
+      cur += l + " ";
+      continue;
+    }
+    lines.push_back(cur + l);
+    cur.clear();
+  }
+  std::vector<std::string> stages, out;
+  for (const auto& l : lines) {
+    std::vector<std::string> words;
+    std::size_t i = 0;
+    while (i < l.size()) {
+      while (i < l.size() && (l[i] == ' ' || l[i] == '\t')) ++i;
+      std::size_t j = i;
+      while (j < l.size() && l[j] != ' ' && l[j] != '\t') ++j;
+      if (j > i) words.push_back(l.substr(i, j - i));
+      i = j;
+    }
+    if (words.empty() || to_lower(words[0]) != "from") continue;
+    std::size_t k = 1;
+    while (k < words.size() && words[k].rfind("--", 0) == 0) ++k;  // --platform=…
+    if (k >= words.size()) continue;
+    const std::string image = words[k];
+    const bool earlier_stage = std::find(stages.begin(), stages.end(), to_lower(image)) != stages.end();
+    if (k + 2 < words.size() && to_lower(words[k + 1]) == "as") stages.push_back(to_lower(words[k + 2]));
+    if (earlier_stage || to_lower(image) == "scratch") continue;
+    if (std::find(out.begin(), out.end(), image) == out.end()) out.push_back(image);
+  }
+  return out;
 }
 
 std::string task_image_tag(std::string_view service, std::string_view hash) {
@@ -118,6 +172,18 @@ Result<std::string> ensure_task_image(engine::Client& c, std::string_view servic
   };
   if (auto img = engine::inspect_image(c, tag))
     return ours(*img) ? Result<std::string>(tag) : Result<std::string>(refuse());
+  // The builder pulls a missing base image: refuse before it can.
+  auto text = read_text(fs::path(build.context) / build.dockerfile, 1u << 20);
+  if (!text) return text.fail_with(what + ": reading its Dockerfile");
+  for (const auto& base : dockerfile_bases(*text)) {
+    if (base.find('$') != std::string::npos)
+      return fail(Errc::kInvalid, what + ": the Dockerfile's base image '" + base +
+                                      "' is given by a variable, which forgectl cannot check is on the daemon "
+                                      "(it never pulls); name the image");
+    if (!engine::inspect_image(c, base))
+      return fail(Errc::kNotFound, what + ": the Dockerfile's base image '" + base +
+                                       "' is not on the daemon; forgectl never pulls: build, tag or load it first");
+  }
   Slots::Hold slot(slots);
   if (progress) progress("building image " + tag + " for service '" + std::string(service) + "'");
   auto id = engine::build_image(c, task_build_spec(std::move(*ctx), build, limits));

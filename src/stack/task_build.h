@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/slots.h"
 #include "engine/client.h"
@@ -41,9 +43,15 @@ std::string task_image_tag(std::string_view service, std::string_view hash);
 engine::BuildSpec task_build_spec(TaskBuildContext ctx, const manifest::ComposeBuild& build,
                                   const TaskBuildLimits& limits);
 
+// The images a Dockerfile's FROM lines build on, in order: stage names of earlier FROM ... AS
+// lines and `scratch` left out; a reference with a variable (`FROM $BASE`) is returned as written.
+std::vector<std::string> dockerfile_bases(std::string_view dockerfile);
+
 // Builds `service`'s image unless forgectl built the same content before (the tag exists with
 // io.forgectl.image=task-build and the same io.forgectl.content), and returns the tag. A tag
 // that exists without those labels is refused, never overwritten. `slots` bounds builds at once.
+// Every base image must already be on the daemon (the builder would pull a missing one): else
+// kNotFound naming it; a base given by a variable is refused (forgectl cannot check it).
 Result<std::string> ensure_task_image(engine::Client& c, std::string_view service, const manifest::ComposeBuild& build,
                                       const TaskBuildLimits& limits, Slots* slots,
                                       const std::function<void(std::string_view)>& progress = {});

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <map>
 
+#include "manifest/harbor_load.h"
+#include "manifest/task_kind.h"
 #include "manifest/task_parse.h"
 #include "trial/json_db_use.h"
 #include "trial/local_trial.h"
@@ -52,6 +54,9 @@ Result<std::vector<std::string>> discover_tasks(const std::vector<std::string>& 
     std::error_code ec;
     if (fs::is_regular_file(p, ec)) {
       out.push_back(fs::absolute(p).lexically_normal().string());
+    } else if (fs::is_directory(p, ec) && fs::exists(fs::path(p) / "task.toml")) {
+      // A Harbor task: Harbor reads only task.toml, so it wins over a task.yaml beside it.
+      out.push_back(fs::absolute(fs::path(p) / "task.toml").lexically_normal().string());
     } else if (fs::is_directory(p, ec) && fs::exists(fs::path(p) / "task.yaml")) {
       out.push_back(fs::absolute(fs::path(p) / "task.yaml").lexically_normal().string());
     } else if (fs::is_directory(p, ec)) {
@@ -61,9 +66,13 @@ Result<std::vector<std::string>> discover_tasks(const std::vector<std::string>& 
       const fs::path project_tasks = fs::path(p) / "tasks";
       const fs::path under = fs::is_directory(project_tasks, ec) ? project_tasks : fs::path(p);
       for (auto it = fs::recursive_directory_iterator(under, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-        if (!it->is_regular_file() || it->path().filename() != "task.yaml") continue;
+        const auto name = it->path().filename();
+        if (!it->is_regular_file() || (name != "task.yaml" && name != "task.toml")) continue;
+        // A task.yaml beside a task.toml is the Harbor task's, which the task.toml stands for.
+        if (name == "task.yaml" && fs::exists(it->path().parent_path() / "task.toml", ec)) continue;
         std::string rel = fs::relative(it->path(), p).generic_string();
-        // "**/task.yaml" also matches a task.yaml at the top, as a shell's globstar does.
+        // "**/task.yaml" also matches a task.yaml at the top, as a shell's globstar does, and
+        // stands for Harbor's task.toml too (a dataset may mix the formats).
         if (::fnmatch(glob.c_str(), rel.c_str(), FNM_PATHNAME) == 0 || glob == "**/task.yaml")
           found.push_back(fs::absolute(it->path()).lexically_normal().string());
       }
@@ -83,6 +92,20 @@ bool has_errors(const std::vector<trial::Problem>& problems) {
   return std::any_of(problems.begin(), problems.end(),
                      [](const trial::Problem& p) { return p.severity == trial::Severity::kError; });
 }
+
+namespace {
+
+// A Tolokaforge task.yaml, or a Harbor / Terminal-Bench 1 task (harbor_load.h), by what its
+// directory holds.
+Result<manifest::TaskConfig> load_any_task(const std::string& path) {
+  const std::string dir = fs::path(path).parent_path().string();
+  auto kind = manifest::detect_task_kind(dir);
+  if (kind && (*kind == manifest::TaskKind::kHarbor || *kind == manifest::TaskKind::kTerminalBench1))
+    return manifest::load_harbor_task_config(dir);
+  return manifest::load_task(path);
+}
+
+}  // namespace
 
 bool TaskSet::ok() const {
   if (has_errors(run_problems)) return false;
@@ -116,7 +139,7 @@ TaskSet load_task_set(const std::vector<std::string>& paths, const std::string& 
     return set;
   }
   for (const auto& path : *found) {
-    auto t = manifest::load_task(path);
+    auto t = load_any_task(path);
     if (!t) {
       set.per_task.push_back({path, load_problems(t.error())});
       continue;
@@ -125,7 +148,7 @@ TaskSet load_task_set(const std::vector<std::string>& paths, const std::string& 
     auto problems = trial::check_task(*t, in);
     for (const auto& w : t->warnings) problems.push_back(warning_of(w));
     // What the task does not use, its trials do not start (docs/stacks.md, "Only what a task needs").
-    if (problems.empty() && !trial::runs_locally(*t)) trial::drop_unused_json_db(*t);
+    if (!has_errors(problems) && !trial::runs_locally(*t)) trial::drop_unused_json_db(*t);
     set.per_task.push_back({path, std::move(problems)});
     set.tasks.push_back(std::move(*t));
   }

@@ -100,9 +100,9 @@ Status copy_task_files(engine::Client& c, const std::string& runner, const manif
   return engine::put_archive(c, runner, policy::kTaskFilesMount, std::move(*bytes));
 }
 
-}  // namespace
-
-Result<StackTools> open_stack_tools(engine::Client& c, const std::string& stack, const OpenOptions& o) {
+// `known`: the task's environment as the caller holds it; null: reloaded from the runner's label.
+Result<StackTools> open_tools(engine::Client& c, const std::string& stack, const manifest::LoadedEnvironment* known,
+                              const OpenOptions& o) {
   std::string what = "opening the tools of stack '" + stack + "'";
   auto runners = engine::list_containers(
       c, {{"label", {std::string(stack::kLabelStack) + "=" + stack, std::string(stack::kLabelRole) + "=runner"}}});
@@ -112,15 +112,19 @@ Result<StackTools> open_stack_tools(engine::Client& c, const std::string& stack,
   if (r.state != "running") return fail(Errc::kConflict, what + ": its runner is " + r.state + ", not running");
   auto info = engine::inspect_container(c, r.id);
   if (!info) return info.fail_with(what);
-  auto src = info->labels.find(stack::kLabelSource);
-  if (src == info->labels.end()) return fail(Errc::kInvalid, what + ": the runner has no " + std::string(stack::kLabelSource) + " label");
-
   StackTools t;
   t.stack = stack;
   t.runner = r.id;
-  auto env = manifest::load_environment(src->second);
-  if (!env) return env.fail_with(what + ": reloading its task " + src->second);
-  t.env = std::move(*env);
+  if (known) {
+    t.env = *known;
+  } else {
+    auto src = info->labels.find(stack::kLabelSource);
+    if (src == info->labels.end())
+      return fail(Errc::kInvalid, what + ": the runner has no " + std::string(stack::kLabelSource) + " label");
+    auto env = manifest::load_environment(src->second);
+    if (!env) return env.fail_with(what + ": reloading its task " + src->second);
+    t.env = std::move(*env);
+  }
   if (t.env.tools.executor == manifest::ExecutorKind::kLocal)
     return fail(Errc::kInvalid, what + ": its task uses the local executor, whose tools run on the host, not in the runner");
 
@@ -156,6 +160,17 @@ Result<StackTools> open_stack_tools(engine::Client& c, const std::string& stack,
   if (!exec) return exec.fail_with(what);
   t.executor = std::move(*exec);
   return t;
+}
+
+}  // namespace
+
+Result<StackTools> open_stack_tools(engine::Client& c, const std::string& stack, const OpenOptions& o) {
+  return open_tools(c, stack, nullptr, o);
+}
+
+Result<StackTools> open_stack_tools(engine::Client& c, const std::string& stack, const manifest::LoadedEnvironment& env,
+                                    const OpenOptions& o) {
+  return open_tools(c, stack, &env, o);
 }
 
 }  // namespace forge::tools

@@ -42,5 +42,9 @@ struct OpenOptions {
 // to forgectl's helper in the runner, starts the task's MCP server if it has one, and builds
 // the governed executor.
 Result<StackTools> open_stack_tools(engine::Client& c, const std::string& stack, const OpenOptions& opts);
+// The same with the task's environment as the caller holds it, for a task no task.yaml describes
+// (a Harbor task: its runner's image and environment are the trial's).
+Result<StackTools> open_stack_tools(engine::Client& c, const std::string& stack, const manifest::LoadedEnvironment& env,
+                                    const OpenOptions& opts);
 
 }  // namespace forge::tools

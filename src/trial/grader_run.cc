@@ -11,10 +11,11 @@
 #include "engine/exec.h"
 #include "engine/tar.h"
 #include "stack/labels.h"
-#include "stack/helper_volume.h"
 #include "manifest/project.h"
+#include "stack/helper_volume.h"
 #include "trial/grader_setup.h"
 #include "trial/grading_sources.h"
+#include "trial/verifier_run.h"
 
 namespace forge::trial {
 
@@ -25,16 +26,28 @@ constexpr std::size_t kOutputCap = 1u << 20;
 // Past the helper's own deadline: ours only backs it up.
 constexpr Millis kDeadlineGrace{10000};
 
-engine::ContainerSpec grader_spec(const GraderSpec& g, const manifest::TestScripts& cfg, const std::string& helper_volume) {
+engine::ContainerSpec grader_spec(const VerifierRun& v, const std::string& helper_volume) {
+  const GraderSpec& g = v.where;
   engine::ContainerSpec spec;
   spec.name = g.stack + "-grader-" + random_hex(3);
-  spec.image = cfg.image.empty() ? g.image : cfg.image;
+  spec.image = g.image;
   spec.cmd = std::vector<std::string>{"sleep", "2147483647"};  // the tests run as execs
   spec.user = "0:0";  // the as-agent server starts as root, whatever the image's USER
   spec.workdir = g.workspace;
   spec.labels = {{stack::kLabelStack, g.stack}, {stack::kLabelRole, "grader"}, {stack::kLabelRun, g.run_id}};
-  spec.volumes = {g.workspace};
-  spec.host.network_mode = "none";  // tests judge the files, not the network
+  // The workspace is exactly the agent's copy: no copy-up of the image's own workdir into the
+  // volume, so a file the agent deleted stays deleted.
+  engine::VolumeMount work;
+  work.target = g.workspace;
+  work.no_copy = true;
+  spec.host.mounts.push_back(std::move(work));
+  // Tests judge the files, not the network, unless the task asks for a verifier network.
+  if (v.network.empty()) {
+    spec.host.network_mode = "none";
+  } else {
+    spec.network = v.network;
+    spec.host.dns_options = v.dns_options;
+  }
   spec.host.cap_drop = {"ALL"};
   // Only to become A and T (docs/helper-protocol.md): root here cannot chown, read others' files
   // or signal their processes; no exec but the as-agent server's runs as root.
@@ -56,7 +69,7 @@ std::string agent_prefix(const std::string& workspace) {
 }
 
 // The as-agent server, as root, detached: it lives until the container is killed.
-Status start_as_agent_server(engine::Client& c, const std::string& id, long long timeout_ms) {
+Status start_as_agent_server(engine::Client& c, const std::string& id, long long timeout_ms, const VerifierIdentity& as) {
   engine::ExecCreateSpec spec;
   spec.cmd = {kGraderHelper,
               "--as-agent-server",
@@ -64,7 +77,7 @@ Status start_as_agent_server(engine::Client& c, const std::string& id, long long
               "--as",
               kAgentUser,
               "--allow-uid",
-              std::to_string(kVerifierUid),
+              std::to_string(as.uid),
               "--timeout-ms",
               std::to_string(timeout_ms)};
   spec.user = "0:0";
@@ -76,7 +89,7 @@ Status start_as_agent_server(engine::Client& c, const std::string& id, long long
   // T asks A to run the helper's --version: the socket, the drop to A and exec as A all work.
   engine::ExecOptions probe;
   probe.cmd = {kGraderHelper, "--as-agent", kAsAgentSocket, "--cwd", "/", "--", kGraderHelper, "--version"};
-  probe.user = kVerifierUser;
+  probe.user = as.user();
   probe.workdir = "/";
   probe.timeout = Millis(20000);
   auto r = engine::exec_run(c, id, probe);
@@ -93,13 +106,13 @@ Status start_as_agent_server(engine::Client& c, const std::string& id, long long
 
 // The tests, as T, under the helper's deadline; they start in the workspace copy, or fail (the
 // agent's doing) when the agent left it closed to T.
-Result<grading::TestRun> run_tests_as_verifier(engine::Client& c, const std::string& id, const GraderSpec& g,
-                                               const manifest::TestScripts& cfg) {
-  const long long timeout_ms = static_cast<long long>(cfg.timeout_s * 1000);
+Result<grading::TestRun> run_tests_as_verifier(engine::Client& c, const std::string& id, const VerifierRun& v) {
+  const GraderSpec& g = v.where;
+  const long long timeout_ms = static_cast<long long>(v.timeout_s * 1000);
   engine::ExecOptions o;
   o.cmd = {kGraderHelper,
            "--as",
-           kVerifierUser,
+           v.as.user(),
            "--timeout-ms",
            std::to_string(timeout_ms),
            "--",
@@ -108,9 +121,10 @@ Result<grading::TestRun> run_tests_as_verifier(engine::Client& c, const std::str
            "cd -- \"$1\" || exit 1; shift; exec sh -c \"$1\"",
            "sh",
            g.workspace,
-           cfg.command};
-  o.env = {"FORGECTL_AS_AGENT=" + agent_prefix(g.workspace)};
-  o.user = kVerifierUser;
+           v.command};
+  o.env = v.env;
+  o.env.push_back("FORGECTL_AS_AGENT=" + agent_prefix(g.workspace));
+  o.user = v.as.user();
   o.workdir = "/";
   o.timeout = Millis(timeout_ms) + kDeadlineGrace;
   o.output_cap = kOutputCap;
@@ -138,10 +152,10 @@ Status kill_everything(engine::Client& c, const std::string& id) {
   return {};
 }
 
-// The reward file, through the archive API of the stopped grader: nullopt when it is missing or
-// holds nothing; an error when it cannot be read or is not a number.
-Result<std::optional<double>> read_reward(engine::Client& c, const std::string& id, const std::string& path) {
-  const std::string what = "reading the reward file '" + path + "'";
+// A small file, through the archive API of the stopped grader: nullopt when it is missing; an
+// error when it is not a regular file or larger than `max`.
+Result<std::optional<std::string>> read_small_file(engine::Client& c, const std::string& id, const std::string& path,
+                                                   std::size_t max) {
   std::optional<std::string> text;
   auto st = engine::read_archive(c, id, path, [&](const engine::TarSource& source) -> Status {
     Status bad;
@@ -150,13 +164,13 @@ Result<std::optional<double>> read_reward(engine::Client& c, const std::string& 
         bad = fail(Errc::kProtocol, "it is not a regular file");
         return {0, true};
       }
-      if (h.size > kRewardMax) {
-        bad = fail(Errc::kProtocol,
-                   "it is " + std::to_string(h.size) + " bytes; a reward is at most " + std::to_string(kRewardMax));
+      if (h.size > max) {
+        bad = fail(Errc::kProtocol, "it is " + std::to_string(h.size) + " bytes; at most " + std::to_string(max) +
+                                        " are read");
         return {0, true};
       }
       text.emplace();
-      return {kRewardMax, false};
+      return {max, false};
     };
     auto got = [&](const engine::TarHeader&, std::string data) -> Status {
       *text = std::move(data);
@@ -165,12 +179,11 @@ Result<std::optional<double>> read_reward(engine::Client& c, const std::string& 
     if (auto r = engine::read_tar_stream(source, want, got); !r) return r;
     return bad;
   });
-  if (!st && st.error().code == Errc::kNotFound) return std::optional<double>();
-  if (!st) return fail(Errc::kIo, what + ": " + st.error().what());
-  if (!text) return fail(Errc::kProtocol, what + ": the archive holds no file");
-  auto v = parse_reward(*text);
-  if (!v) return v.fail_with(what);
-  return v;
+  if (!st && st.error().code == Errc::kNotFound) return std::optional<std::string>();
+  if (!st && st.error().code == Errc::kProtocol) return st.fail();
+  if (!st) return fail(Errc::kIo, st.error().what());
+  if (!text) return fail(Errc::kProtocol, "the archive holds no file");
+  return text;
 }
 
 bool ended_on_its_own(const grading::TestRun& run) {
@@ -179,47 +192,95 @@ bool ended_on_its_own(const grading::TestRun& run) {
 
 }  // namespace
 
-Result<grading::TestRun> run_grader(engine::Client& c, const GraderSpec& g, const manifest::TaskConfig& task) {
-  const auto& cfg = task.grading.custom_checks;
-  const std::string what = "running the task's tests";
-  // The tests are read before anything is created: a link out of the task refuses the grader.
-  std::string tests;
-  if (!cfg.dir.empty()) {
-    auto dir = manifest::open_task_files(task.dir);  // custom_checks.dir may be a project's ("../../checks")
-    if (!dir) return dir.fail_with(what);
-    auto bytes = tests_tar(*dir, cfg.dir);
-    if (!bytes) return bytes.fail_with(what);
-    tests = std::move(*bytes);
-  }
-  auto logs = verifier_logs_tar();
-  if (!logs) return logs.fail_with(what);
+Result<std::string> collect_tree(engine::Client& c, const std::string& id, const std::string& path,
+                                 std::uint64_t max_bytes) {
+  std::string out;
+  auto st = engine::read_archive(c, id, path, [&](const engine::TarSource& source) -> Status {
+    engine::TarWriter tar;
+    std::uint64_t total = 0;
+    auto want = [&](const engine::TarHeader& h) -> engine::TarKeep {
+      const bool keep = h.type == engine::EntryType::kFile && h.hardlink.empty() && total + h.size <= max_bytes;
+      if (keep) total += h.size;
+      return {keep ? static_cast<std::size_t>(h.size) + 1 : 0, false};  // + 1: empty files too
+    };
+    auto got = [&](const engine::TarHeader& h, std::string data) -> Status { return tar.add_file(h.path, data, 0644); };
+    if (auto r = engine::read_tar_stream(source, want, got); !r) return r;
+    auto bytes = tar.finish();
+    if (!bytes) return bytes.fail();
+    out = std::move(*bytes);
+    return {};
+  });
+  if (!st && st.error().code != Errc::kNotFound) return fail(Errc::kIo, "reading " + path + ": " + st.error().what());
+  return out;
+}
 
-  const std::string image = cfg.image.empty() ? g.image : cfg.image;
-  auto volume = stack::ensure_helper_volume(c, g.host, image);
-  if (!volume) return volume.fail_with(what);
-  auto created = engine::create_container(c, grader_spec(g, cfg, *volume));
-  if (!created) return created.fail_with(what);
+Result<VerifierResult> run_verifier(engine::Client& c, const VerifierRun& v) {
+  const GraderSpec& g = v.where;
+  auto logs = verifier_logs_tar(v.as.uid, v.as.gid);
+  if (!logs) return logs.fail();
+  auto volume = stack::ensure_helper_volume(c, g.host, g.image);
+  if (!volume) return volume.fail();
+  auto created = engine::create_container(c, grader_spec(v, *volume));
+  if (!created) return created.fail();
   const std::string id = created->id;
   ScopeGuard remove([&] { (void)engine::remove_container(c, id, engine::RemoveMode::kForce); });
 
   Status copied = g.workspace_tar.empty() ? copy_workspace(c, g.runner, g.workspace, id, g.workspace_limit)
                                           : put_workspace_tar(c, g.workspace, id, g.workspace_tar);
-  if (!copied) return copied.fail_with(what + ": copying the workspace");
-  if (!tests.empty())
-    if (auto st = engine::put_archive(c, id, "/", std::move(tests)); !st) return st.fail_with(what);
-  if (auto st = engine::put_archive(c, id, "/", std::move(*logs)); !st) return st.fail_with(what);
-  if (auto st = engine::start_container(c, id); !st) return st.fail_with(what);
-  if (auto st = start_as_agent_server(c, id, static_cast<long long>(cfg.timeout_s * 1000)); !st)
-    return st.fail_with(what);
+  if (!copied) return copied.fail_with("copying the workspace");
+  for (const auto& tar : v.agent_tars)
+    if (auto st = engine::put_archive(c, id, "/", tar); !st) return st.fail_with("copying the artifacts");
+  for (const auto& tar : v.verifier_tars)
+    if (auto st = engine::put_archive(c, id, "/", tar); !st) return st.fail();
+  if (auto st = engine::put_archive(c, id, "/", std::move(*logs)); !st) return st.fail();
+  if (auto st = engine::start_container(c, id); !st) return st.fail();
+  if (auto st = start_as_agent_server(c, id, static_cast<long long>(v.timeout_s * 1000), v.as); !st) return st.fail();
 
-  auto run = run_tests_as_verifier(c, id, g, cfg);
-  if (!run) return run.fail_with(what);
-  if (auto st = kill_everything(c, id); !st) return st.fail_with(what);
-  // A reward counts only from tests that ended on their own; a killed or late one is no verdict.
-  if (!cfg.reward_file.empty() && ended_on_its_own(*run)) {
-    auto reward = read_reward(c, id, cfg.reward_file);
-    if (!reward) return reward.fail_with(what);
-    run->reward = *reward;
+  auto run = run_tests_as_verifier(c, id, v);
+  if (!run) return run.fail();
+  if (auto st = kill_everything(c, id); !st) return st.fail();
+  VerifierResult out;
+  out.run = std::move(*run);
+  out.ended_on_its_own = ended_on_its_own(out.run);
+  // What the tests wrote counts only from tests that ended on their own; a killed or late one is no verdict.
+  if (out.ended_on_its_own)
+    for (const auto& path : v.read_files) {
+      auto text = read_small_file(c, id, path, v.max_file_bytes);
+      if (!text) return text.fail_with("reading '" + path + "'");
+      out.files[path] = std::move(*text);
+    }
+  if (v.collect_logs) {
+    auto tar = collect_tree(c, id, kVerifierLogs);
+    if (!tar) return tar.fail();
+    out.logs_tar = std::move(*tar);
+  }
+  return out;
+}
+
+Result<grading::TestRun> run_grader(engine::Client& c, const GraderSpec& g, const manifest::TaskConfig& task) {
+  const auto& cfg = task.grading.custom_checks;
+  const std::string what = "running the task's tests";
+  VerifierRun v;
+  v.where = g;
+  if (!cfg.image.empty()) v.where.image = cfg.image;
+  v.command = cfg.command;
+  v.timeout_s = cfg.timeout_s;
+  // The tests are read before anything is created: a link out of the task refuses the grader.
+  if (!cfg.dir.empty()) {
+    auto dir = manifest::open_task_files(task.dir);  // custom_checks.dir may be a project's ("../../checks")
+    if (!dir) return dir.fail_with(what);
+    auto bytes = tests_tar(*dir, cfg.dir);
+    if (!bytes) return bytes.fail_with(what);
+    v.verifier_tars.push_back(std::move(*bytes));
+  }
+  if (!cfg.reward_file.empty()) v.read_files.push_back(cfg.reward_file);
+  auto r = run_verifier(c, v);
+  if (!r) return r.fail_with(what);
+  grading::TestRun run = std::move(r->run);
+  if (auto it = r->files.find(cfg.reward_file); it != r->files.end() && it->second) {
+    auto reward = parse_reward(*it->second);
+    if (!reward) return reward.fail_with(what + ": reading the reward file '" + cfg.reward_file + "'");
+    run.reward = *reward;
   }
   return run;
 }

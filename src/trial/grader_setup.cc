@@ -30,29 +30,26 @@ engine::TarEntry owned(std::string path, engine::EntryType type, unsigned mode, 
 
 }  // namespace
 
-Result<std::string> tests_tar(const ConfinedDir& task, const std::string& dir) {
-  const std::string top = std::string(kTestsDir).substr(1);  // "tests"
+Result<std::string> tests_tar(const ConfinedDir& task, const std::string& dir, unsigned uid, unsigned gid,
+                              const std::string& top) {
   engine::TarWriter tar;
-  if (auto st = tar.add_entry(owned(top, engine::EntryType::kDirectory, 0700, kVerifierUid, kVerifierGid)); !st)
-    return st.fail();
+  if (auto st = tar.add_entry(owned(top, engine::EntryType::kDirectory, 0700, uid, gid)); !st) return st.fail();
   auto st = task.walk(dir, manifest::kTestsLimits, [&](const TreeEntry& e) -> Status {
     const std::string path = top + "/" + e.rel;
-    if (e.kind == EntryKind::kDirectory)
-      return tar.add_entry(owned(path, engine::EntryType::kDirectory, 0700, kVerifierUid, kVerifierGid));
+    if (e.kind == EntryKind::kDirectory) return tar.add_entry(owned(path, engine::EntryType::kDirectory, 0700, uid, gid));
     const unsigned mode = (e.mode & 0111) ? 0700 : 0600;
-    return tar.add_fd(owned(path, engine::EntryType::kFile, mode, kVerifierUid, kVerifierGid), e.fd);
+    return tar.add_fd(owned(path, engine::EntryType::kFile, mode, uid, gid), e.fd);
   });
   if (!st) return st.fail_with("copying the tests '" + dir + "'");
   return tar.finish();
 }
 
-Result<std::string> verifier_logs_tar() {
+Result<std::string> verifier_logs_tar(unsigned uid, unsigned gid) {
   engine::TarWriter tar;
   const std::string logs = std::string(kVerifierLogs).substr(1);  // "logs/verifier"
   const std::string parent = logs.substr(0, logs.rfind('/'));
   if (auto st = tar.add_entry(owned(parent, engine::EntryType::kDirectory, 0755, 0, 0)); !st) return st.fail();
-  if (auto st = tar.add_entry(owned(logs, engine::EntryType::kDirectory, 0700, kVerifierUid, kVerifierGid)); !st)
-    return st.fail();
+  if (auto st = tar.add_entry(owned(logs, engine::EntryType::kDirectory, 0700, uid, gid)); !st) return st.fail();
   return tar.finish();
 }
 

@@ -25,10 +25,13 @@ inline constexpr const char* kAsAgentSocket = "/tmp/forgectl-as-agent/sock";
 // The tar (to unpack at "/") of the task's `dir` as /tests: every entry owned by T, directories
 // 0700, files 0700 when executable and 0600 otherwise — set in the headers, as the container
 // has no CAP_CHOWN. Read through `task` (no link leads out), within the tests/ limits.
-Result<std::string> tests_tar(const ConfinedDir& task, const std::string& dir);
+// `uid`/`gid`: a verifier other than T (a Harbor task's numeric [verifier] user); `top` where
+// the tree goes ("tests" for /tests).
+Result<std::string> tests_tar(const ConfinedDir& task, const std::string& dir, unsigned uid = kVerifierUid,
+                              unsigned gid = kVerifierGid, const std::string& top = "tests");
 
-// The tar (to unpack at "/") of /logs (root, 0755) and /logs/verifier (T, 0700).
-Result<std::string> verifier_logs_tar();
+// The tar (to unpack at "/") of /logs (root, 0755) and /logs/verifier (T, or `uid`, 0700).
+Result<std::string> verifier_logs_tar(unsigned uid = kVerifierUid, unsigned gid = kVerifierGid);
 
 // Copies `workspace` of `runner` to the same path in `grader`, streamed in bounded memory and
 // rewritten on the way: every entry owned by A, setuid/setgid bits, extended attributes and

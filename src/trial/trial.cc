@@ -22,6 +22,7 @@
 #include "trial/fault.h"
 #include "trial/golden_replay.h"
 #include "trial/grading_sources.h"
+#include "trial/harbor_trial.h"
 #include "trial/local_trial.h"
 #include "trial/sandbox_watch.h"
 #include "trial/sandbox_prep.h"
@@ -155,6 +156,13 @@ class TrialRun {
     auto files = copy_initial_files(docker_, runner_, workspace(), task_, {owner.uid, owner.gid});
     if (!files) return classify_running(files.error(), InfraKind::kDaemon);
     r_.initial_files = std::move(*files);
+    if (task_.harbor) {
+      auto ids = runner_ids(docker_, runner_);
+      if (!ids) return classify_running(ids.error(), InfraKind::kSandbox);
+      agent_ids_ = *ids;
+      if (auto st = put_harbor_logs(docker_, runner_, ids->uid, ids->gid); !st)
+        return classify_running(st.error(), InfraKind::kDaemon);
+    }
     if (auto it = up_->containers.find("mock-web"); it != up_->containers.end())
       if (auto st = copy_www(docker_, it->second, task_); !st) return classify_running(st.error(), InfraKind::kDaemon);
     return std::nullopt;
@@ -200,7 +208,10 @@ class TrialRun {
       }
       progress(nullptr, &rec);
     };
-    auto opened = local_ ? local_->open_tools(oo) : tools::open_stack_tools(docker_, up_->name, oo);
+    // A Harbor task's environment is the one loaded here: its runner has no task.yaml to reload.
+    auto opened = local_          ? local_->open_tools(oo)
+                  : task_.harbor ? tools::open_stack_tools(docker_, up_->name, task_.environment, oo)
+                                 : tools::open_stack_tools(docker_, up_->name, oo);
     if (!opened) return classify_running(opened.error(), InfraKind::kSandbox);
     tools_ = std::move(*opened);
     // Golden replay's tools, checked before the agent runs: a task's MCP tool shadows the built-in
@@ -243,6 +254,9 @@ class TrialRun {
     spec.initial_user_message = task_.initial_user_message;
     spec.max_turns = task_.max_turns.value_or(env_.run->max_turns);
     spec.episode_timeout = env_.run->episode_timeout;
+    // A Harbor task's [agent] timeout_sec is its agent's time, as Harbor gives it.
+    if (task_.harbor && task_.harbor->agent.timeout_sec)
+      spec.episode_timeout = Millis(static_cast<long long>(*task_.harbor->agent.timeout_sec * 1000));
     spec.turn_timeout = env_.run->turn_timeout;
     spec.stuck = env_.run->stuck;
     spec.exec_slots = slot(env_.admission, &Admission::exec);
@@ -252,6 +266,11 @@ class TrialRun {
   Step agent() {
     progress("agent");
     PhaseTimer t(r_, "agent");
+    // Harbor's oracle: solution/ enters the runner now, and only for the oracle.
+    if (task_.harbor && choice_.kind == AgentChoice::Kind::kOracle && !local_) {
+      if (auto st = put_harbor_solution(docker_, runner_, *task_.harbor, agent_ids_.uid, agent_ids_.gid); !st)
+        return classify_running(st.error(), InfraKind::kDaemon);
+    }
     auto agent = make_agent();
     if (!agent) return Fault::setup(agent.error().what());
     auto user = make_user();
@@ -351,11 +370,32 @@ class TrialRun {
       r_.final_state_json = "{\"db\":" + *state + "}";
       store_ = std::make_unique<DbStateStore>(*db_, db_init_body_, replayers_);
     }
+    if (task_.harbor) return grade_harbor();
     grading::Evidence ev = evidence();
     auto g = grading::grade(task_.grading, ev);
     if (!g) return classify_running(g.error().with_context("grading"), InfraKind::kGrader);
     r_.grade = std::move(*g);
     r_.judge_cost_usd = r_.grade.judge_cost_usd;
+    return std::nullopt;
+  }
+
+  // /logs/agent and /logs/artifacts from the runner, then the task's verifier in a fresh container.
+  Step grade_harbor() {
+    if (local_) return Fault::setup("a Harbor task runs in containers only, not on the local executor");
+    auto logs = collect_harbor_logs(docker_, runner_);
+    if (!logs) return classify_running(logs.error().with_context("collecting /logs"), InfraKind::kDaemon);
+    r_.log_tars = std::move(*logs);
+    GraderSpec gs{up_->name, runner_, workspace(), up_->plan.runner.image, env_.run_id};
+    gs.host = env_.host;
+    auto v = run_harbor_verifier(docker_, gs, *task_.harbor);
+    if (!v) {
+      if (v.error().code == Errc::kInvalid) return Fault::setup(v.error().what());
+      return classify_running(v.error(), InfraKind::kGrader);
+    }
+    r_.grade = std::move(v->grade);
+    r_.verifier_exit_code = v->run.exit_code;
+    r_.verifier_output = std::move(v->run.output);
+    if (!v->verifier_logs.empty()) r_.log_tars.push_back(std::move(v->verifier_logs));
     return std::nullopt;
   }
 
@@ -433,6 +473,7 @@ class TrialRun {
   std::int64_t started_unix_ = 0;
   tools::StackTools tools_;
   std::unique_ptr<LocalTrial> local_;  // the local executor's sandbox; null for a container trial
+  AgentIds agent_ids_;                 // a Harbor task's: who owns /logs/agent and /solution
   std::mutex log_mu_;
   bool grading_ = false;
   std::mutex progress_mu_;

@@ -9,11 +9,13 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 
 #include <yaml-cpp/yaml.h>
 
 #include "core/files.h"
 #include "core/json.h"
+#include "engine/tar.h"
 #include "results/trial_detail.h"
 #include "tools/redact.h"
 
@@ -152,6 +154,109 @@ std::string rel_dir_of(const TrialResult& t) {
   return t.rel_dir.empty() ? t.task_id + "/" + std::to_string(t.trial_index) : t.rel_dir;
 }
 
+namespace {
+
+// A Harbor task's collected /logs trees under the trial's logs/: plain files only, every path
+// relative and free of "..", at most kMaxLogFiles of them.
+Status write_log_tars(const fs::path& logs, const TrialResult& t) {
+  constexpr std::size_t kMaxLogFiles = 10000;
+  std::size_t files = 0;
+  if (!t.verifier_output.empty() || t.verifier_exit_code >= 0) {
+    std::error_code ec;
+    fs::create_directories(logs / "verifier", ec);
+    if (ec) return fail(Errc::kIo, (logs / "verifier").string() + ": " + ec.message());
+    if (auto st = write_file_atomic((logs / "verifier" / "forgectl-output.txt").string(),
+                                    "exit code " + std::to_string(t.verifier_exit_code) + "\n" + t.verifier_output);
+        !st)
+      return st;
+  }
+  for (const auto& bytes : t.log_tars) {
+    auto entries = engine::read_tar(bytes);
+    if (!entries) return entries.fail();
+    for (const auto& e : *entries) {
+      if (e.type != engine::EntryType::kFile) continue;
+      const fs::path rel = fs::path(e.path).lexically_normal();
+      if (rel.empty() || rel.is_absolute() || *rel.begin() == "..") continue;
+      if (++files > kMaxLogFiles) return {};
+      std::error_code ec;
+      fs::create_directories((logs / rel).parent_path(), ec);
+      if (ec) return fail(Errc::kIo, (logs / rel).parent_path().string() + ": " + ec.message());
+      if (auto st = write_file_atomic((logs / rel).string(), e.content); !st) return st;
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+namespace {
+
+// The trajectory in Harbor's ATIF (v1.2): one step per system, user and assistant message, each
+// assistant step carrying its tool calls and, as its observation, the tool results that answered
+// them. forgectl keeps token counts per episode only, so metrics are in final_metrics alone.
+std::string atif_json(const TrialResult& t, const std::function<std::string(std::string_view)>& redact) {
+  const auto& ep = t.episode;
+  json::Writer w;
+  w.begin_object().field("schema_version", "ATIF-v1.2").field("session_id", t.task_id + "_" + std::to_string(t.trial_index) + "_" + std::to_string(t.attempt));
+  w.key("agent").begin_object().field("name", "forgectl").field("version", "1").field("model_name", t.agent).end_object();
+  w.key("steps").begin_array();
+  int step = 0;
+  bool open = false;  // an assistant step whose observation may still receive tool results
+  bool in_results = false;
+  auto close = [&] {
+    if (in_results) w.end_array().end_object();
+    if (open) w.end_object();
+    open = in_results = false;
+  };
+  for (const auto& m : ep.messages) {
+    if (m.role == ChatMessage::Role::kTool) {
+      if (!open) continue;  // a result with no call before it: nothing to attach it to
+      if (!in_results) {
+        w.key("observation").begin_object().key("results").begin_array();
+        in_results = true;
+      }
+      w.begin_object().field("source_call_id", m.tool_call_id).field("content", redact(m.content)).end_object();
+      continue;
+    }
+    // A bare stop marker is forgectl's scripted user ending the episode, not a turn of the task.
+    if (m.role == ChatMessage::Role::kUser && m.content == "###STOP###") continue;
+    close();
+    const char* source = m.role == ChatMessage::Role::kAssistant ? "agent" : m.role == ChatMessage::Role::kUser ? "user" : "system";
+    w.begin_object().field("step_id", ++step).field("source", source).field("message", redact(m.content));
+    if (!m.reasoning.empty()) w.field("reasoning_content", redact(m.reasoning));
+    if (!m.tool_calls.empty()) {
+      w.key("tool_calls").begin_array();
+      for (const auto& c : m.tool_calls) {
+        w.begin_object().field("tool_call_id", c.id).field("function_name", c.name).key("arguments");
+        const std::string args = redact(tools::redact_json(c.arguments));
+        json::Document d;
+        if (!json::parse_document(d, args) && d.IsObject()) w.raw_value(args);
+        else w.begin_object().field("raw", args).end_object();
+        w.end_object();
+      }
+      w.end_array();
+    }
+    open = true;
+    if (m.role != ChatMessage::Role::kAssistant) {
+      w.end_object();
+      open = false;
+    }
+  }
+  close();
+  w.end_array();
+  w.key("final_metrics").begin_object()
+      .field("total_prompt_tokens", static_cast<std::int64_t>(ep.agent_usage.input_tokens))
+      .field("total_completion_tokens", static_cast<std::int64_t>(ep.agent_usage.output_tokens));
+  w.key("total_cost_usd");
+  if (ep.cost_known) w.num(ep.agent_cost_usd);
+  else w.null();
+  w.field("total_steps", step).end_object();
+  w.end_object();
+  return w.take();
+}
+
+}  // namespace
+
 Status write_trial_files(const results::RunDir& run, const TrialResult& t, const std::string& task_yaml_summary) {
   auto made = run.trial_dir(rel_dir_of(t));
   if (!made) return made.fail();
@@ -211,6 +316,10 @@ Status write_trial_files(const results::RunDir& run, const TrialResult& t, const
     if (auto it = t.grade.components.find(k); it != t.grade.components.end()) grade << it->second;
     else grade << YAML::Null;
   }
+  // Every other component too: a Harbor verifier's reward keys ("reward", "reward.<key>").
+  for (const auto& [k, v] : t.grade.components)
+    if (k != "state_checks" && k != "transcript_rules" && k != "llm_judge" && k != "custom_checks")
+      grade << YAML::Key << k << YAML::Value << v;
   grade << YAML::EndMap << YAML::Key << "reasons" << YAML::Value << YAML::Literal;
   std::string reasons;
   for (const auto& r : t.grade.reasons) reasons += (reasons.empty() ? "" : "\n") + r;
@@ -275,9 +384,11 @@ Status write_trial_files(const results::RunDir& run, const TrialResult& t, const
                                                                   {"metrics.yaml", metrics.c_str()},
                                                                   {"env.yaml", env.c_str()},
                                                                   {"task.yaml", task_yaml_summary},
+                                                                  {"trajectory.atif.json", atif_json(t, redact_)},
                                                                   {"trial.json", detail_of(t, redact_).to_json()}}) {
     if (auto st = write_file_atomic((dir / name).string(), std::string(text) + "\n"); !st) return st;
   }
+  if (auto st = write_log_tars(dir / "logs", t); !st) return st.fail_with("writing the trial's logs/");
 
   return {};
 }

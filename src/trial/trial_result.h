@@ -35,6 +35,11 @@ struct TrialResult {
   std::string started_at, finished_at;  // ISO 8601 UTC
   std::map<std::string, Millis> phases;  // reserve, up, agent, grade, down
   std::string stack;
+  // A Harbor task's /logs/agent, /logs/artifacts and /logs/verifier as tars ("agent/…", …), written
+  // under the trial's logs/; its verifier's exit code and output (capped).
+  std::vector<std::string> log_tars;
+  int verifier_exit_code = -1;
+  std::string verifier_output;
   // Its tools ran on the local executor: on the host, outside any container (trials.jsonl's "unconfined").
   bool unconfined = false;
   // Stopped by SIGINT/SIGTERM before it could end: no result at all; the sweep leaves it for --resume.

@@ -1,0 +1,230 @@
+// Harbor's runtime contract on forgectl's containers: /logs, the oracle's /solution, and the
+// verifier as a fresh grader with its reward files read after the kill.
+#include "trial/harbor_trial.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+
+#include "core/confined_dir.h"
+#include "core/json.h"
+#include "engine/archive.h"
+#include "engine/exec.h"
+#include "engine/tar.h"
+#include "manifest/pytest_output.h"
+#include "trial/grader_setup.h"
+#include "trial/verifier_run.h"
+
+namespace forge::trial {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kRewardTxt = "/logs/verifier/reward.txt";
+constexpr const char* kRewardJson = "/logs/verifier/reward.json";
+constexpr std::size_t kMaxRewardKeys = 256;
+
+engine::TarEntry entry(std::string path, engine::EntryType type, unsigned mode, unsigned uid, unsigned gid) {
+  engine::TarEntry e;
+  e.path = std::move(path);
+  e.type = type;
+  e.mode = mode;
+  e.uid = uid;
+  e.gid = gid;
+  return e;
+}
+
+// `abs` (a path the loader checked to lie in the task) relative to the task directory.
+std::string rel_to(const manifest::HarborTask& t, const std::string& abs) {
+  return fs::path(abs).lexically_relative(t.dir).generic_string();
+}
+
+// One file of the task as the only entry `path` of a tar, owned by uid:gid, executable.
+Result<std::string> one_file_tar(const ConfinedDir& dir, const std::string& rel, const std::string& path, unsigned uid,
+                                 unsigned gid) {
+  auto text = dir.read(rel, std::size_t{1} << 20);
+  if (!text) return text.fail();
+  engine::TarWriter tar;
+  auto e = entry(path, engine::EntryType::kFile, 0700, uid, gid);
+  e.content = std::move(*text);
+  if (auto st = tar.add_entry(e); !st) return st.fail();
+  return tar.finish();
+}
+
+}  // namespace
+
+Result<AgentIds> runner_ids(engine::Client& c, const std::string& runner) {
+  engine::ExecOptions o;
+  o.cmd = {"sh", "-c", "id -u && id -g"};
+  o.timeout = Millis(20000);
+  o.output_cap = 256;
+  auto r = engine::exec_run(c, runner, o);
+  if (!r) return r.fail_with("asking the runner which uid it runs as");
+  unsigned ids[2] = {0, 0};
+  std::size_t at = 0;
+  for (int i = 0; i < 2; ++i) {
+    std::size_t nl = r->out.find('\n', at);
+    const std::string word = r->out.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+    char* end = nullptr;
+    const unsigned long v = std::strtoul(word.c_str(), &end, 10);
+    if (r->exit_code != 0 || word.empty() || *end != '\0' || v > 0x7fffffffUL)
+      return fail(Errc::kProtocol, "the runner's 'id -u && id -g' did not give two ids (exit code " +
+                                       std::to_string(r->exit_code) + ")");
+    ids[i] = static_cast<unsigned>(v);
+    at = nl == std::string::npos ? r->out.size() : nl + 1;
+  }
+  return AgentIds{ids[0], ids[1]};
+}
+
+Status put_harbor_logs(engine::Client& c, const std::string& runner, unsigned uid, unsigned gid) {
+  engine::TarWriter tar;
+  if (auto st = tar.add_entry(entry("logs", engine::EntryType::kDirectory, 0755, 0, 0)); !st) return st;
+  for (const char* d : {"logs/agent", "logs/artifacts"})
+    if (auto st = tar.add_entry(entry(d, engine::EntryType::kDirectory, 0755, uid, gid)); !st) return st;
+  auto bytes = tar.finish();
+  if (!bytes) return bytes.fail();
+  if (auto st = engine::put_archive(c, runner, "/", std::move(*bytes)); !st) return st.fail_with("creating /logs in the runner");
+  return {};
+}
+
+Status put_harbor_solution(engine::Client& c, const std::string& runner, const manifest::HarborTask& task,
+                           unsigned uid, unsigned gid) {
+  const std::string what = "copying the solution to /solution";
+  auto dir = ConfinedDir::open(task.dir);
+  if (!dir) return dir.fail_with(what);
+  Result<std::string> bytes = task.format == manifest::HarborFormat::kHarbor
+                                  ? tests_tar(*dir, rel_to(task, task.files.solution_dir), uid, gid, "solution")
+                                  : one_file_tar(*dir, rel_to(task, task.files.solution_script), "solution/solution.sh", uid, gid);
+  if (!bytes) return bytes.fail_with(what);
+  if (task.format == manifest::HarborFormat::kTerminalBench1) {
+    // The directory first: one_file_tar holds the file alone.
+    engine::TarWriter top;
+    if (auto st = top.add_entry(entry("solution", engine::EntryType::kDirectory, 0700, uid, gid)); !st) return st;
+    auto t = top.finish();
+    if (!t) return t.fail();
+    if (auto st = engine::put_archive(c, runner, "/", std::move(*t)); !st) return st.fail_with(what);
+  }
+  if (auto st = engine::put_archive(c, runner, "/", std::move(*bytes)); !st) return st.fail_with(what);
+  return {};
+}
+
+Result<std::vector<std::string>> collect_harbor_logs(engine::Client& c, const std::string& runner) {
+  std::vector<std::string> out;
+  for (const char* d : {"/logs/agent", "/logs/artifacts"}) {
+    auto tar = collect_tree(c, runner, d);
+    if (!tar) return tar.fail();
+    if (!tar->empty()) out.push_back(std::move(*tar));
+  }
+  return out;
+}
+
+Result<std::map<std::string, double>> parse_reward_json(std::string_view text) {
+  auto doc = json::parse(text, "reward.json", 64 * 1024);
+  if (!doc) return doc.fail();
+  if (!doc->IsObject()) return fail(Errc::kProtocol, "reward.json is not an object of names to numbers");
+  std::map<std::string, double> out;
+  for (const auto& m : doc->GetObject()) {
+    const std::string name(m.name.GetString(), m.name.GetStringLength());
+    if (out.size() >= kMaxRewardKeys)
+      return fail(Errc::kProtocol, "reward.json has more than " + std::to_string(kMaxRewardKeys) + " keys");
+    double v = 0;
+    if (m.value.IsBool()) v = m.value.GetBool() ? 1 : 0;
+    else if (m.value.IsNumber()) v = m.value.GetDouble();
+    else return fail(Errc::kProtocol, "reward.json: '" + name + "' is not a number");
+    if (!std::isfinite(v)) return fail(Errc::kProtocol, "reward.json: '" + name + "' is not a finite number");
+    if (!out.emplace(name, v).second) return fail(Errc::kProtocol, "reward.json: '" + name + "' is given twice");
+  }
+  if (out.empty()) return fail(Errc::kProtocol, "reward.json holds no reward");
+  return out;
+}
+
+Result<double> harbor_score(const std::map<std::string, double>& rewards) {
+  if (auto it = rewards.find("reward"); it != rewards.end()) return it->second;
+  if (rewards.size() == 1) return rewards.begin()->second;
+  std::string keys;
+  for (const auto& [k, v] : rewards) keys += (keys.empty() ? "" : ", ") + k;
+  return fail(Errc::kInvalid, "reward.json has several keys (" + keys + ") and no 'reward': no single score to take");
+}
+
+Result<HarborVerdict> run_harbor_verifier(engine::Client& c, const GraderSpec& where, const manifest::HarborTask& task) {
+  const std::string what = "running the task's verifier";
+  const bool tb1 = task.format == manifest::HarborFormat::kTerminalBench1;
+  VerifierRun v;
+  v.where = where;
+  v.timeout_s = task.verifier.timeout_sec;
+  // Read before anything is created: a link out of the task refuses the verifier.
+  auto dir = ConfinedDir::open(task.dir);
+  if (!dir) return dir.fail_with(what);
+  if (!task.files.tests_dir.empty()) {
+    auto tests = tests_tar(*dir, rel_to(task, task.files.tests_dir));
+    if (!tests) return tests.fail_with(what);
+    v.verifier_tars.push_back(std::move(*tests));
+  }
+  const std::string script = fs::path(task.files.test_script).filename().string();
+  if (tb1) {
+    // run-tests.sh sits beside tests/ in the task; Terminal-Bench copies it into /tests.
+    auto s = one_file_tar(*dir, rel_to(task, task.files.test_script), "tests/" + script, kVerifierUid, kVerifierGid);
+    if (!s) return s.fail_with(what);
+    v.verifier_tars.push_back(std::move(*s));
+  }
+  // Harbor runs the script with bash; an image without bash (busybox) gets sh.
+  v.command = "if command -v bash >/dev/null 2>&1; then exec bash /tests/" + script + "; else exec sh /tests/" +
+              script + "; fi";
+  v.env = {"TEST_DIR=/tests", "T_BENCH_TEST_DIR=/tests"};
+  for (const auto& e : task.verifier.env) {
+    if (e.is_template() && !e.fallback)
+      return fail(Errc::kInvalid, task.config_path + ": [verifier].env " + e.name + " = \"" + e.value +
+                                      "\": forgectl passes no host variable to the verifier; give a fallback");
+    v.env.push_back(e.name + "=" + (e.is_template() ? *e.fallback : e.value));
+  }
+  if (!tb1) v.read_files = {kRewardTxt, kRewardJson};
+  v.collect_logs = true;
+  auto r = run_verifier(c, v);
+  if (!r) return r.fail_with(what);
+
+  HarborVerdict out;
+  out.run = std::move(r->run);
+  out.verifier_logs = std::move(r->logs_tar);
+  grading::Grade& g = out.grade;
+  auto set_score = [&](double s, std::string reason) {
+    g.score = s;
+    g.binary_pass = s >= 1.0;
+    g.reasons.push_back(std::move(reason));
+  };
+  if (!r->ended_on_its_own) {
+    set_score(0, out.run.timed_out ? "the verifier timed out after " + std::to_string(v.timeout_s) + " s: reward 0"
+                                   : "the verifier was killed: reward 0");
+    return out;
+  }
+  if (tb1) {
+    auto rep = manifest::parse_pytest_output(out.run.output);
+    g.components["reward"] = rep.reward;
+    set_score(rep.reward, rep.resolved ? "pytest: resolved" : "pytest: " + rep.reason);
+    return out;
+  }
+  const auto& txt = r->files[kRewardTxt];
+  const auto& js = r->files[kRewardJson];
+  if (txt) {  // Harbor reads reward.txt first
+    auto reward = parse_reward(*txt);
+    if (!reward) return reward.fail_with(what + ": reward.txt");
+    if (*reward) {
+      g.components["reward"] = **reward;
+      set_score(**reward, "reward.txt: " + std::to_string(**reward));
+      return out;
+    }
+  }
+  if (js) {
+    auto rewards = parse_reward_json(*js);
+    if (!rewards) return rewards.fail_with(what);
+    for (const auto& [k, val] : *rewards) g.components["reward." + k] = val;
+    auto score = harbor_score(*rewards);
+    if (!score) return score.fail_with(what);
+    set_score(*score, "reward.json: " + std::to_string(*score));
+    return out;
+  }
+  set_score(0, "the verifier wrote no reward (exit code " + std::to_string(out.run.exit_code) + "): reward 0");
+  return out;
+}
+
+}  // namespace forge::trial

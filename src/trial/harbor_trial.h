@@ -1,0 +1,57 @@
+// The parts of a trial peculiar to a Harbor or Terminal-Bench 1 task (docs/task.md, "Harbor
+// tasks"): /logs in the runner, the oracle's /solution, and the verifier in a fresh container with
+// the score read from /logs/verifier/reward.txt or reward.json (TB1: pytest's output).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "core/result.h"
+#include "engine/client.h"
+#include "grading/evidence.h"
+#include "manifest/harbor_task.h"
+#include "trial/grading_sources.h"
+
+namespace forge::trial {
+
+// The uid and gid the runner's processes run as (its user, else its image's USER), as `id` says.
+struct AgentIds {
+  unsigned uid = 0, gid = 0;
+};
+Result<AgentIds> runner_ids(engine::Client& c, const std::string& runner);
+
+// /logs (root, 0755) with /logs/agent and /logs/artifacts owned by the agent's uid, in the
+// runner before the agent starts: Harbor's agents and tasks write there.
+Status put_harbor_logs(engine::Client& c, const std::string& runner, unsigned uid, unsigned gid);
+
+// The task's solution/ (TB1: solution.sh alone) at /solution in the runner, owned by the agent's
+// uid: only for the oracle, only when its agent phase starts.
+Status put_harbor_solution(engine::Client& c, const std::string& runner, const manifest::HarborTask& task,
+                           unsigned uid, unsigned gid);
+
+// /logs/agent and /logs/artifacts of the runner after the agent phase, as tars named
+// "agent/…" and "artifacts/…" (missing directories give no tar).
+Result<std::vector<std::string>> collect_harbor_logs(engine::Client& c, const std::string& runner);
+
+// reward.json: an object of names to finite numbers (booleans as 0/1), at most 256 keys;
+// anything else is kProtocol naming what is wrong.
+Result<std::map<std::string, double>> parse_reward_json(std::string_view text);
+
+// The score Harbor takes from a reward map: its "reward" key, else its only key; with several
+// keys and no "reward" it is kInvalid (Harbor's mean metric refuses such a map too).
+Result<double> harbor_score(const std::map<std::string, double>& rewards);
+
+struct HarborVerdict {
+  grading::Grade grade;        // score, binary_pass (score ≥ 1), components "reward.<key>", reasons
+  grading::TestRun run;        // the verifier's exit and output
+  std::string verifier_logs;   // /logs/verifier as a tar ("verifier/…"); may be empty
+};
+
+// Runs the task's tests in a fresh grader container of the runner's image (Harbor's "separate"
+// verifier): the workspace copied as the agent's, tests/ at /tests as the verifier (2000), the
+// [verifier] timeout, no network, and the reward read after every process is dead.
+Result<HarborVerdict> run_harbor_verifier(engine::Client& c, const GraderSpec& where, const manifest::HarborTask& task);
+
+}  // namespace forge::trial

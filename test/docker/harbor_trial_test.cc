@@ -1,0 +1,359 @@
+// Harbor tasks run end to end against the real daemon: written here in a temp dir, built from an
+// environment/Dockerfile whose base is forgectl's runner image tagged by the test (nothing pulled),
+// graded by tests/test.sh in a fresh verifier container.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <thread>
+
+#include "agent/budget.h"
+#include "core/json.h"
+#include "core/strings.h"
+#include "engine/containers.h"
+#include "engine/exec.h"
+#include "engine/images.h"
+#include "engine/networks.h"
+#include "manifest/harbor_load.h"
+#include "results/run_dir.h"
+#include "stack/task_build.h"
+#include "support/containers.h"
+#include "support/docker_env.h"
+#include "support/manifest_helpers.h"
+#include "trial/trial.h"
+#include "trial/trial_files.h"
+
+using namespace forge;
+using namespace forge::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+// forgectl's runner image under the name the tasks' Dockerfiles start FROM; removed (untagged)
+// with the rig, as is every image the trials built.
+struct HarborRig {
+  manifest::RunConfig cfg;
+  trial::TrialEnv env;
+  std::string base;  // "forgectl-test/harbor-base:<run value>"
+  std::vector<std::string> built;
+
+  HarborRig() {
+    base = "forgectl-test/harbor-base:" + docker_env().run_value;
+    auto st = engine::tag_image(*docker_env().client, docker_env().runner_image, "forgectl-test/harbor-base",
+                                docker_env().run_value);
+    REQUIRE_MESSAGE(st.has_value(), (st ? "" : st.error().what()));
+    cfg.turn_timeout = Millis(30000);
+    cfg.episode_timeout = Millis(120000);
+    env.docker = docker_env().client;
+    env.host = docker_env().host;
+    env.run = &cfg;
+    env.budget = std::make_shared<agent::Budget>(std::nullopt);
+    env.run_id = "h" + random_hex(5);
+    env.models = [](const std::string& key) -> Result<std::shared_ptr<agent::LlmClient>> {
+      return fail(Errc::kInvalid, "no model '" + key + "' in this test");
+    };
+  }
+  ~HarborRig() {
+    for (const auto& tag : built) (void)engine::remove_image(*docker_env().client, tag);
+    (void)engine::remove_image(*docker_env().client, base);
+  }
+
+  // The tag the task's runner is built under (stack/task_build.h), remembered for removal.
+  std::string runner_tag(const manifest::TaskConfig& t) {
+    auto ctx = stack::task_build_context(*t.environment.manifest.runner.build);
+    REQUIRE(ctx.has_value());
+    std::string tag = stack::task_image_tag("runner", ctx->hash);
+    built.push_back(tag);
+    return tag;
+  }
+
+  trial::TrialResult run(const manifest::TaskConfig& t, trial::AgentChoice::Kind kind, const std::string& replay = "") {
+    trial::AgentChoice a{kind};
+    a.replay_path = replay;
+    return trial::run_trial(t, 0, 1, a, env);
+  }
+};
+
+// A Harbor task: answer.txt must hold 42; the verifier writes reward.txt (or `test_sh`'s own).
+std::string write_task(const TempFiles& d, const std::string& name, const std::string& base,
+                       const std::string& test_sh = "") {
+  d.write(name + "/task.toml",
+          "version = \"1.0\"\n[agent]\ntimeout_sec = 120\n[verifier]\ntimeout_sec = 60\n"
+          "[environment]\nnetwork_mode = \"no-network\"\nmemory_mb = 512\n");
+  d.write(name + "/instruction.md", "Write 42 to answer.txt.\n");
+  d.write(name + "/environment/Dockerfile", "FROM " + base + "\nWORKDIR /work\nUSER 1000:1000\nLABEL io.forgectl.test.task=" + name + "\n");
+  d.write(name + "/tests/test.sh",
+          test_sh.empty() ? "if grep -q 42 answer.txt 2>/dev/null; then echo 1 > /logs/verifier/reward.txt; "
+                            "else echo 0 > /logs/verifier/reward.txt; fi\n"
+                          : test_sh);
+  d.write(name + "/solution/solve.sh", "echo 42 > answer.txt\n");
+  return d.dir() + "/" + name;
+}
+
+manifest::TaskConfig load(const std::string& dir) {
+  auto t = manifest::load_harbor_task_config(dir);
+  REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
+  return std::move(*t);
+}
+
+// A replay of one bash call, then a final answer.
+std::string write_replay(const TempFiles& d, const std::string& command) {
+  return d.write("replay.yaml", "messages:\n  - role: assistant\n    content: \"\"\n    tool_calls:\n"
+                                "      - name: bash\n        arguments:\n          command: '" + command + "'\n"
+                                "  - role: assistant\n    content: \"done\"\n");
+}
+
+}  // namespace
+
+TEST_CASE("harbor trial: the oracle passes through solve.sh; a no-op agent scores 0; the image is built once") {
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-");
+  auto task = load(write_task(d, "answer42", rig.base));
+  const std::string tag = rig.runner_tag(task);
+
+  auto oracle = rig.run(task, trial::AgentChoice::Kind::kOracle);
+  CAPTURE(oracle.error);
+  REQUIRE(oracle.outcome == results::Outcome::kGraded);
+  CHECK(oracle.grade.score == 1.0);
+  CHECK(oracle.grade.binary_pass);
+  REQUIRE(oracle.tool_log.size() == 1);  // solve.sh is its single tool call
+  CHECK(oracle.tool_log[0].record.tool == "bash");
+  CHECK(oracle.tool_log[0].record.arguments.find("/solution/solve.sh") != std::string::npos);
+  auto first = engine::inspect_image(*docker_env().client, tag);
+  REQUIRE(first.has_value());
+
+  // Without its base a rebuild would fail: a second trial that passes reused the first build.
+  REQUIRE(engine::remove_image(*docker_env().client, rig.base).has_value());
+  auto noop = rig.run(task, trial::AgentChoice::Kind::kNoop);
+  CAPTURE(noop.error);
+  REQUIRE(noop.outcome == results::Outcome::kGraded);
+  CHECK(noop.tool_log.empty());
+  CHECK(noop.grade.score == 0.0);
+  CHECK_FALSE(noop.grade.binary_pass);
+  auto second = engine::inspect_image(*docker_env().client, tag);
+  REQUIRE(second.has_value());
+  CHECK(second->id == first->id);
+
+  // A task whose base image is missing is refused before any build, naming the image.
+  auto missing = load(write_task(d, "nobase", "forgectl-test/harbor-missing:" + docker_env().run_value));
+  rig.runner_tag(missing);
+  auto r = rig.run(missing, trial::AgentChoice::Kind::kOracle);
+  CHECK(r.outcome != results::Outcome::kGraded);
+  CHECK(r.error.find("forgectl-test/harbor-missing:" + docker_env().run_value) != std::string::npos);
+  CHECK(r.error.find("never pulls") != std::string::npos);
+  CHECK(r.tool_log.empty());
+}
+
+TEST_CASE("harbor trial: during the agent's run /tests and /solution are absent; /logs/agent reaches the trial dir") {
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-");
+  auto task = load(write_task(d, "probe", rig.base));
+  rig.runner_tag(task);
+  const std::string replay = write_replay(
+      d, "ls -d /tests /solution /logs/verifier 2>&1; echo note > /logs/agent/note.txt; echo 42 > answer.txt; echo listed");
+  auto r = rig.run(task, trial::AgentChoice::Kind::kReplay, replay);
+  CAPTURE(r.error);
+  REQUIRE(r.outcome == results::Outcome::kGraded);
+  REQUIRE(r.tool_log.size() == 1);
+  const std::string& out = r.tool_log[0].record.content;
+  CAPTURE(out);
+  CHECK(out.find("listed") != std::string::npos);
+  CHECK(out.find("/tests: No such file") != std::string::npos);
+  CHECK(out.find("/solution: No such file") != std::string::npos);
+  CHECK(out.find("/logs/verifier: No such file") != std::string::npos);
+  CHECK(r.grade.score == 1.0);  // the agent's answer, judged after it
+
+  TempFiles out_dir("forgectl-harbor-out-");
+  auto run = results::RunDir::open(out_dir.dir(), [](std::string_view t) { return std::string(t); });
+  REQUIRE(run.has_value());
+  REQUIRE(trial::write_trial_files(*run, r, "").has_value());
+  const fs::path trial_dir = fs::path(out_dir.dir()) / "trials" / "probe" / "0";
+  std::ifstream note(trial_dir / "logs" / "agent" / "note.txt");
+  std::string text((std::istreambuf_iterator<char>(note)), {});
+  CHECK(text == "note\n");
+  CHECK(fs::exists(trial_dir / "logs" / "verifier" / "reward.txt"));
+
+  // The ATIF trajectory: system, user, the agent's call with its observation, its answer.
+  std::ifstream atif_in(trial_dir / "trajectory.atif.json");
+  std::string atif((std::istreambuf_iterator<char>(atif_in)), {});
+  auto doc = json::parse(atif, "trajectory.atif.json");
+  REQUIRE_MESSAGE(doc.has_value(), atif);
+  CHECK(json::get_string(*doc, "schema_version") == "ATIF-v1.2");
+  const auto* steps = json::get_array(*doc, "steps");
+  REQUIRE(steps);
+  REQUIRE(steps->Size() == 4);
+  CHECK(json::get_string((*steps)[1], "message") == "Write 42 to answer.txt.\n");
+  const auto& call = (*steps)[2];
+  CHECK(json::get_string(call, "source") == "agent");
+  const auto* calls = json::get_array(call, "tool_calls");
+  REQUIRE(calls);
+  REQUIRE(calls->Size() == 1);
+  CHECK(json::get_string((*calls)[0], "function_name") == "bash");
+  CHECK(json::get_string(*json::get_object((*calls)[0], "arguments"), "command").find("ls -d /tests") == 0);
+  const auto* obs = json::get_object(call, "observation");
+  REQUIRE(obs);
+  const auto* results = json::get_array(*obs, "results");
+  REQUIRE(results);
+  REQUIRE(results->Size() == 1);
+  CHECK(json::get_string((*results)[0], "content").find("listed") != std::string::npos);
+  CHECK(json::get_string((*steps)[3], "message") == "done");
+  const auto* fm = json::get_object(*doc, "final_metrics");
+  REQUIRE(fm);
+  CHECK(json::get_int(*fm, "total_steps") == 4);
+  CHECK(fm->HasMember("total_prompt_tokens"));
+}
+
+TEST_CASE("harbor trial: every reward.json key is recorded; the score is its reward key") {
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-");
+  auto task = load(write_task(d, "multi", rig.base,
+                              "printf '{\"reward\": 0.75, \"accuracy\": 1, \"style\": 0.5}' > /logs/verifier/reward.json\n"));
+  rig.runner_tag(task);
+  auto r = rig.run(task, trial::AgentChoice::Kind::kOracle);
+  CAPTURE(r.error);
+  REQUIRE(r.outcome == results::Outcome::kGraded);
+  CHECK(r.grade.score == 0.75);
+  CHECK_FALSE(r.grade.binary_pass);
+  CHECK(r.grade.components.at("reward.reward") == 0.75);
+  CHECK(r.grade.components.at("reward.accuracy") == 1.0);
+  CHECK(r.grade.components.at("reward.style") == 0.5);
+}
+
+TEST_CASE("harbor trial: a Terminal-Bench 1 task (task.yaml, run-tests.sh, solution.sh) graded from pytest's output") {
+  HarborRig rig;
+  TempFiles d("forgectl-tb1-");
+  d.write("tb1/task.yaml", "instruction: Write 42 to answer.txt.\ndifficulty: easy\nparser_name: pytest\nmax_test_timeout_sec: 60\n");
+  d.write("tb1/Dockerfile", "FROM " + rig.base + "\nWORKDIR /work\nUSER 1000:1000\n");
+  d.write("tb1/docker-compose.yaml", "services:\n  client:\n    build:\n      dockerfile: Dockerfile\n"
+                                     "    image: ${T_BENCH_TASK_DOCKER_CLIENT_IMAGE_NAME}\n"
+                                     "    command: [\"sh\", \"-c\", \"sleep infinity\"]\n");
+  // pytest's summary as our fake run-tests.sh prints it (the runner image has no Python).
+  d.write("tb1/run-tests.sh",
+          "if grep -q 42 answer.txt 2>/dev/null; then r=PASSED; n='1 passed'; else r=FAILED; n='1 failed'; fi\n"
+          "echo '=========================== short test summary info ============================'\n"
+          "echo \"$r tests/test_outputs.py::test_answer\"\n"
+          "echo \"============================== $n in 0.01s ===============================\"\n");
+  d.write("tb1/tests/test_outputs.py", "def test_answer():\n    assert open('answer.txt').read().strip() == '42'\n");
+  d.write("tb1/solution.sh", "echo 42 > answer.txt\n");
+  auto task = load(d.dir() + "/tb1");
+  REQUIRE(task.harbor->format == manifest::HarborFormat::kTerminalBench1);
+  rig.runner_tag(task);
+
+  auto oracle = rig.run(task, trial::AgentChoice::Kind::kOracle);
+  CAPTURE(oracle.error);
+  CAPTURE(oracle.verifier_output);
+  REQUIRE(oracle.outcome == results::Outcome::kGraded);
+  CHECK(oracle.grade.score == 1.0);
+  REQUIRE(oracle.tool_log.size() == 1);
+  CHECK(oracle.tool_log[0].record.arguments.find("/solution/solution.sh") != std::string::npos);
+
+  // The build context left the task's tests and solution out: the agent finds neither.
+  const std::string replay = write_replay(d, "ls /tests /solution /run-tests.sh /solution.sh 2>&1; echo listed");
+  auto probe = rig.run(task, trial::AgentChoice::Kind::kReplay, replay);
+  CAPTURE(probe.error);
+  REQUIRE(probe.outcome == results::Outcome::kGraded);
+  REQUIRE(probe.tool_log.size() == 1);
+  const std::string& out = probe.tool_log[0].record.content;
+  CAPTURE(out);
+  CHECK(out.find("listed") != std::string::npos);
+  CHECK(out.find("test_outputs.py") == std::string::npos);
+  CHECK(out.find("No such file") != std::string::npos);
+  CHECK(probe.grade.score == 0.0);
+}
+
+namespace {
+
+// The agent's one call waits for /tmp/go (the test's signal that the fake internet is up), then
+// asks the egress proxy for `allowed` and `denied` and tries the fake internet's address directly.
+const char* kProbeNet =
+    "i=0; while [ ! -f /tmp/go ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; "
+    "echo PROXY=$HTTPS_PROXY; "
+    "(printf \"CONNECT allowed.example.test:443 HTTP/1.1\\r\\n\\r\\nGET /index.html HTTP/1.0\\r\\n\\r\\n\"; sleep 1) "
+    "| nc -w 3 egress-proxy 3128; echo; echo SECOND; "
+    "(printf \"CONNECT denied.example.test:443 HTTP/1.1\\r\\n\\r\\n\"; sleep 1) | nc -w 3 egress-proxy 3128; echo; "
+    "echo DIRECT; wget -T 2 -q -O- http://$(cat /tmp/go):443/index.html 2>&1; echo END";
+
+std::vector<engine::ContainerSummary> run_containers(const std::string& run_id, const std::string& role) {
+  auto cs = engine::list_containers(*docker_env().client, {{"label", {std::string("io.forgectl.run=") + run_id,
+                                                                      std::string("io.forgectl.role=") + role}}});
+  REQUIRE(cs.has_value());
+  return *cs;
+}
+
+}  // namespace
+
+TEST_CASE("harbor trial: allowlist reaches only its host through the egress proxy; no-network has no proxy") {
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-net-");
+  auto dir = write_task(d, "allow", rig.base);
+  d.write("allow/task.toml", "version = \"1.0\"\n[verifier]\ntimeout_sec = 60\n[environment]\n"
+                             "network_mode = \"allowlist\"\nallowed_hosts = [\"allowed.example.test\"]\n");
+  auto task = load(dir);
+  REQUIRE(task.environment.manifest.network_policy == manifest::NetworkPolicy::kLimitedInternet);
+  task.environment.manifest.allow_private = true;  // the fake internet sits on a private subnet
+  rig.runner_tag(task);
+  const std::string replay = write_replay(d, kProbeNet);
+
+  trial::TrialResult r;
+  std::thread t([&] { r = rig.run(task, trial::AgentChoice::Kind::kReplay, replay); });
+  // The stack's edge network, once up: the fake internet joins it under two names.
+  std::string edge, runner;
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while ((edge.empty() || runner.empty()) && std::chrono::steady_clock::now() < until) {
+    auto nets = engine::list_networks(*docker_env().client, {{"label", {"io.forgectl.run=" + rig.env.run_id}}});
+    if (nets)
+      for (const auto& n : *nets)
+        if (n.name.size() > 5 && n.name.ends_with("-edge")) edge = n.name;
+    for (const auto& c : run_containers(rig.env.run_id, "runner"))
+      if (c.state == "running") runner = c.id;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::optional<TestContainer> inet;
+  if (!edge.empty() && !runner.empty()) {
+    engine::ContainerSpec s;
+    s.network = edge;
+    s.aliases = {"allowed.example.test", "denied.example.test"};
+    s.cmd = std::vector<std::string>{"sh", "-c", "mkdir -p /tmp/w && echo hello-internet > /tmp/w/index.html && "
+                                                 "exec httpd -f -p 443 -h /tmp/w"};
+    inet.emplace(s);
+    auto info = engine::inspect_container(*docker_env().client, inet->id);
+    REQUIRE(info.has_value());
+    const std::string ip = info->networks.begin()->second.ip_address;
+    engine::ExecOptions go{{"sh", "-c", "echo " + ip + " > /tmp/go"}};
+    go.timeout = Millis(20000);
+    CHECK(engine::exec_run(*docker_env().client, runner, go).has_value());
+  }
+  t.join();
+  REQUIRE_FALSE(edge.empty());
+  CAPTURE(r.error);
+  REQUIRE(r.outcome == results::Outcome::kGraded);
+  REQUIRE(r.tool_log.size() == 1);
+  const std::string& out = r.tool_log[0].record.content;
+  CAPTURE(out);
+  const auto second = out.find("SECOND"), direct = out.find("DIRECT");
+  REQUIRE(second != std::string::npos);
+  REQUIRE(direct != std::string::npos);
+  CHECK(out.find("PROXY=http://egress-proxy:3128") != std::string::npos);
+  CHECK(out.substr(0, second).find("hello-internet") != std::string::npos);
+  CHECK(out.substr(second, direct - second).find("403 Forbidden") != std::string::npos);
+  CHECK(out.substr(direct).find("hello-internet") == std::string::npos);  // only through the proxy
+
+  // no-network: no proxy, no edge network, nothing named outside the task.
+  auto closed_dir = write_task(d, "closed", rig.base);
+  auto closed = load(closed_dir);
+  REQUIRE(closed.environment.manifest.network_policy == manifest::NetworkPolicy::kNoInternet);
+  rig.runner_tag(closed);
+  const std::string replay2 = d.write("replay2.yaml",
+      "messages:\n  - role: assistant\n    content: \"\"\n    tool_calls:\n      - name: bash\n        arguments:\n"
+      "          command: 'echo PROXY=$HTTPS_PROXY; nc -w 2 egress-proxy 3128 </dev/null 2>&1; echo rc=$?'\n"
+      "  - role: assistant\n    content: \"done\"\n");
+  auto c = rig.run(closed, trial::AgentChoice::Kind::kReplay, replay2);
+  CAPTURE(c.error);
+  REQUIRE(c.outcome == results::Outcome::kGraded);
+  REQUIRE(c.tool_log.size() == 1);
+  const std::string& cout_ = c.tool_log[0].record.content;
+  CAPTURE(cout_);
+  CHECK(cout_.find("PROXY=\n") != std::string::npos);
+  CHECK(cout_.find("rc=0") == std::string::npos);
+}
