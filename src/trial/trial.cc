@@ -19,6 +19,7 @@
 #include "trial/golden_replay.h"
 #include "trial/grading_sources.h"
 #include "trial/local_trial.h"
+#include "trial/checks_run.h"
 #include "trial/python_state.h"
 #include "tools/python_server.h"
 #include "trial/trial_setup.h"
@@ -322,6 +323,17 @@ class TrialRun {
       GraderSpec gs{up_->name, runner_, workspace(), up_->plan.runner.image, env_.run_id};
       gs.host = env_.host;
       return run_grader(docker_, gs, task_);
+    };
+    ev.run_checks = [this]() {
+      ChecksInputs in;
+      in.stack = up_->name;
+      in.run_id = env_.run_id;
+      in.transcript_json = checks_transcript_json(r_.episode.messages);
+      in.initial_state_json = !server_initial_state_.empty()                 ? server_initial_state_
+                              : !task_.initial_state.json_db_json.empty() ? task_.initial_state.json_db_json
+                                                                           : std::string("{}");
+      in.final_state_json = r_.final_state_json;
+      return run_python_checks_container(docker_, task_, in);
     };
     if (local_) local_->use_sandbox(ev, docker_);
     return ev;

@@ -26,7 +26,7 @@ const std::string kSecret = kSecretHead + "c41d07";
 
 // A bank of two accounts; the task is to move 30 from A to B. The server's own initial_state.json
 // holds other balances and kSecret: json_db (fixtures/db.json) must replace it.
-std::string write_bank_task(const TempDir& dir) {
+std::string write_bank_task(const TempDir& dir, bool with_checks = false) {
   fs::create_directories(fs::path(dir.path()) / "fixtures");
   dir.write("mcp_server.py", R"PY(from typing import Annotated
 
@@ -88,6 +88,45 @@ if __name__ == "__main__":
             "  jsonpaths:\n"
             "    - {path: \"$.db.accounts[0].balance\", equals: 70}\n"
             "    - {path: \"$.db.accounts[1].balance\", equals: 35}\n");
+  if (with_checks) {
+    // One check that holds for a correct agent, one that never does; each says where it ran.
+    dir.write("checks.py", R"PY(import os
+
+from tolokaforge.core.grading.checks_interface import CheckContext, CheckFailed, CheckPassed, check, init
+
+_ctx = None
+
+
+@init(interface_version="1.0")
+def setup(ctx: CheckContext) -> None:
+    global _ctx
+    _ctx = ctx
+
+
+def _balance(state, account_id):
+    return next(a["balance"] for a in state["accounts"] if a["id"] == account_id)
+
+
+@check
+def a_paid_thirty():
+    before, after = _balance(_ctx.initial_state.data, "A"), _balance(_ctx.final_state.data, "A")
+    calls = [c.name for c in _ctx.tool_calls]
+    said = " ".join(m.content for m in _ctx.transcript.agent_messages)
+    where = f"uid {os.getuid()} runner-files {os.path.exists('/.forgectl-task')}"
+    if before - after == 30 and "transfer" in calls and "30" in said:
+        return CheckPassed(f"A {before} -> {after}; {where}")
+    return CheckFailed(f"A {before} -> {after}, calls {calls}; {where}")
+
+
+@check
+def receipt_sent():
+    return CheckFailed("no receipt tool exists")
+)PY");
+    dir.write("grading.yaml",
+              "combine: {method: weighted, weights: {state_checks: 0.5, custom_checks: 0.5}, pass_threshold: 0.99}\n"
+              "state_checks:\n  jsonpaths:\n    - {path: \"$.db.accounts[0].balance\", equals: 70}\n"
+              "custom_checks: {file: checks.py, interface_version: \"1.0\"}\n");
+  }
   return dir.path() + "/task.yaml";
 }
 
@@ -134,14 +173,14 @@ struct Rig {
   }
 };
 
-manifest::TaskConfig load_bank(const TempDir& dir) {
+manifest::TaskConfig load_bank(const TempDir& dir, bool with_checks = false) {
   static const bool image = [] {
     auto r = stack::build_python_image(*docker_env().client, {.debian_mirror = "http://deb.debian.org/debian"});
     REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().what()));
     return true;
   }();
   (void)image;
-  auto t = manifest::load_task(write_bank_task(dir));
+  auto t = manifest::load_task(write_bank_task(dir, with_checks));
   REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
   return std::move(*t);
 }
@@ -210,5 +249,49 @@ TEST_CASE("python server trial: a wrong transfer fails the state checks and the 
   CHECK(r.grade.components.at("state_checks") < 0.5);
   CHECK(r.final_state_json.find("\"balance\": 50") != std::string::npos);
   CHECK(r.grade.state_diff_json.find("balance") != std::string::npos);
+  CHECK(rig.containers() == 0);
+}
+
+TEST_CASE("python server trial: checks.py runs in a fresh container as the verifier; a passing and a failing check "
+          "make half the custom_checks score") {
+  TempDir dir;
+  auto task = load_bank(dir, true);
+  REQUIRE(task.grading.custom_checks.python());
+  Rig rig;
+  auto& s = rig.h.server;
+  s.push(200, fake_llm::openai_tool_call("call_1", "transfer", R"({"from_id": "A", "to_id": "B", "amount": 30})"));
+  s.push(200, fake_llm::openai_tool_call("call_2", "bash", R"({"command": "ls /.forgectl-task/server; ls / | grep -c forgectl-checks"})"));
+  s.push(200, fake_llm::openai_text("Moved 30 from A to B."));
+  auto r = trial::run_trial(task, 0, 1, {trial::AgentChoice::Kind::kLlm}, rig.env);
+  REQUIRE_MESSAGE(r.outcome == results::Outcome::kGraded, r.error);
+  std::string reasons;
+  for (const auto& reason : r.grade.reasons) reasons += reason + "\n";
+  INFO(reasons);
+  CHECK(r.grade.components.at("state_checks") == doctest::Approx(1.0));
+  CHECK(r.grade.components.at("custom_checks") == doctest::Approx(0.5));
+  CHECK_FALSE(r.grade.binary_pass);  // 0.75 < 0.99
+  CHECK(reasons.find("custom_checks: PASS \"a_paid_thirty\": \"A 100 -> 70; uid 2000 runner-files False\"") !=
+        std::string::npos);
+  CHECK(reasons.find("custom_checks: FAIL \"receipt_sent\"") != std::string::npos);
+  // checks.py never reached the runner: the server's tree leaves it out, and no checks dir is there.
+  const std::string listing = output_of(r, "bash");
+  CHECK(listing.find("checks.py") == std::string::npos);
+  CHECK(listing.find("mcp_server.py") == std::string::npos);  // the agent cannot list the server's dir
+  CHECK(rig.containers() == 0);
+}
+
+TEST_CASE("python server trial: checks.py failing to load scores custom_checks 0 with the driver's error") {
+  TempDir dir;
+  auto task = load_bank(dir, true);
+  dir.write("checks.py", "import no_such_module_here\n");
+  Rig rig;
+  rig.h.server.push(200, fake_llm::openai_text("Nothing to do."));
+  auto r = trial::run_trial(task, 0, 1, {trial::AgentChoice::Kind::kLlm}, rig.env);
+  REQUIRE_MESSAGE(r.outcome == results::Outcome::kGraded, r.error);
+  std::string reasons;
+  for (const auto& reason : r.grade.reasons) reasons += reason + "\n";
+  INFO(reasons);
+  CHECK(r.grade.components.at("custom_checks") == doctest::Approx(0.0));
+  CHECK(reasons.find("no_such_module_here") != std::string::npos);
   CHECK(rig.containers() == 0);
 }
