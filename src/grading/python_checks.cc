@@ -54,7 +54,8 @@ Result<ComponentResult> score_checks_result(std::string_view result_json) {
     return fail(Errc::kProtocol, "the checks driver's result file has a score that is not a number");
   out.score = clamp01(score->value.GetDouble());
   std::string reason = json::get_string(*doc, "reason");
-  out.reasons.push_back("custom_checks: score " + format_score(out.score) + (reason.empty() ? "" : " (" + quote(reason, 200) + ")"));
+  out.reasons.push_back("custom_checks: score " + format_score(out.score) +
+                        (reason.empty() ? "" : " (" + quote(reason, 200) + ")"));
   return out;
 }
 

@@ -68,8 +68,8 @@ Result<std::string> server_state(McpSession& s, Deadline deadline) {
   if (!text) return text.fail_with("reading the Python server's state");
   json::Document doc;
   if (json::parse_document(doc, *text) || !doc.IsObject())
-    return fail(Errc::kProtocol, "reading the Python server's state: " + std::string(kGetStateTool) +
-                                     " did not answer a JSON object");
+    return fail(Errc::kProtocol,
+                "reading the Python server's state: " + std::string(kGetStateTool) + " did not answer a JSON object");
   return std::move(*text);
 }
 

@@ -68,8 +68,8 @@ Result<std::string> inputs_tar(const manifest::TestScripts& cfg, const ChecksInp
         return k == EntryKind::kDirectory && (name == "__pycache__" || name == ".git");
       },
       [&](const TreeEntry& e) -> Status {
-        auto meta = verifier_entry((fs::path(kChecksDir) / e.rel).generic_string(), e.kind == EntryKind::kDirectory,
-                                   0700);
+        auto meta =
+            verifier_entry((fs::path(kChecksDir) / e.rel).generic_string(), e.kind == EntryKind::kDirectory, 0700);
         if (e.kind == EntryKind::kDirectory) return tar.add_entry(meta);
         meta.mode = e.mode & 0700;
         return tar.add_fd(meta, e.fd);
@@ -98,7 +98,8 @@ Result<std::string> read_result(engine::Client& c, const std::string& id, const 
         return {0, true};
       }
       if (h.size > kResultMax) {
-        bad = fail(Errc::kProtocol, "it is " + std::to_string(h.size) + " bytes, more than " + std::to_string(kResultMax));
+        bad = fail(Errc::kProtocol,
+                   "it is " + std::to_string(h.size) + " bytes, more than " + std::to_string(kResultMax));
         return {0, true};
       }
       text.emplace();
@@ -164,10 +165,25 @@ Result<std::string> run_python_checks_container(engine::Client& c, const manifes
   const std::string in_dir = std::string("/") + kInputsDir + "/";
   const std::string result = std::string("/") + kOutputDir + "/result.json";
   engine::ExecOptions o;
-  o.cmd = {"python3", "-m", "forgectl_checks.run", "--checks", (task_dir / cfg.checks_file).lexically_normal().string(),
-           "--task-dir", task_dir.lexically_normal().string(), "--transcript", in_dir + "transcript.json",
-           "--initial-state", in_dir + "initial.json", "--final-state", in_dir + "final.json", "--out", result,
-           "--interface-version", cfg.interface_version, "--timeout", std::to_string(cfg.timeout_s)};
+  o.cmd = {"python3",
+           "-m",
+           "forgectl_checks.run",
+           "--checks",
+           (task_dir / cfg.checks_file).lexically_normal().string(),
+           "--task-dir",
+           task_dir.lexically_normal().string(),
+           "--transcript",
+           in_dir + "transcript.json",
+           "--initial-state",
+           in_dir + "initial.json",
+           "--final-state",
+           in_dir + "final.json",
+           "--out",
+           result,
+           "--interface-version",
+           cfg.interface_version,
+           "--timeout",
+           std::to_string(cfg.timeout_s)};
   for (const auto& rel : cfg.relative_imports) {
     o.cmd.push_back("--relative-import");
     o.cmd.push_back(rel);

@@ -13,8 +13,8 @@
 namespace forge::trial {
 
 struct ChecksInputs {
-  std::string stack, run_id;      // the container's labels, so teardown finds a leftover
-  std::string transcript_json;    // {"messages": [...]} (checks_transcript_json)
+  std::string stack, run_id;       // the container's labels, so teardown finds a leftover
+  std::string transcript_json;     // {"messages": [...]} (checks_transcript_json)
   std::string initial_state_json;  // {table: [records]}
   std::string final_state_json;    // {"db": {...}}
 };

@@ -107,7 +107,9 @@ Result<std::string> PythonStateStore::stable_hash() {
   return sha256_hex(*s);
 }
 
-Result<std::string> PythonStateStore::stable_state_json() { return python_stable_json(final_, golden_.unstable_fields); }
+Result<std::string> PythonStateStore::stable_state_json() {
+  return python_stable_json(final_, golden_.unstable_fields);
+}
 
 Result<std::unique_ptr<grading::GoldenState>> PythonStateStore::golden_from_initial() {
   engine::Client& c = *golden_.docker;
@@ -142,8 +144,8 @@ Status check_server_golden_actions(const manifest::HashCheck& hash, const std::v
   if (!hash.enabled) return {};
   const std::size_t n = hash.golden_actions.size();
   if (n > limits.max_actions)
-    return fail(Errc::kInvalid, "state_checks.hash has " + std::to_string(n) + " golden actions; forgectl replays at most " +
-                                    std::to_string(limits.max_actions));
+    return fail(Errc::kInvalid, "state_checks.hash has " + std::to_string(n) +
+                                    " golden actions; forgectl replays at most " + std::to_string(limits.max_actions));
   for (std::size_t i = 0; i < n; ++i) {
     const auto& a = hash.golden_actions[i];
     const std::string which = "golden action " + std::to_string(i + 1) + "/" + std::to_string(n);

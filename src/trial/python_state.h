@@ -18,8 +18,8 @@ namespace forge::trial {
 struct PythonServerGolden {
   engine::Client* docker = nullptr;
   manifest::McpServerConfig server;
-  std::string stack, run_id;   // labels of the golden container, so teardown finds a leftover
-  std::string initial_state;   // JSON object: what the agent's server held before the agent ran
+  std::string stack, run_id;  // labels of the golden container, so teardown finds a leftover
+  std::string initial_state;  // JSON object: what the agent's server held before the agent ran
   std::vector<std::string> unstable_fields;
   GoldenLimits limits;
   Millis start_timeout{60000};
