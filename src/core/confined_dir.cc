@@ -242,6 +242,7 @@ struct ConfinedDir::Walk {
   const ConfinedDir& d;
   const TreeLimits& limits;
   const std::function<Status(const TreeEntry&)>& visit;
+  const WalkSkip* skip = nullptr;
   std::string base;  // the walked directory, relative to the root
   std::size_t entries = 0;
   std::uintmax_t bytes = 0;
@@ -293,6 +294,7 @@ struct ConfinedDir::Walk {
       struct stat st {};
       if (::fstatat(dfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
         return fail(Errc::kIo, "cannot stat " + q(full(entry)) + ": " + std::strerror(errno));
+      if (skip && *skip && (*skip)(entry, S_ISDIR(st.st_mode) ? EntryKind::kDirectory : EntryKind::kFile)) continue;
       if (S_ISLNK(st.st_mode)) {
         // Resolved from the root again, so the link is confined like any path the task names.
         auto fd = d.open_beneath(full(entry), O_RDONLY | O_NONBLOCK | O_NOCTTY);
@@ -321,13 +323,18 @@ struct ConfinedDir::Walk {
 
 Status ConfinedDir::walk(std::string_view rel, const TreeLimits& limits,
                          const std::function<Status(const TreeEntry&)>& visit) const {
+  return walk(rel, limits, WalkSkip(), visit);
+}
+
+Status ConfinedDir::walk(std::string_view rel, const TreeLimits& limits, const WalkSkip& skip,
+                         const std::function<Status(const TreeEntry&)>& visit) const {
   auto st = stat(rel);
   if (!st) return st.fail();
   if (st->kind != EntryKind::kDirectory)
     return fail(Errc::kInvalid, q(rel.empty() ? "." : rel) + " is not a directory");
   auto fd = open_beneath(rel, O_RDONLY | O_DIRECTORY);
   if (!fd) return fd.fail();
-  Walk w{*this, limits, visit, std::string(rel)};
+  Walk w{*this, limits, visit, &skip, std::string(rel)};
   return w.dir(fd->get(), "", 0);
 }
 

@@ -91,6 +91,12 @@ class ConfinedDir {
   // as do `limits`. `visit`'s error stops the walk and is returned.
   Status walk(std::string_view rel, const TreeLimits& limits,
               const std::function<Status(const TreeEntry&)>& visit) const;
+  // The same, leaving out each entry `skip` names (its path relative to `rel`, and whether it is
+  // a directory; a symlink counts as a file): it is neither visited nor counted, nor is anything
+  // a skipped directory holds (which may then exceed the limits, or hold links out).
+  using WalkSkip = std::function<bool(const std::string& rel, EntryKind kind)>;
+  Status walk(std::string_view rel, const TreeLimits& limits, const WalkSkip& skip,
+              const std::function<Status(const TreeEntry&)>& visit) const;
 
  private:
   ConfinedDir(UniqueFd fd, std::string root, std::string what)

@@ -19,6 +19,7 @@ inline constexpr const char* kCustomChecks = "custom_checks";
 struct ComponentResult {
   double score = 0;                  // in [0, 1]
   std::vector<std::string> reasons;  // each starts with the component key: "state_checks: …"
+  bool evaluated = true;             // false: no score (Tolokaforge's None), only the reasons
 };
 
 // `v` limited to [0, 1]; NaN becomes 0 so that a broken score can never pass.

@@ -82,6 +82,9 @@ struct Evidence {
   std::function<Result<JudgeReply>(const std::string& model_ref, const std::string& system, const std::string& user)> judge;
   // Test scripts / custom checks in a fresh grader container.
   std::function<Result<TestRun>()> run_tests;
+  // Tolokaforge's checks.py in a fresh container of the Python image: the driver's result file
+  // (docs/python.md, "Running custom checks") as JSON text.
+  std::function<Result<std::string>()> run_checks;
 };
 
 struct Grade {

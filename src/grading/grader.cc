@@ -9,6 +9,7 @@
 #include "grading/combine.h"
 #include "grading/component.h"
 #include "grading/judge.h"
+#include "grading/python_checks.h"
 #include "grading/state_checks.h"
 #include "grading/test_scripts.h"
 #include "grading/transcript.h"
@@ -30,7 +31,7 @@ Status run_component(const char* name, Grade& g, const std::function<Result<Comp
     return fail(make_error(Errc::kIo, "grading failed with an unknown exception").with_context(name));
   }
   if (!r) return r.fail_with(name);
-  g.components[name] = clamp01(r->score);
+  if (r->evaluated) g.components[name] = clamp01(r->score);
   for (auto& reason : r->reasons) g.reasons.push_back(std::move(reason));
   return {};
 }
@@ -79,7 +80,11 @@ Result<Grade> grade(const manifest::GradingConfig& config, Evidence& evidence) {
          g.judge_cost_usd += r->cost_usd;
          return ComponentResult{r->score, std::move(r->reasons)};
        }},
-      {config.custom_checks.present, kCustomChecks, [&] { return run_test_scripts(config.custom_checks, evidence); }},
+      {config.custom_checks.present, kCustomChecks,
+       [&] {
+         return config.custom_checks.python() ? run_python_checks(config.custom_checks, evidence)
+                                              : run_test_scripts(config.custom_checks, evidence);
+       }},
   };
   // The first error ends grading: a partially graded trial must not be recorded, and the
   // components after it (a paid judge call, a grader container) would be spent for nothing.

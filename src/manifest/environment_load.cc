@@ -1,5 +1,6 @@
 // Loading a task's environment from a task directory, a task.yaml or a standalone manifest,
 // together with its compose file or built-in stack.
+#include <cstdlib>
 #include <filesystem>
 
 #include "core/confined_dir.h"
@@ -7,6 +8,7 @@
 #include "manifest/environment_parse.h"
 #include "manifest/environment_reader.h"
 #include "manifest/files.h"
+#include "manifest/python_server.h"
 #include "manifest/stacks.h"
 #include "manifest/tools_parse.h"
 
@@ -80,6 +82,28 @@ std::optional<Field> read_task(YamlReader& r, const Field& root, std::string& ta
   return environment;
 }
 
+// A Python tool server runs in forgectl's Python image, as a uid the agent's processes do not
+// have (docs/python.md): the runner defaults to that image, and another image or a runner user
+// that could touch the server is refused.
+void python_runner(const ToolsConfig& tools, RunnerSpec& runner, Diagnostics& diags) {
+  if (!tools.mcp_server || !tools.mcp_server->python()) return;
+  const SourceLocation& at = tools.mcp_server->where;
+  auto problem = [&](std::string message, std::string hint) {
+    diags.add(Diagnostic{at.file, at.line, at.column, "tools.agent.mcp_server: " + std::move(message), std::move(hint)});
+  };
+  if (runner.image.empty())
+    runner.image = kPythonImage;
+  else if (runner.image != kPythonImage)
+    problem("a Python server runs in " + std::string(kPythonImage) + ", not in environment.runner.image '" + runner.image +
+                "'",
+            "drop environment.runner.image, or start the server yourself: {command: [...], files: [...]}");
+  if (runner.user.empty()) return;
+  const unsigned long uid = std::strtoul(runner.user.c_str(), nullptr, 10);  // numeric: environment_parse.cc
+  if (uid == 0 || uid == kServerUid)
+    problem("the runner's user " + runner.user + " could signal the Python server or change its files",
+            "run the agent as 1000:1000 (the default)");
+}
+
 }  // namespace
 
 Result<LoadedEnvironment> load_environment(const std::string& path) {
@@ -150,6 +174,7 @@ Result<LoadedEnvironment> load_environment(const std::string& path) {
                            close.empty() ? "" : "did you mean '" + close + "'?"});
     }
   }
+  python_runner(out.tools, out.manifest.runner, diags);
   if (!diags.empty()) return fail(diags.to_error());
   return out;
 }

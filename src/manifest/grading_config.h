@@ -85,6 +85,16 @@ struct TestScripts {
   double timeout_s = 300;
   std::string reward_file;             // e.g. /logs/verifier/reward.txt; empty: the exit code decides
   bool enabled = true;                 // `enabled: false` keeps the block but never runs it (present = false)
+
+  // Tolokaforge's in-process Python checks (`file: checks.py`): run by forgectl's checks driver in
+  // a fresh container of forgectl/python:local, as the verifier, never where the agent ran. `dir`,
+  // `command`, `image` and `reward_file` do not apply; timeout_s defaults to 30.
+  std::string checks_file;                    // relative to the task dir; empty: a test script
+  std::string interface_version = "1.0";
+  std::vector<std::string> relative_imports;  // directories, relative to the task dir, as written
+  std::string checks_root;                    // absolute: the task dir, or the project dir holding the imports
+  bool fail_on_error = true;                  // false: checks that cannot run score nothing (not evaluated)
+  bool python() const { return !checks_file.empty(); }
 };
 
 struct GradingConfig {

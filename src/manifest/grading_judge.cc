@@ -4,7 +4,10 @@
 
 #include "core/json.h"
 #include "manifest/files.h"
+#include "core/confined_dir.h"
 #include "manifest/grading_reader.h"
+#include "manifest/python_server.h"
+#include "manifest/task_dir.h"
 #include "manifest/task_reader.h"
 #include "manifest/yaml_json.h"
 
@@ -14,9 +17,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Tolokaforge's in-process Python checks (custom_checks.file = checks.py, loaded into the
-// grader's own interpreter), and the names its docs use for them.
-const std::vector<std::string> kPythonCheckKeys = {"file", "checks_file", "interface_version", "relative_imports"};
+// Tolokaforge's in-process Python checks (custom_checks.file = checks.py), run by forgectl's
+// checks driver; and the keys of a test script, which do not apply to them.
+const std::vector<std::string> kPythonCheckKeys = {"file", "interface_version", "relative_imports"};
+const std::vector<std::string> kScriptOnlyKeys = {"dir", "command", "image", "reward_file"};
 const std::vector<std::string> kCustomCheckKeys = {"enabled", "dir",         "command", "image",        "timeout_seconds",
                                                    "reward_file", "weight", "fail_on_error"};
 
@@ -112,6 +116,85 @@ void check_command_paths(YamlReader& r, const Field& f, const TestScripts& t) {
   }
 }
 
+// The directory tree `rel` (relative to `root`) as the checks' container gets it.
+bool check_python_tree(YamlReader& r, const Field& f, const std::string& what, const std::string& root,
+                       const std::string& rel) {
+  auto d = ConfinedDir::open(root, "the checks' directory");
+  Status st = d ? d->walk(rel, kTestsLimits, [](const TreeEntry&) { return Status(); }) : Status(d.fail());
+  if (!st) r.error(f, what + ": " + st.error().message);
+  return st.has_value();
+}
+
+// `file`, `interface_version` and `relative_imports` (the test script's keys refused beside them),
+// with the directory tree the checks' container gets: the task directory, or the project
+// directory holding it and the imports.
+void read_python_checks(YamlReader& r, const Field& block, const std::vector<Field>& python_keys,
+                        const std::vector<Field>& others, const std::string& dir, bool has_timeout, TestScripts& t) {
+  const std::string w = "custom_checks";
+  t.dir.clear();
+  t.command.clear();
+  if (!has_timeout) t.timeout_s = 30;  // Tolokaforge's default for checks
+  if (t.timeout_s > 3600) r.error(block, "custom_checks.timeout_seconds must be at most 3600 for Python checks", {}, At::kKey);
+  for (const auto& k : others)
+    if (std::find(kScriptOnlyKeys.begin(), kScriptOnlyKeys.end(), k.key) != kScriptOnlyKeys.end())
+      r.error(k, "custom_checks." + k.key + " is a test script's key; these checks are a Python file",
+              "give either 'file' (checks.py) or 'command'/'dir' (a test script)", At::kKey);
+  std::string file = "checks.py";
+  std::optional<Field> file_field;
+  std::vector<std::pair<std::string, Field>> imports;
+  for (const auto& k : python_keys) {
+    if (k.key == "file") {
+      file_field = k;
+      auto v = r.string(k, w);
+      if (v && (v->empty() || fs::path(*v).is_absolute() || v->size() < 4 || v->compare(v->size() - 3, 3, ".py") != 0))
+        r.error(k, "custom_checks.file must be a Python file relative to the task directory, got '" + *v + "'");
+      else if (v)
+        file = *v;
+    } else if (k.key == "interface_version") {
+      if (auto v = r.string(k, w)) t.interface_version = *v;
+    } else if (auto v = r.strings(k, w)) {
+      for (const auto& rel : *v) {
+        if (rel.empty() || fs::path(rel).is_absolute())
+          r.error(k, "custom_checks.relative_imports: '" + rel + "' must be a directory relative to the task directory");
+        else
+          imports.emplace_back(rel, k);
+      }
+    }
+  }
+  const Field& at = file_field ? *file_field : block;
+  std::vector<std::string> abs{(fs::path(dir) / file).lexically_normal().string()};
+  for (const auto& [rel, f] : imports) abs.push_back((fs::path(dir) / rel).lexically_normal().string());
+  auto root = python_root(dir, abs);
+  if (!root) {
+    r.error(at, "custom_checks: " + root.error().message);
+    return;
+  }
+  t.checks_root = *root;
+  auto rel_to_root = [&](const std::string& p) { return fs::path(p).lexically_relative(t.checks_root).string(); };
+  auto d = ConfinedDir::open(t.checks_root, "the checks' directory");
+  auto st = d ? d->stat(rel_to_root(abs[0])) : Result<ConfinedStat>(d.fail());
+  if (!st || st->kind != EntryKind::kFile) {
+    r.error(at, "custom_checks.file: " + (st ? "'" + file + "' is not a file" : st.error().message));
+    return;
+  }
+  bool ok = check_python_tree(r, at, "custom_checks", t.checks_root, rel_to_root(dir));
+  for (std::size_t i = 0; i < imports.size(); ++i) {
+    auto s = d->stat(rel_to_root(abs[i + 1]));
+    if (!s || s->kind != EntryKind::kDirectory) {
+      r.error(imports[i].second, "custom_checks.relative_imports: " +
+                                     (s ? "'" + imports[i].first + "' is not a directory" : s.error().message));
+      ok = false;
+    } else {
+      ok = check_python_tree(r, imports[i].second, "custom_checks.relative_imports", t.checks_root,
+                             rel_to_root(abs[i + 1])) && ok;
+    }
+  }
+  if (!ok) return;
+  t.checks_file = fs::path(file).lexically_normal().string();
+  for (const auto& [rel, f] : imports) t.relative_imports.push_back(rel);
+  t.present = !block.is_null() && t.enabled;
+}
+
 }  // namespace
 
 TestScripts read_custom_checks(YamlReader& r, const Field& block, const std::string& dir,
@@ -119,17 +202,20 @@ TestScripts read_custom_checks(YamlReader& r, const Field& block, const std::str
   TestScripts t;
   const std::string w = "custom_checks";
   std::vector<Field> known;
+  std::vector<Field> python_keys;
   for (const auto& e : r.mapping_or_null(block, w)) {
     if (e.key == "timeout_s")  // the name docs/custom_checks.md used, which Tolokaforge ignored
       r.error(e, "custom_checks: unsupported key 'timeout_s'", "did you mean 'timeout_seconds'?", At::kKey);
+    else if (e.key == "checks_file")  // likewise
+      r.error(e, "custom_checks: unsupported key 'checks_file'", "did you mean 'file'?", At::kKey);
     else if (std::find(kPythonCheckKeys.begin(), kPythonCheckKeys.end(), e.key) != kPythonCheckKeys.end())
-      r.error(e, "custom_checks." + e.key + ": in-process Python checks (checks.py) are not supported",
-              "run them as a test script in the grader container: command: \"python3 /tests/checks.py\"", At::kKey);
+      python_keys.push_back(e);
     else
       known.push_back(e);
   }
+  bool has_timeout = false;
   bool has_command = false, has_dir = false;
-  std::optional<Field> dir_field, command_field;
+  std::optional<Field> dir_field, command_field, fail_on_error_field;
   for (const auto& k : r.known_keys(known, w, kCustomCheckKeys)) {
     if (k.key == "enabled") {
       if (auto v = r.boolean(k, w)) t.enabled = *v;
@@ -146,6 +232,7 @@ TestScripts read_custom_checks(YamlReader& r, const Field& block, const std::str
     } else if (k.key == "image") {
       if (auto v = r.string(k, w)) t.image = *v;
     } else if (k.key == "timeout_seconds") {
+      has_timeout = true;
       auto v = r.number(k, w);
       if (v && *v <= 0) r.error(k, "custom_checks.timeout_seconds must be positive");
       else if (v) t.timeout_s = *v;
@@ -161,13 +248,22 @@ TestScripts read_custom_checks(YamlReader& r, const Field& block, const std::str
       auto v = r.number(k, w);
       if (v && *v < 0) r.error(k, "custom_checks.weight must not be negative");
       else if (v) weight = std::make_pair(*v, k);
-    } else {
-      auto v = r.boolean(k, w);
-      if (v && !*v)
-        r.error(k, "custom_checks.fail_on_error: false is not supported",
-                "a test script that fails to run scores 0; catch errors inside the script to decide otherwise");
+    } else if (auto v = r.boolean(k, w)) {
+      t.fail_on_error = *v;
+      fail_on_error_field = k;
     }
   }
+  // Tolokaforge's form: its keys, or nothing that names a test script and a checks.py to run.
+  const bool implicit_python = python_keys.empty() && !has_command && !has_dir &&
+                               file_kind(fs::path(dir) / "tests" / "test.sh") != FileKind::kFile &&
+                               file_kind(fs::path(dir) / "checks.py") == FileKind::kFile;
+  if (!python_keys.empty() || implicit_python) {
+    read_python_checks(r, block, python_keys, known, dir, has_timeout, t);
+    return t;
+  }
+  if (fail_on_error_field && !t.fail_on_error)
+    r.error(*fail_on_error_field, "custom_checks.fail_on_error: false is not supported for a test script",
+            "a test script that fails to run scores 0; catch errors inside the script to decide otherwise");
   // Without `dir`, tests/ is copied in when the task has one; without `command`, the script
   // in it runs.
   if (!has_dir) t.dir = file_kind(fs::path(dir) / "tests") == FileKind::kDirectory ? "tests" : "";
@@ -183,13 +279,9 @@ TestScripts read_custom_checks(YamlReader& r, const Field& block, const std::str
     dir_ok = check_task_tree(r, has_dir ? *dir_field : block, "custom_checks.dir", dir, t.dir, kTestsLimits);
   if (has_command && command_field) check_command_paths(r, *command_field, t);
   if (dir_ok && !has_command && (t.dir.empty() || file_kind(fs::path(dir) / t.dir / "test.sh") != FileKind::kFile)) {
-    bool python = file_kind(fs::path(dir) / "checks.py") == FileKind::kFile;
     r.error(block,
             "custom_checks: no 'command', and no " + (t.dir.empty() ? std::string("tests") : t.dir) + "/test.sh to run",
-            python ? "Tolokaforge runs checks.py in-process; forgectl runs a test script in the grader: "
-                     "command: \"python3 /tests/checks.py\", dir: ."
-                   : "set 'command' to what runs the checks",
-            At::kKey);
+            "set 'command' to what runs the checks, or 'file' to a checks.py", At::kKey);
   }
   return t;
 }

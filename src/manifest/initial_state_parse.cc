@@ -138,6 +138,7 @@ void read_json_db(YamlReader& r, const Field& f, const std::string& dir, Initial
     return;
   }
   s.tables = std::move(*tables);
+  s.json_db_json = json::to_string(doc);
 }
 
 void unsupported(YamlReader& r, const Field& k, const std::string& hint) {

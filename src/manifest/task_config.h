@@ -26,6 +26,9 @@ struct InitialState {
   // json_db: tables → records, normalised as Tolokaforge's native adapter does (a list is the
   // records; a dict of dicts becomes their values; any other dict becomes one record).
   std::map<std::string, std::vector<std::string>> tables;  // table → records as JSON text
+  // The json_db document as written (JSON text), un-normalised: what a Python tool server is
+  // seeded with, whose tools may keep records keyed by id. Empty when json_db is absent.
+  std::string json_db_json;
   std::vector<std::string> unstable_fields;                 // "table.field" or "field"
   std::vector<FileCopy> filesystem_copy;
   std::string mock_web_base_url;

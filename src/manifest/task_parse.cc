@@ -11,6 +11,7 @@
 #include "manifest/environment_parse.h"
 #include "manifest/files.h"
 #include "manifest/grading_parse.h"
+#include "manifest/python_server.h"
 #include "manifest/task_dir.h"
 #include "manifest/task_reader.h"
 #include "manifest/yaml_json.h"
@@ -102,6 +103,7 @@ void check_copies(const TaskConfig& t, const std::string& grading_rel, Diagnosti
   std::vector<std::string> guarded;
   if (!grading_rel.empty()) guarded.push_back(grading_rel);
   if (t.grading.custom_checks.present && !t.grading.custom_checks.dir.empty()) guarded.push_back(t.grading.custom_checks.dir);
+  if (t.grading.custom_checks.python()) guarded.push_back(t.grading.custom_checks.checks_file);
   if (!t.solution.script.empty()) guarded.push_back(t.solution.script);
   for (const auto& c : t.initial_state.filesystem_copy) {
     for (const auto& g : guarded) {
@@ -122,6 +124,35 @@ void check_copies(const TaskConfig& t, const std::string& grading_rel, Diagnosti
                                " a grading asset ('" + g + "'); it never enters a container during the agent phase",
                            {}});
     }
+  }
+}
+
+// A Python tool server gets its tree's files beside it (tools/python_server.h), less the names
+// server_copy_skips leaves out: a grading asset under another name there would reach the runner.
+void check_server_files(const TaskConfig& t, const std::string& grading_rel, Diagnostics& diags) {
+  const auto& m = t.environment.tools.mcp_server;
+  if (!m || !m->python()) return;
+  std::vector<std::pair<std::string, std::string>> guarded;  // {what, path relative to the task dir}
+  if (!grading_rel.empty()) guarded.emplace_back("grading", grading_rel);
+  const auto& cc = t.grading.custom_checks;
+  if (cc.python()) guarded.emplace_back("custom_checks.file", cc.checks_file);
+  else if (cc.present && !cc.dir.empty()) guarded.emplace_back("custom_checks.dir", cc.dir);
+  if (!t.solution.script.empty()) guarded.emplace_back("solution.script", t.solution.script);
+  for (const auto& [what, rel] : guarded) {
+    auto in_root = (fs::path(t.dir) / rel).lexically_normal().lexically_relative(m->root);
+    if (in_root.empty() || *in_root.begin() == "..") continue;
+    fs::path so_far;
+    bool skipped = false;
+    for (const auto& part : in_root) {
+      so_far /= part;
+      skipped = skipped || server_copy_skips(so_far.string(), so_far != in_root);
+    }
+    if (!skipped)
+      diags.add(Diagnostic{m->where.file, m->where.line, m->where.column,
+                           "tools.agent.mcp_server: " + what + " '" + rel +
+                               "' would be copied beside the server, into the agent's runner",
+                           "name it as forgectl leaves out (grading.yaml, checks.py, tests/, solution*) or move it "
+                           "out of " + m->root});
   }
 }
 
@@ -235,6 +266,7 @@ Result<TaskConfig> load_task(const std::string& path) {
   if (env) t.environment = std::move(*env);
   else absorb(env.error(), *file, diags, other);
   check_copies(t, grading_rel, diags);
+  check_server_files(t, grading_rel, diags);
   check_task_size(r, *root, t);
 
   if (diags.has_errors() || !other.empty()) return fail(combined(diags, *file, other));

@@ -24,7 +24,15 @@ struct McpServerConfig {
   // Task files the server needs, copied into the runner (under /.forgectl/task) before the
   // agent starts; grading assets are refused.
   std::vector<std::string> files;    // relative to the task directory
+  // Tolokaforge's form, `mcp_server: <script.py>`: the script runs under forgectl's launcher in
+  // forgectl/python:local as the tool server's own uid, with the files of `root` beside it
+  // (manifest/python_server.h: server_copy_skips aside), and holds the task's domain state.
+  std::string script;  // relative to root; empty: the command form above
+  std::string root;    // absolute: the task directory, or the project directory the script is in
   SourceLocation where;
+
+  bool python() const { return !script.empty(); }
+  bool copies_files() const { return python() || !files.empty(); }
 };
 
 enum class ExecutorKind { kContainer, kLocal };

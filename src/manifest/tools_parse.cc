@@ -5,6 +5,7 @@
 
 #include "core/confined_dir.h"
 #include "manifest/project.h"
+#include "manifest/python_server.h"
 #include "manifest/scalar_parse.h"
 #include "manifest/task_dir.h"
 #include "manifest/task_reader.h"
@@ -25,8 +26,12 @@ std::vector<std::string> tool_names(YamlReader& r, const Field& f, const std::st
   for (const auto& n : *names) {
     bool ok = !n.empty();
     for (char c : n) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.');
-    if (!ok) r.error(f, what + ": '" + n + "' is not a tool name");
-    else if (std::find(out.begin(), out.end(), n) != out.end()) r.error(f, what + ": '" + n + "' is listed twice");
+    if (!ok) {
+      r.error(f, what + ": '" + n + "' is not a tool name");
+    } else if (n.rfind("_tolokaforge_", 0) == 0) {
+      // A tool server's internal state tools (Tolokaforge's fixtures list them): forgectl's own,
+      // for seeding and grading, never an actor's. Dropped, so such tasks run unchanged.
+    } else if (std::find(out.begin(), out.end(), n) != out.end()) r.error(f, what + ": '" + n + "' is listed twice");
     else out.push_back(n);
   }
   return out;
@@ -57,12 +62,61 @@ std::string confined_problem(const std::string& base_dir, const std::string& rel
   return "";
 }
 
+// Tolokaforge's `mcp_server: mcp_server.py` (or a project's `../../mcp_server.py`): one word
+// naming a Python file.
+bool is_python_script(std::string_view s) {
+  return s.size() > 3 && s.compare(s.size() - 3, 3, ".py") == 0 && s.find_first_of(" \t\n'\"") == std::string_view::npos;
+}
+
+// The script beneath its root, and the tree copied beside it within the limits of the volume it
+// is copied into (the size of kTestsLimits).
+std::optional<McpServerConfig> python_server(YamlReader& r, const Field& f, const std::string& base_dir,
+                                             const std::string& script, McpServerConfig m) {
+  const std::string what = "tools.agent.mcp_server";
+  if (fs::path(script).is_absolute()) {
+    r.error(f, what + ": '" + script + "' must be a path relative to the task directory");
+    return std::nullopt;
+  }
+  const std::string abs = (fs::path(base_dir) / script).lexically_normal().string();
+  auto root = python_root(base_dir, {abs});
+  if (!root) {
+    r.error(f, what + ": " + root.error().message, "a task's server is in its directory or its project's");
+    return std::nullopt;
+  }
+  m.root = *root;
+  m.script = fs::path(abs).lexically_relative(m.root).string();
+  fs::path so_far;
+  for (const auto& part : fs::path(m.script)) {
+    so_far /= part;
+    if (server_copy_skips(so_far.string(), so_far != fs::path(m.script))) {
+      r.error(f, what + ": '" + script + "' is a grading asset's path (" + so_far.string() +
+                     "); it never enters a container during the agent phase");
+      return std::nullopt;
+    }
+  }
+  auto dir = ConfinedDir::open(m.root, "the server's directory");
+  auto st = dir ? dir->stat(m.script) : Result<ConfinedStat>(dir.fail());
+  if (!st || st->kind != EntryKind::kFile) {
+    r.error(f, what + ": " + (st ? "'" + script + "' is not a file" : st.error().message));
+    return std::nullopt;
+  }
+  auto skip = [](const std::string& rel, EntryKind k) { return server_copy_skips(rel, k == EntryKind::kDirectory); };
+  if (auto w = dir->walk("", kTestsLimits, skip, [](const TreeEntry&) { return Status(); }); !w) {
+    r.error(f, what + ": the files copied beside the server (" + m.root + "): " + w.error().message,
+            w.error().message.find("outside") != std::string::npos ? "a task reads only its own files" : "");
+    return std::nullopt;
+  }
+  m.command = {"python3", m.script};  // shown in messages; the runner runs forgectl's launcher
+  return m;
+}
+
 std::optional<McpServerConfig> mcp_server(YamlReader& r, const Field& f, const std::string& base_dir) {
   McpServerConfig m;
   m.where = r.location(f);
   if (f.node.IsScalar()) {
     auto s = r.string(f, "tools.agent.mcp_server");
     if (!s) return std::nullopt;
+    if (is_python_script(*s)) return python_server(r, f, base_dir, *s, std::move(m));
     auto argv = shell_split(*s);
     if (!argv || argv->empty()) {
       r.error(f, "tools.agent.mcp_server: not a command line");

@@ -195,7 +195,7 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
     (void)parse_user_ids(r.hardening.user, uid, gid);
   r.hardening.mounts.push_back({r.workdir, "", false, tmpfs_volume_options(work_mb, uid, gid, 0755)});
   if (!opts.helper_volume.empty()) r.hardening.mounts.push_back({kHelperDir, opts.helper_volume, true, ""});
-  if (env.tools.mcp_server && !env.tools.mcp_server->files.empty()) {
+  if (env.tools.mcp_server && env.tools.mcp_server->copies_files()) {
     r.hardening.mounts.push_back({kTaskFilesMount, "", false, tmpfs_volume_options(kTaskFilesMb, 0, 0, 0755)});
     r.hardening.memory += kTaskFilesMb << 20;
     r.hardening.memory_swap = r.hardening.memory;

@@ -15,6 +15,7 @@
 #include "manifest/task_dir.h"
 #include "stack/labels.h"
 #include "tools/container_sandbox.h"
+#include "tools/python_server.h"
 #include "tools/toolbox.h"
 
 namespace forge::tools {
@@ -134,13 +135,25 @@ Result<StackTools> open_tools(engine::Client& c, const std::string& stack, const
 
   std::vector<std::shared_ptr<Tool>> extra;
   if (const auto& m = t.env.tools.mcp_server) {
-    if (auto st = copy_task_files(c, r.id, t.env, *m); !st) return st.fail_with(what);
-    const std::string task_dir = manifest::layout_task_dir(t.env.base_dir);
-    const std::string files_dir = task_dir.empty() ? std::string(kTaskFilesDir) : std::string(kTaskFilesDir) + "/" + task_dir;
-    McpLaunch launch{r.id, m->command, {}, info->user, m->files.empty() ? spec.workspace : files_dir};
-    auto session = McpSession::start(c, launch, Deadline::in(o.mcp_start_timeout));
-    if (!session) return session.fail_with(what);
-    t.mcp = std::move(*session);
+    if (m->python()) {
+      // Its tree in a directory of its own uid, 0700, beneath the task files' volume: the agent
+      // can neither read the server's files nor (another uid) its process's memory.
+      auto tar = python_server_tar(*m, kPythonServerDir);
+      if (!tar) return tar.fail_with(what);
+      if (auto st = engine::put_archive(c, r.id, policy::kTaskFilesMount, std::move(*tar)); !st) return st.fail_with(what);
+      auto session = start_python_server(c, r.id, *m, std::string(policy::kTaskFilesMount) + "/" + kPythonServerDir,
+                                         Deadline::in(o.mcp_start_timeout));
+      if (!session) return session.fail_with(what);
+      t.mcp = std::move(*session);
+    } else {
+      if (auto st = copy_task_files(c, r.id, t.env, *m); !st) return st.fail_with(what);
+      const std::string task_dir = manifest::layout_task_dir(t.env.base_dir);
+      const std::string files_dir = task_dir.empty() ? std::string(kTaskFilesDir) : std::string(kTaskFilesDir) + "/" + task_dir;
+      McpLaunch launch{r.id, m->command, {}, info->user, m->files.empty() ? spec.workspace : files_dir};
+      auto session = McpSession::start(c, launch, Deadline::in(o.mcp_start_timeout));
+      if (!session) return session.fail_with(what);
+      t.mcp = std::move(*session);
+    }
     // A task file like any other: read beneath the task directory, never through a link out.
     const std::string fixture = "fixtures/tools.json";
     auto dir = ConfinedDir::open(t.env.base_dir);
@@ -149,6 +162,8 @@ Result<StackTools> open_tools(engine::Client& c, const std::string& stack, const
     auto specs = text ? parse_tool_fixture(*text, (fs::path(t.env.base_dir) / fixture).string())
                       : t.mcp->list_tools(Deadline::in(o.mcp_start_timeout));
     if (!specs) return specs.fail_with(what);
+    // The state tools are forgectl's (seeding, grading), never an actor's, whatever a fixture lists.
+    std::erase_if(*specs, [](const ToolSpec& s) { return is_internal_state_tool(s.name); });
     extra = mcp_tools(t.mcp, *specs);
     for (const auto& spec : *specs) t.mcp_tool_names.push_back(spec.name);
   }

@@ -20,6 +20,8 @@ namespace forge::tools {
 // Where a task's MCP server files are in the runner: a link in the read-only helper volume to
 // the small tmpfs volume up mounts for them (policy::kTaskFilesMount).
 inline constexpr const char* kTaskFilesDir = policy::kTaskFilesDir;
+// A Python server's tree, beneath policy::kTaskFilesMount (its uid's, 0700).
+inline constexpr const char* kPythonServerDir = "server";
 
 struct StackTools {
   std::string stack, runner;  // stack name, runner container id

@@ -26,6 +26,9 @@
 #include "trial/local_trial.h"
 #include "trial/sandbox_watch.h"
 #include "trial/sandbox_prep.h"
+#include "trial/checks_run.h"
+#include "trial/python_state.h"
+#include "tools/python_server.h"
 #include "trial/trial_setup.h"
 
 namespace forge::trial {
@@ -149,7 +152,7 @@ class TrialRun {
       db_init_body_ = db_init_body(task_.initial_state);
       if (auto st = db_->init(db_init_body_); !st)
         return classify_running(st.error().with_context("initialising the trial's json-db namespace"), InfraKind::kSandbox);
-    } else if (!task_.initial_state.tables.empty()) {
+    } else if (!task_.initial_state.tables.empty() && !python_server()) {
       return Fault::setup("the task has json_db fixtures but its stack has no json-db service");
     }
     auto owner = stack::workspace_owner(*up_);
@@ -218,9 +221,32 @@ class TrialRun {
     // of its name, and has no host-side replayer yet.
     replayers_ = builtin_golden_replayers();
     for (const auto& name : tools_.mcp_tool_names) replayers_.remove(name);
+    if (python_server()) return seed_server();
     if (task_.grading.state_checks.present)
       if (auto st = check_golden_actions(task_.grading.state_checks.hash, replayers_); !st)
         return Fault::setup(st.error().with_context("grading " + task_.grading.path).what());
+    return std::nullopt;
+  }
+
+  bool python_server() const {
+    const auto& m = task_.environment.tools.mcp_server;
+    return m && m->python();
+  }
+
+  // A Python server holds the domain state: seeded with json_db as written (else it keeps what
+  // its script loaded), and read back before the agent runs, which golden replay starts from.
+  Step seed_server() {
+    if (!tools_.mcp) return Fault::setup("the task's Python server did not start");
+    if (task_.grading.state_checks.present)
+      if (auto st = check_server_golden_actions(task_.grading.state_checks.hash, tools_.mcp_tool_names); !st)
+        return Fault::setup(st.error().with_context("grading " + task_.grading.path).what());
+    const Deadline d = Deadline::in(Millis(30000));
+    if (!task_.initial_state.json_db_json.empty())
+      if (auto st = tools::set_server_state(*tools_.mcp, task_.initial_state.json_db_json, d); !st)
+        return classify_running(st.error(), InfraKind::kSandbox);
+    auto state = tools::server_state(*tools_.mcp, d);
+    if (!state) return classify_running(state.error(), InfraKind::kSandbox);
+    server_initial_state_ = std::move(*state);
     return std::nullopt;
   }
 
@@ -339,6 +365,17 @@ class TrialRun {
       gs.workspace_limit = workspace_limit();
       return run_grader(docker_, gs, task_);
     };
+    ev.run_checks = [this]() {
+      ChecksInputs in;
+      in.stack = up_->name;
+      in.run_id = env_.run_id;
+      in.transcript_json = checks_transcript_json(r_.episode.messages);
+      in.initial_state_json = !server_initial_state_.empty()                 ? server_initial_state_
+                              : !task_.initial_state.json_db_json.empty() ? task_.initial_state.json_db_json
+                                                                           : std::string("{}");
+      in.final_state_json = r_.final_state_json;
+      return run_python_checks_container(docker_, task_, in);
+    };
     if (local_) local_->use_sandbox(ev, docker_);
     return ev;
   }
@@ -369,6 +406,20 @@ class TrialRun {
       if (!state) return classify_running(state.error().with_context("reading the final state"), InfraKind::kSandbox);
       r_.final_state_json = "{\"db\":" + *state + "}";
       store_ = std::make_unique<DbStateStore>(*db_, db_init_body_, replayers_);
+    }
+    if (python_server()) {
+      // From the agent's server, before grading: the agent phase is over, nothing calls its tools.
+      auto state = tools::server_state(*tools_.mcp, Deadline::in(Millis(30000)));
+      if (!state) return classify_running(state.error().with_context("reading the final state"), InfraKind::kSandbox);
+      r_.final_state_json = "{\"db\":" + *state + "}";
+      PythonServerGolden g;
+      g.docker = &docker_;
+      g.server = *task_.environment.tools.mcp_server;
+      g.stack = up_->name;
+      g.run_id = env_.run_id;
+      g.initial_state = server_initial_state_;
+      g.unstable_fields = task_.initial_state.unstable_fields;
+      store_ = std::make_unique<PythonStateStore>(std::move(*state), std::move(g));
     }
     if (task_.harbor) return grade_harbor();
     grading::Evidence ev = evidence();
@@ -468,7 +519,8 @@ class TrialRun {
   std::unique_ptr<DbClient> db_;
   std::string db_init_body_;   // what the namespace was initialised with; golden replay starts from it
   GoldenReplayers replayers_;
-  std::unique_ptr<DbStateStore> store_;
+  std::unique_ptr<grading::StateStore> store_;
+  std::string server_initial_state_;  // a Python server's state before the agent ran
   std::unique_ptr<SandboxWatch> watch_;
   std::int64_t started_unix_ = 0;
   tools::StackTools tools_;

@@ -221,7 +221,7 @@ TEST_CASE("grading: llm_judge") {
   CHECK(has(text, "1:39: llm_judge.output_schema 'required' names 'b', which is not among its properties"));
 }
 
-TEST_CASE("grading: custom_checks run as a test script; checks.py in-process is refused") {
+TEST_CASE("grading: custom_checks run as a test script or as Tolokaforge checks.py") {
   TempGrading t;
   t.write("tests/test.sh", "exit 0\n");
   GradingConfig g = t.loads("custom_checks: {enabled: true}\n");
@@ -253,6 +253,7 @@ TEST_CASE("grading: custom_checks run as a test script; checks.py in-process is 
   CHECK_FALSE(g.custom_checks.present);
   CHECK_FALSE(g.custom_checks.enabled);
 
+  // Tolokaforge's checks.py form: a test script's keys do not apply to it; the file must exist.
   std::string text = t.errors("custom_checks:\n"
                               "  enabled: true\n"
                               "  file: checks.py\n"
@@ -262,25 +263,36 @@ TEST_CASE("grading: custom_checks run as a test script; checks.py in-process is 
                               "  fail_on_error: false\n"
                               "  dir: ../outside\n");
   INFO(text);
-  CHECK(has(text,
-            "3:3: custom_checks.file: in-process Python checks (checks.py) are not supported (hint: run them as a "
-            "test script in the grader container: command: \"python3 /tests/checks.py\")"));
-  CHECK(has(text, "4:3: custom_checks.interface_version: in-process Python checks"));
   CHECK(has(text, "5:3: custom_checks: unsupported key 'timeout_s' (hint: did you mean 'timeout_seconds'?)"));
-  CHECK(has(text, "6:16: custom_checks.reward_file must be an absolute path in the grader"));
-  CHECK(has(text, "7:18: custom_checks.fail_on_error: false is not supported"));
-  CHECK(has(text, "8:8: custom_checks.dir: '../outside' is outside the task directory"));
+  CHECK(has(text, "6:3: custom_checks.reward_file is a test script's key; these checks are a Python file"));
+  CHECK(has(text, "8:3: custom_checks.dir is a test script's key; these checks are a Python file"));
+  CHECK(has(text, "3:9: custom_checks.file: 'checks.py' does not exist"));
+  text = t.errors("custom_checks: {command: \"true\", fail_on_error: false}\n");
+  CHECK(has(text, "1:49: custom_checks.fail_on_error: false is not supported for a test script"));
+  text = t.errors("custom_checks: {file: /abs/checks.py}\n");
+  CHECK(has(text, "custom_checks.file must be a Python file relative to the task directory"));
+  text = t.errors("custom_checks: {file: checks.txt}\n");
+  CHECK(has(text, "custom_checks.file must be a Python file relative to the task directory, got 'checks.txt'"));
 
   // Both weights: combine.weights wins, as in Tolokaforge; the other is a warning (tf_legacy_test.cc).
   g = t.loads("combine: {weights: {custom_checks: 1}}\ncustom_checks: {command: \"true\", weight: 0.5}\n");
   CHECK(g.weights == std::map<std::string, double>{{"custom_checks", 1.0}});
 
+  // checks.py beside grading.yaml and no test script: Tolokaforge's checks, with its 30 s default.
   TempGrading python;
   python.write("checks.py", "def check(ctx): return True\n");
-  text = python.errors("custom_checks: {enabled: true}\n");
-  CHECK(has(text,
-            "1:1: custom_checks: no 'command', and no tests/test.sh to run (hint: Tolokaforge runs checks.py "
-            "in-process; forgectl runs a test script in the grader: command: \"python3 /tests/checks.py\", dir: .)"));
+  python.write("helpers/util.py", "X = 1\n");
+  g = python.loads("custom_checks: {enabled: true}\n");
+  CHECK(g.custom_checks.present);
+  CHECK(g.custom_checks.python());
+  CHECK(g.custom_checks.checks_file == "checks.py");
+  CHECK(g.custom_checks.timeout_s == doctest::Approx(30));
+  CHECK(g.custom_checks.command.empty());
+  g = python.loads("custom_checks: {file: checks.py, interface_version: \"1.0\", relative_imports: [helpers], fail_on_error: false}\n");
+  CHECK(g.custom_checks.relative_imports == std::vector<std::string>{"helpers"});
+  CHECK_FALSE(g.custom_checks.fail_on_error);
+  text = python.errors("custom_checks: {file: checks.py, relative_imports: [nothere]}\n");
+  CHECK(has(text, "custom_checks.relative_imports"));
 
   // The reward's channel is the verifier's own directory; the tests are at /tests, not in the workspace.
   text = t.errors("custom_checks:\n  command: \"sh tests/test.sh\"\n  reward_file: /work/reward.txt\n");

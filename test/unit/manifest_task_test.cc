@@ -9,6 +9,7 @@
 #include <string>
 
 #include "manifest/initial_state_parse.h"
+#include "manifest/python_server.h"
 #include "manifest/task_parse.h"
 #include "support/manifest_helpers.h"
 
@@ -431,4 +432,42 @@ TEST_CASE("task: what load_task accepts as a path") {
   CHECK(has(load_task(t.dir()).error().message, "YAML syntax error"));
   t.write("task.yaml", "- a\n");
   CHECK(has(load_task(t.dir()).error().message, ":1:1: a task.yaml must be a mapping of keys"));
+}
+
+TEST_CASE("task: mcp_server: <script.py> is a Python server run in forgectl's image, its grading assets left out") {
+  TempTask t;
+  t.write("mcp_server.py", "print('server')\n");
+  t.write("helpers/util.py", "X = 1\n");
+  const std::string tools = "tools:\n  agent:\n    enabled: [get_x, _tolokaforge_get_state_]\n    mcp_server: mcp_server.py\n";
+  TaskConfig cfg = loads(t.task(tools));
+  const auto& m = cfg.environment.tools.mcp_server;
+  REQUIRE(m);
+  CHECK(m->python());
+  CHECK(m->script == "mcp_server.py");
+  CHECK(m->root == t.dir());
+  CHECK(cfg.environment.manifest.runner.image == "forgectl/python:local");
+  CHECK(cfg.environment.tools.agent_enabled == std::vector<std::string>{"get_x"});  // the state tools dropped
+
+  CHECK(manifest::server_copy_skips("grading.yaml", false));
+  CHECK(manifest::server_copy_skips("sub/checks.py", false));
+  CHECK(manifest::server_copy_skips("tests", true));
+  CHECK(manifest::server_copy_skips("solution.sh", false));
+  CHECK_FALSE(manifest::server_copy_skips("helpers/util.py", false));
+  CHECK_FALSE(manifest::server_copy_skips("initial_state.json", false));
+
+  // Another runner image, or a runner user that could touch the server, is refused.
+  std::string text = errors(t.task(tools + "environment:\n  runner: {image: \"debian:12\"}\n"));
+  CHECK(has(text, "a Python server runs in forgectl/python:local, not in environment.runner.image 'debian:12'"));
+  text = errors(t.task(tools + "environment:\n  runner: {user: \"3000:3000\"}\n"));
+  CHECK(has(text, "could signal the Python server"));
+  // A grading file under a name the copy does not leave out would reach the runner.
+  t.write("rubric.yaml", "transcript_rules: {max_turns: 3}\n");
+  t.write("task.yaml", "task_id: t1\nname: T\ncategory: test\ndescription: A task.\ngrading: rubric.yaml\n" + tools);
+  text = errors(t.file("task.yaml"));
+  CHECK(has(text, "grading 'rubric.yaml' would be copied beside the server"));
+  text = errors(t.task("tools:\n  agent:\n    enabled: [x]\n    mcp_server: missing.py\n"));
+  CHECK(has(text, "tools.agent.mcp_server"));
+  CHECK(manifest::python_root("/a/b/task", {"/a/b/task/s.py"}).value() == "/a/b/task");
+  CHECK(manifest::python_root("/a/b/task", {"/a/mcp_server.py"}).value() == "/a");
+  CHECK_FALSE(manifest::python_root("/a/b/c/d/task", {"/x.py"}).has_value());
 }

@@ -1,0 +1,163 @@
+// Grading state from a Python tool server: the agent's, read once, and golden replay on a fresh one.
+#include "trial/python_state.h"
+
+#include <algorithm>
+
+#include "core/sha256.h"
+#include "core/state_hash.h"
+#include "core/strings.h"
+#include "engine/archive.h"
+#include "engine/containers.h"
+#include "manifest/python_server.h"
+#include "stack/labels.h"
+#include "tools/python_server.h"
+#include "tools/schema.h"
+
+namespace forge::trial {
+
+namespace {
+
+constexpr const char* kGoldenDir = "/srv/forgectl-golden";
+
+// Where the golden server runs: no network, no capabilities, the server's uid, bounded.
+engine::ContainerSpec golden_spec(const PythonServerGolden& g) {
+  engine::ContainerSpec spec;
+  spec.name = g.stack + "-golden-" + random_hex(3);
+  spec.image = manifest::kPythonImage;
+  spec.cmd = std::vector<std::string>{"sleep", "2147483647"};  // the server runs as an exec
+  spec.user = manifest::kServerUser;
+  spec.workdir = "/";
+  spec.labels = {{stack::kLabelStack, g.stack}, {stack::kLabelRole, "golden"}, {stack::kLabelRun, g.run_id}};
+  spec.host.network_mode = "none";
+  spec.host.cap_drop = {"ALL"};
+  spec.host.security_opt = {"no-new-privileges:true"};
+  spec.host.pids_limit = 256;
+  spec.host.memory = spec.host.memory_swap = 1LL << 30;
+  spec.host.init = true;
+  return spec;
+}
+
+class PythonGoldenState final : public grading::GoldenState {
+ public:
+  PythonGoldenState(engine::Client& c, std::string container, std::unique_ptr<tools::McpSession> s,
+                    const PythonServerGolden& g)
+      : c_(c), container_(std::move(container)), session_(std::move(s)), g_(g) {}
+  ~PythonGoldenState() override {
+    session_.reset();
+    (void)engine::remove_container(c_, container_, engine::RemoveMode::kForce);
+  }
+  PythonGoldenState(const PythonGoldenState&) = delete;
+  PythonGoldenState& operator=(const PythonGoldenState&) = delete;
+
+  Status apply(const std::string& tool, const std::string& arguments_json) override {
+    if (++applied_ > g_.limits.max_actions)
+      return fail(Errc::kUnsupported, "more than " + std::to_string(g_.limits.max_actions) + " golden actions");
+    if (tools::is_internal_state_tool(tool))
+      return fail(Errc::kUnsupported, "tool '" + tools::printable(tool) + "' is the server's internal state tool");
+    if (arguments_json.size() > g_.limits.max_argument_bytes)
+      return fail(Errc::kUnsupported,
+                  "the arguments have more than " + std::to_string(g_.limits.max_argument_bytes) + " bytes");
+    auto args = json::parse(arguments_json.empty() ? "{}" : arguments_json, "golden action arguments");
+    if (!args) return fail(Errc::kInvalid, args.error().message);
+    if (!args->IsObject()) return fail(Errc::kInvalid, "the arguments are not a JSON object");
+    auto r = session_->call_tool(tool, *args, Deadline::in(g_.call_timeout));
+    if (r) return {};
+    // The tool saying no (isError) is a refusal, as the agent would have seen it; a server that
+    // stops answering is no verdict.
+    if (r.error().code == Errc::kServer) return fail(Errc::kInvalid, r.error().message);
+    return r.fail();
+  }
+
+  Result<std::string> stable_hash() override {
+    auto s = stable_state_json();
+    if (!s) return s.fail();
+    return sha256_hex(*s);
+  }
+  Result<std::string> stable_state_json() override {
+    if (stable_.empty()) {
+      auto state = tools::server_state(*session_, Deadline::in(g_.call_timeout));
+      if (!state) return state.fail_with("the golden server");
+      auto s = python_stable_json(*state, g_.unstable_fields);
+      if (!s) return s.fail();
+      stable_ = std::move(*s);
+    }
+    return stable_;
+  }
+
+ private:
+  engine::Client& c_;
+  std::string container_;
+  std::unique_ptr<tools::McpSession> session_;
+  const PythonServerGolden& g_;
+  std::size_t applied_ = 0;
+  std::string stable_;
+};
+
+}  // namespace
+
+Result<std::string> python_stable_json(const std::string& state_json, const std::vector<std::string>& unstable) {
+  auto doc = json::parse(state_json, "the Python server's state");
+  if (!doc) return doc.fail();
+  return python_json(stable_state(*doc, unstable));
+}
+
+Result<std::string> PythonStateStore::stable_hash() {
+  auto s = stable_state_json();
+  if (!s) return s.fail();
+  return sha256_hex(*s);
+}
+
+Result<std::string> PythonStateStore::stable_state_json() {
+  return python_stable_json(final_, golden_.unstable_fields);
+}
+
+Result<std::unique_ptr<grading::GoldenState>> PythonStateStore::golden_from_initial() {
+  engine::Client& c = *golden_.docker;
+  const std::string what = "starting a fresh Python server for golden replay";
+  auto made = engine::create_container(c, golden_spec(golden_));
+  if (!made) return made.fail_with(what);
+  const std::string id = made->id;
+  bool keep = false;
+  struct Remove {
+    engine::Client& c;
+    const std::string& id;
+    bool& keep;
+    ~Remove() {
+      if (!keep) (void)engine::remove_container(c, id, engine::RemoveMode::kForce);
+    }
+  } remove{c, id, keep};
+  // The rootfs is the image's, the agent never ran here: the task's files come from the task dir.
+  auto tar = tools::python_server_tar(golden_.server, std::string(kGoldenDir).substr(1));
+  if (!tar) return tar.fail_with(what);
+  if (auto st = engine::put_archive(c, id, "/", std::move(*tar)); !st) return st.fail_with(what);
+  if (auto st = engine::start_container(c, id); !st) return st.fail_with(what);
+  auto session = tools::start_python_server(c, id, golden_.server, kGoldenDir, Deadline::in(golden_.start_timeout));
+  if (!session) return session.fail_with(what);
+  if (auto st = tools::set_server_state(**session, golden_.initial_state, Deadline::in(golden_.call_timeout)); !st)
+    return st.fail_with(what);
+  keep = true;
+  return std::unique_ptr<grading::GoldenState>(new PythonGoldenState(c, id, std::move(*session), golden_));
+}
+
+Status check_server_golden_actions(const manifest::HashCheck& hash, const std::vector<std::string>& tools,
+                                   const GoldenLimits& limits) {
+  if (!hash.enabled) return {};
+  const std::size_t n = hash.golden_actions.size();
+  if (n > limits.max_actions)
+    return fail(Errc::kInvalid, "state_checks.hash has " + std::to_string(n) +
+                                    " golden actions; forgectl replays at most " + std::to_string(limits.max_actions));
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& a = hash.golden_actions[i];
+    const std::string which = "golden action " + std::to_string(i + 1) + "/" + std::to_string(n);
+    if (std::find(tools.begin(), tools.end(), a.name) == tools.end())
+      return fail(Errc::kUnsupported, which + " names tool '" + tools::printable(a.name) +
+                                          "', which the task's Python server does not offer");
+    if (a.arguments_json.size() > limits.max_argument_bytes)
+      return fail(Errc::kInvalid, which + " (" + tools::printable(a.name) + "): its arguments have " +
+                                      std::to_string(a.arguments_json.size()) + " bytes; at most " +
+                                      std::to_string(limits.max_argument_bytes));
+  }
+  return {};
+}
+
+}  // namespace forge::trial
