@@ -60,7 +60,7 @@ struct RunArgs {
   std::string config, out, shard, progress = "auto";
   std::string executor = "container";
   int trials = 0, concurrency = 0;
-  bool resume = false, keep_local = false;
+  bool resume = false, keep_local = false, allow_local = false;
   Limits limits;
   std::string run_id;  // kept from run.json on --resume
 };
@@ -90,6 +90,7 @@ Status fill_from_run_json(RunArgs& a, const CLI::App& cmd) {
   if (a.concurrency == 0) a.concurrency = inv.concurrency != 0 ? inv.concurrency : run->concurrency;
   if (cmd.count("--executor") == 0 && !inv.executor.empty()) a.executor = inv.executor;
   if (cmd.count("--keep-local") == 0) a.keep_local = inv.keep_local;
+  if (cmd.count("--allow-local") == 0) a.allow_local = inv.allow_local;
   auto keep = [&](const char* flag, const char* key, int& field) {
     if (cmd.count(flag) == 0 && inv.limits.count(key)) field = inv.limits.at(key);
   };
@@ -119,6 +120,8 @@ void add_flags(CLI::App* cmd, RunArgs& a) {
                   "container (default): tools run in each trial's runner; local: every task's tools run on this host, "
                   "in a sandbox directory under DIR/local (trusted tasks only; docs/tools.md)")
       ->check(CLI::IsMember({"container", "local"}));
+  cmd->add_flag("--allow-local", a.allow_local,
+                "honour tasks that ask for tools.executor: local (their shell runs on this host with your rights)");
   cmd->add_flag("--keep-local", a.keep_local,
                 "keep each local trial's sandbox directory (DIR/local/...) after grading");
   cmd->add_option("--max-builds", a.limits.builds, "image builds at once")->default_val(a.limits.builds);
@@ -200,6 +203,7 @@ Result<Setup> make_setup(RunArgs& a, const CLI::App& cmd) {
     s.plan_in.agents.push_back(*c);
   }
   s.plan_in.executor = a.executor == "local" ? manifest::ExecutorKind::kLocal : manifest::ExecutorKind::kContainer;
+  s.plan_in.allow_local = a.allow_local;
   s.tty = a.progress == "live" || (a.progress == "auto" && ::isatty(STDERR_FILENO));
   return s;
 }
@@ -221,8 +225,8 @@ results::RunJson describe(const RunArgs& a, const Setup& s, const sweep::Plan& p
   r.executor = plan.local_tasks == 0 ? "container" : plan.local_tasks == plan.tasks.size() ? "local" : "mixed";
   r.engines = plan.facts.engines;
   r.images = plan.facts.images;
-  r.invocation = {a.tasks,  a.agents,      a.hosts,           a.config,   a.shard,
-                  a.trials, a.concurrency, a.limits.as_map(), a.executor, a.keep_local};
+  r.invocation = {a.tasks,       a.agents,          a.hosts,    a.config,     a.shard,      a.trials,
+                  a.concurrency, a.limits.as_map(), a.executor, a.keep_local, a.allow_local};
   for (const auto& [k, m] : s.cfg.models) r.models[k] = {m.provider, m.name, m.base_url, m.temperature};
   r.limits = {{"max_turns", static_cast<double>(s.cfg.max_turns)},
               {"episode_timeout_s", static_cast<double>(s.cfg.episode_timeout.count() / 1000)},

@@ -9,10 +9,18 @@ namespace forge::results {
 namespace {
 
 void write_invocation(json::Writer& w, const RunInvocation& inv) {
-  w.key("invocation").begin_object().field("task_paths", inv.task_paths).field("agents", inv.agents)
-      .field("trials", inv.trials).field("concurrency", inv.concurrency).field("config", inv.config)
-      .field("shard", inv.shard).field("docker_hosts", inv.docker_hosts)
-      .field("executor", inv.executor.empty() ? "container" : inv.executor).field("keep_local", inv.keep_local);
+  w.key("invocation")
+      .begin_object()
+      .field("task_paths", inv.task_paths)
+      .field("agents", inv.agents)
+      .field("trials", inv.trials)
+      .field("concurrency", inv.concurrency)
+      .field("config", inv.config)
+      .field("shard", inv.shard)
+      .field("docker_hosts", inv.docker_hosts)
+      .field("executor", inv.executor.empty() ? "container" : inv.executor)
+      .field("keep_local", inv.keep_local)
+      .field("allow_local", inv.allow_local);
   w.key("limits").begin_object();
   for (const auto& [k, v] : inv.limits) w.field(k, v);
   w.end_object().end_object();
@@ -50,6 +58,7 @@ RunInvocation read_invocation(const json::Value& d) {
   inv.concurrency = static_cast<int>(json::get_int(*v, "concurrency"));
   inv.executor = json::get_string(*v, "executor");
   inv.keep_local = json::get_bool(*v, "keep_local");
+  inv.allow_local = json::get_bool(*v, "allow_local");
   if (const json::Value* l = json::get_object(*v, "limits"))
     for (const auto& m : l->GetObject())
       if (m.value.IsInt()) inv.limits[std::string(m.name.GetString(), m.name.GetStringLength())] = m.value.GetInt();

@@ -24,6 +24,7 @@ struct RunInvocation {
   std::map<std::string, int> limits;    // admission limits: builds, ups, downs, execs, grades
   std::string executor;                 // --executor: "container" (also when absent) | "local"
   bool keep_local = false;              // --keep-local
+  bool allow_local = false;             // --allow-local
 };
 
 struct RunModel {

@@ -52,7 +52,7 @@ std::string agent_slug(const std::string& label) {
 
 Result<std::unique_ptr<Plan>> make_plan(const PlanInput& o, const ImageResolver& resolve) {
   const manifest::RunConfig& run = *o.run;
-  trial::PreflightInput pre{o.run, o.agents, o.llm, o.executor};
+  trial::PreflightInput pre{o.run, o.agents, o.llm, o.executor, true, o.allow_local};
   TaskSet set = load_task_set(o.task_paths, run.tasks_glob, pre);
   if (!set.ok()) return fail(Errc::kInvalid, set.report());
   auto plan = std::make_unique<Plan>();

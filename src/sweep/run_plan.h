@@ -32,6 +32,7 @@ struct PlanInput {
   const manifest::RunConfig* run = nullptr;
   const agent::LlmContext* llm = nullptr;  // model entries and keys are checked through it
   manifest::ExecutorKind executor = manifest::ExecutorKind::kContainer;  // --executor local: every task local
+  bool allow_local = false;  // --allow-local: tasks' own tools.executor: local are honoured (preflight.h)
 };
 
 struct Plan {

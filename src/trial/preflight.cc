@@ -98,6 +98,10 @@ std::vector<Problem> check_task(const manifest::TaskConfig& t, const PreflightIn
   check_golden(t, out);
   if (runs_locally(t))
     for (auto& p : check_local(t)) out.push_back(std::move(p));
+  if (runs_locally(t) && in.local_needs_consent && !in.allow_local && in.executor != manifest::ExecutorKind::kLocal)
+    out.push_back({t.path,
+                   "tools.executor: local runs this task's shell on this host with your rights; a task "
+                   "file alone cannot ask for that: pass --allow-local to forgectl run (trusted tasks only)"});
   if (has_agent(in, AgentChoice::Kind::kOracle))
     if (auto o = agent::oracle_agent(t); !o) out.push_back({t.path, "--agent oracle: " + o.error().message});
   if (t.grading.llm_judge.present && !in.agents.empty()) {

@@ -41,6 +41,11 @@ struct PreflightInput {
   // `forgectl run --executor local`: every task runs on the local executor (set on each task as
   // it loads, so the local checks apply); kContainer leaves each task's own tools.executor.
   manifest::ExecutorKind executor = manifest::ExecutorKind::kContainer;
+  // `forgectl run`: a task's own `tools.executor: local` runs its shell on this host, so a task
+  // file alone cannot ask for it: the run must allow it (--allow-local, or --executor local).
+  // validate leaves this off: consent is the run's.
+  bool local_needs_consent = false;
+  bool allow_local = false;
 };
 
 // "file:line:column" of `w`, or `fallback` when it has no file.

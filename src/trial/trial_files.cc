@@ -62,6 +62,32 @@ void emit_json_text(YAML::Emitter& e, const std::string& text) {
 
 std::string block(const std::string& s) { return s; }
 
+// YAML forbids control characters anywhere in a stream (C0 but tab and newline, DEL, C1 but NEL),
+// and a yaml-cpp literal or plain scalar carries them raw: an agent's ESC sequence would make the
+// file unreadable (and replay in a terminal). Each becomes visible text: "\x1b", "\u0085".
+std::string visible_controls(const std::string& yaml) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  out.reserve(yaml.size());
+  for (std::size_t i = 0; i < yaml.size(); ++i) {
+    const auto c = static_cast<unsigned char>(yaml[i]);
+    if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else if (c == 0xc2 && i + 1 < yaml.size() && static_cast<unsigned char>(yaml[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(yaml[i + 1]) <= 0x9f && static_cast<unsigned char>(yaml[i + 1]) != 0x85) {
+      const auto d = static_cast<unsigned char>(yaml[++i]);
+      out += "\\u00";
+      out += kHex[d >> 4];
+      out += kHex[d & 15];
+    } else {
+      out += yaml[i];
+    }
+  }
+  return out;
+}
+
 // 15 significant digits: 141.01 reads back as written (yaml-cpp's default 17 prints 141.00999999999999).
 constexpr std::size_t kYamlDigits = 15;
 
@@ -378,14 +404,14 @@ Status write_trial_files(const results::RunDir& run, const TrialResult& t, const
   for (const auto& [p, c] : t.initial_files) env << YAML::Key << p << YAML::Value << YAML::Literal << redact_(c);
   env << YAML::EndMap << YAML::Key << "agent_visible_dir" << YAML::Value << "/env/fs/agent-visible" << YAML::EndMap;
 
-  for (const auto& [name, text] :
-       std::initializer_list<std::pair<const char*, std::string>>{{"trajectory.yaml", traj.c_str()},
-                                                                  {"grade.yaml", grade.c_str()},
-                                                                  {"metrics.yaml", metrics.c_str()},
-                                                                  {"env.yaml", env.c_str()},
-                                                                  {"task.yaml", task_yaml_summary},
-                                                                  {"trajectory.atif.json", atif_json(t, redact_)},
-                                                                  {"trial.json", detail_of(t, redact_).to_json()}}) {
+  for (const auto& [name, text] : std::initializer_list<std::pair<const char*, std::string>>{
+           {"trajectory.yaml", visible_controls(std::string(traj.c_str(), traj.size()))},
+           {"grade.yaml", visible_controls(std::string(grade.c_str(), grade.size()))},
+           {"metrics.yaml", visible_controls(std::string(metrics.c_str(), metrics.size()))},
+           {"env.yaml", visible_controls(std::string(env.c_str(), env.size()))},
+           {"task.yaml", task_yaml_summary},
+           {"trajectory.atif.json", atif_json(t, redact_)},
+           {"trial.json", detail_of(t, redact_).to_json()}}) {
     if (auto st = write_file_atomic((dir / name).string(), std::string(text) + "\n"); !st) return st;
   }
   if (auto st = write_log_tars(dir / "logs", t); !st) return st.fail_with("writing the trial's logs/");

@@ -200,7 +200,13 @@ solution: {script: solution/solve.sh}
   std::string out = t.file("run");
   auto env = no_docker_env();
   env["E2E_SLOW"] = "1";
-  auto p = spawn_forgectl({"run", t.file("slow"), "--agent", "oracle", "--out", out, "--progress", "plain"}, env);
+  // A task file alone cannot ask for a host shell: refused before anything starts.
+  auto refused = run({"run", t.file("slow"), "--agent", "oracle", "--out", t.file("refused")}, env);
+  CHECK(refused.code == 2);
+  CHECK(refused.err.find("--allow-local") != std::string::npos);
+  CHECK_FALSE(fs::exists(t.file("refused") + "/trials.jsonl"));
+  auto p = spawn_forgectl(
+      {"run", t.file("slow"), "--agent", "oracle", "--allow-local", "--out", out, "--progress", "plain"}, env);
   REQUIRE(p.has_value());
   std::string sandbox = out + "/local/slow_local/0-1/work";
   for (int i = 0; i < 600 && !fs::exists(sandbox); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
