@@ -82,7 +82,7 @@ start_machine() {
   docker run -d --name "$run_id" --hostname fresh-debian12 \
     "${caps[@]}" --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
     --sysctl net.ipv4.ip_forward=1 --cgroupns host \
-    "${mounts[@]}" --tmpfs /run --tmpfs /tmp:exec \
+    "${mounts[@]}" --tmpfs /run \
     -e container=docker "$image" sleep infinity
 }
 # An older daemon refuses capability names newer than itself ("unknown capability: \"CAP_BPF\""):

@@ -76,6 +76,8 @@ struct Pump {
   std::string_view stdin_left;
   bool stdin_done = true;
 
+  const std::atomic<int>* cancel = nullptr;
+
   Result<PumpEnd> run(Deadline deadline) {
     char buf[64 * 1024];
     for (;;) {
@@ -99,10 +101,14 @@ struct Pump {
         (void)stream.close_write();
         stdin_done = true;
       }
-      if (deadline.expired()) return PumpEnd::kDeadline;
-      auto ready = stream.wait(!stdin_done, deadline);
+      if (deadline.expired() || (cancel && cancel->load() != 0)) return PumpEnd::kDeadline;
+      // Watching for a cancel: wake up every 200 ms to look.
+      Deadline slice = cancel ? Deadline::in(Millis(200)) : deadline;
+      if (cancel && deadline.remaining() < Millis(200)) slice = deadline;
+      auto ready = stream.wait(!stdin_done, slice);
       if (!ready) return ready.fail();
-      if (!*ready) return PumpEnd::kDeadline;
+      // Nothing ready: the slice or the deadline passed (the top of the loop tells which).
+      if (!*ready && deadline.expired()) return PumpEnd::kDeadline;
     }
   }
 };
@@ -143,8 +149,12 @@ Result<ExecResult> exec_run(Client& c, std::string_view container, const ExecOpt
     if (data.size() > room) (is_err ? res.err_truncated : res.out_truncated) = true;
     buf.append(data.substr(0, room));
   };
-  Pump pump{**stream, {}, sink, o.stdin_data ? std::string_view(*o.stdin_data) : std::string_view{},
-            !o.stdin_data.has_value()};
+  Pump pump{**stream,
+            {},
+            sink,
+            o.stdin_data ? std::string_view(*o.stdin_data) : std::string_view{},
+            !o.stdin_data.has_value(),
+            o.cancel};
 
   // With the helper inside, it enforces the deadline; ours is the fallback, a little later.
   Deadline deadline = o.timeout.count() > 0
@@ -155,6 +165,8 @@ Result<ExecResult> exec_run(Client& c, std::string_view container, const ExecOpt
 
   if (*end == PumpEnd::kDeadline) {
     res.timed_out = true;
+    res.cancelled = o.cancel && o.cancel->load() != 0;
+    pump.cancel = nullptr;  // the kill below runs to its own end
     auto ins = exec_inspect(c, *id);
     if (ins && c.transport().is_local() && kill_host_session(ins->pid, ins->container_id) > 0)
       res.kill_method = "host-session";

@@ -2,6 +2,7 @@
 // deadline that really stops the process inside the container.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -50,6 +51,9 @@ struct ExecOptions {
   Millis timeout{0};                       // 0: none
   std::size_t output_cap = 8u << 20;       // per stream; the rest is read and dropped
   std::string helper;                      // the helper's path in the container; empty: none there
+  // Non-zero stops the command as a timeout would (within ~200 ms) and sets `cancelled`: a SIGINT
+  // must not wait out a test script's deadline. Null: never.
+  const std::atomic<int>* cancel = nullptr;
 };
 
 struct ExecResult {
@@ -57,6 +61,7 @@ struct ExecResult {
   std::string out, err;
   bool out_truncated = false, err_truncated = false;
   bool timed_out = false;
+  bool cancelled = false;  // stopped through ExecOptions::cancel (timed_out is set too)
   Millis elapsed{0};
   std::string kill_method;  // how a timed-out exec was stopped: "helper", "host-session", "helper-token", ""
 };

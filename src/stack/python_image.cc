@@ -335,7 +335,9 @@ Result<PythonImageBuild> build_python_image(engine::Client& c, const PythonImage
   }
 
   if (content_label(c, kPythonBaseImage) != *base_key) {
-    fs::path scratch_root = o.scratch_dir.empty() ? fs::temp_directory_path() : fs::path(o.scratch_dir);
+    // /var/tmp, not /tmp: debootstrap needs device nodes and exec, which a tmpfs /tmp (nodev,
+    // often noexec) refuses; /var/tmp is on a disk filesystem on Debian's default layout.
+    fs::path scratch_root = o.scratch_dir.empty() ? fs::path("/var/tmp") : fs::path(o.scratch_dir);
     std::string scratch = (scratch_root / ("forgectl-python-rootfs-" + random_hex(6))).string();
     std::error_code ec;
     fs::create_directories(scratch, ec);

@@ -28,7 +28,8 @@ struct PythonImageOptions {
   std::vector<std::string> packages = {"python3", "python3-pydantic"};
   std::string python_tree;  // forgectl's python/ directory; empty: find_python_tree()
   std::string debootstrap = "/usr/sbin/debootstrap";
-  std::string scratch_dir;  // where the rootfs is assembled (about 300 MB, removed after); empty: the temp dir
+  std::string
+      scratch_dir;  // where the rootfs is assembled (about 300 MB, removed after; needs dev and exec); empty: /var/tmp
 };
 
 // forgectl's python/ tree: installed beside the binary (../share/forgectl/python), else the source tree

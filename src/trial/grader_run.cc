@@ -128,8 +128,10 @@ Result<grading::TestRun> run_tests_as_verifier(engine::Client& c, const std::str
   o.workdir = "/";
   o.timeout = Millis(timeout_ms) + kDeadlineGrace;
   o.output_cap = kOutputCap;
+  o.cancel = g.cancel;
   auto r = engine::exec_run(c, id, o);
   if (!r) return r.fail_with("running the tests");
+  if (r->cancelled) return fail(Errc::kCancelled, "running the tests: interrupted");
   if (r->exit_code == 125 && r->err.find("forgectl-exec: cannot drop privileges") != std::string::npos)
     return fail(Errc::kIo, "running the tests: " + trim(r->err.substr(0, 400)));
   grading::TestRun run;

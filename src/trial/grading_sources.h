@@ -2,6 +2,7 @@
 // archive API, and test scripts in a fresh grader container built from a copy of the workspace.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -72,6 +73,7 @@ struct GraderSpec {
   // The workspace's disk limit (runner.disk_mb): a copy declaring more (sparse files) is the agent's
   // doing (kExceeded), never written dense to the host's disk. 0: none.
   std::uint64_t workspace_limit = 0;
+  const std::atomic<int>* cancel = nullptr;  // the run's interrupt count: a SIGINT stops the tests
 };
 
 // Copies the runner's workspace (owned by the agent's uid) and the task's tests (the verifier's

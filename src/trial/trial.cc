@@ -359,12 +359,7 @@ class TrialRun {
     ev.judge = [this](const std::string& model_ref, const std::string& system, const std::string& user) {
       return judge(model_ref, system, user);
     };
-    ev.run_tests = [this]() {
-      GraderSpec gs{up_->name, runner_, workspace(), up_->plan.runner.image, env_.run_id};
-      gs.host = env_.host;
-      gs.workspace_limit = workspace_limit();
-      return run_grader(docker_, gs, task_);
-    };
+    ev.run_tests = [this]() { return run_grader(docker_, grader_spec(), task_); };
     ev.run_checks = [this]() {
       ChecksInputs in;
       in.stack = up_->name;
@@ -436,9 +431,7 @@ class TrialRun {
     auto logs = collect_harbor_logs(docker_, runner_);
     if (!logs) return classify_running(logs.error().with_context("collecting /logs"), InfraKind::kDaemon);
     r_.log_tars = std::move(*logs);
-    GraderSpec gs{up_->name, runner_, workspace(), up_->plan.runner.image, env_.run_id};
-    gs.host = env_.host;
-    auto v = run_harbor_verifier(docker_, gs, *task_.harbor);
+    auto v = run_harbor_verifier(docker_, grader_spec(), *task_.harbor);
     if (!v) {
       if (v.error().code == Errc::kInvalid) return Fault::setup(v.error().what());
       return classify_running(v.error(), InfraKind::kGrader);
@@ -505,6 +498,14 @@ class TrialRun {
 
   bool interrupted() const { return env_.interrupted && env_.interrupted->load() > 0; }
   const std::string& workspace() const { return up_->plan.runner.workdir; }
+  // Where a grader container comes from: this trial's stack, runner and image.
+  GraderSpec grader_spec() const {
+    GraderSpec gs{up_->name, runner_, workspace(), up_->plan.runner.image, env_.run_id};
+    gs.host = env_.host;
+    gs.workspace_limit = workspace_limit();
+    gs.cancel = env_.interrupted;
+    return gs;
+  }
   std::uint64_t workspace_limit() const { return policy::workspace_limit_bytes(task_.environment.manifest.runner); }
 
   const manifest::TaskConfig& task_;

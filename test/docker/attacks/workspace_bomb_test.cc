@@ -5,10 +5,14 @@
 // final state is read. Each beside an honest control.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <filesystem>
+#include <thread>
 
 #include "core/files.h"
+#include "engine/containers.h"
 #include "manifest/task_parse.h"
+#include "stack/labels.h"
 #include "support/scripted_trial.h"
 #include "support/stack_env.h"
 
@@ -110,5 +114,42 @@ TEST_CASE("attacks (bomb): background processes holding json-db do not turn a fa
   CAPTURE(reasons(ok));
   CHECK(ok.outcome == results::Outcome::kGraded);
   CHECK(ok.grade.binary_pass);
+  CHECK(rig.left_nothing());
+}
+
+TEST_CASE("attacks (bomb): a test script that would run for minutes does not hold a SIGINT") {
+  TempDir dir;
+  fs::copy(std::string(FORGECTL_SOURCE_DIR) + "/examples/tasks/script-tests", dir.path(),
+           fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  // The agent's program is what the tests run; this one takes (almost) the whole test deadline.
+  std::string solve = read_text(dir.path() + "/solution/solve.sh").value();
+  dir.write("solution/solve.sh", solve + "\nprintf '#!/bin/sh\\nsleep 170\\n' > bin/csvsum\n");
+  std::string yaml = read_text(dir.path() + "/grading.yaml").value();
+  yaml.replace(yaml.find("timeout_seconds: 60"), 19, "timeout_seconds: 180");
+  dir.write("grading.yaml", yaml);
+  auto task = manifest::load_task(dir.path() + "/task.yaml");
+  REQUIRE_MESSAGE(task.has_value(), (task ? "" : task.error().what()));
+  Rig rig;
+  std::atomic<int> interrupted{0};
+  rig.env.interrupted = &interrupted;
+  trial::TrialResult r;
+  std::thread t([&] { r = rig.run(*task, {trial::AgentChoice::Kind::kOracle}); });
+  // Once the grader's tests run, the run is interrupted (as main's signal thread counts a SIGINT).
+  auto& c = *docker_env().client;
+  bool grading = false;
+  for (int i = 0; i < 1200 && !grading; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    auto cs = engine::list_containers(
+        c, {{"label",
+             {std::string(stack::kLabelRun) + "=" + rig.env.run_id, std::string(stack::kLabelRole) + "=grader"}}});
+    grading = cs && !cs->empty() && cs->front().state == "running";
+  }
+  REQUIRE(grading);
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  interrupted = 1;
+  t.join();
+  CAPTURE(reasons(r));
+  // Interrupted: no outcome, left for --resume — not a timed-out test scored 0 minutes later.
+  CHECK(r.interrupted);
   CHECK(rig.left_nothing());
 }
