@@ -81,6 +81,8 @@ TEST_CASE("helper command line: today's forms still parse, and the new modes wit
   CHECK(must_parse({"--serve", "--root", "/work"}).root == "/work");
   CHECK(must_parse({"--kill-token", "t1"}).kill_token == "t1");
   CHECK(must_parse({"--version"}).mode == Mode::kVersion);
+  CHECK(must_parse({"--kill-all"}).mode == Mode::kKillAll);
+  CHECK(must_parse({"--kill-all", "--as", "1000:1000"}).drop);
 
   CommandLine dropped = must_parse({"--groups", "20,30", "--as", "1000:1001", "--", "id"});  // any order
   CHECK(dropped.drop);
@@ -122,6 +124,8 @@ TEST_CASE("helper command line: every mistake is refused with the argument named
       {{"--serve", "--root", "/w", "--", "x"}, "'--' and a command do not go with --serve"},
       {{"--kill-token", "t", "--timeout-ms", "5"}, "--timeout-ms is not an option of --kill-token"},
       {{"--version", "--as", "1:1"}, "--version must be used alone"},
+      {{"--kill-all", "--", "x"}, "'--' and a command do not go with --kill-all"},
+      {{"--kill-all", "--token", "t"}, "--token is not an option of --kill-all"},
       {{"--as", "0:0", "--", "x"}, "--as: '0:0' names root"},
       {{"--as", "1000:0", "--", "x"}, "names root"},
       {{"--as", "1000", "--", "x"}, "--as: '1000' is not UID:GID"},
