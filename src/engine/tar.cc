@@ -525,6 +525,7 @@ Status rewrite_tar_stream(const TarSource& source, const TarSink& sink, TarOwner
   std::vector<char> buf(kStreamChunk);
   std::string last;
   std::uint64_t carried = 0;
+  std::size_t entries = 0;
   for (;;) {
     archive_entry* e = nullptr;
     int rc = archive_read_next_header(in, &e);
@@ -536,6 +537,9 @@ Status rewrite_tar_stream(const TarSource& source, const TarSink& sink, TarOwner
     mode_t type = archive_entry_filetype(e);
     const bool hard = archive_entry_hardlink(e) != nullptr;
     if (!hard && (type == AE_IFCHR || type == AE_IFBLK || type == AE_IFSOCK)) continue;
+    if (budget.entries > 0 && ++entries > budget.entries)
+      return fail(Errc::kExceeded, budget.what + " holds more than " + std::to_string(budget.entries) +
+                                       " entries (at " + quoted(path) + "), past what a copy takes");
     if (!hard && type == AE_IFREG && budget.file_bytes > 0) {
       carried += static_cast<std::uint64_t>(std::max<la_int64_t>(0, archive_entry_size(e)));
       if (carried > budget.file_bytes)

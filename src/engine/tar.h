@@ -112,6 +112,7 @@ struct TarOwner {
 // its whole length: the copy is written dense). 0: no limit.
 struct TarBudget {
   std::uint64_t file_bytes = 0;
+  std::size_t entries = 0;           // entries of any kind (empty files cost inodes, not bytes); 0: no limit
   std::string what = "the archive";  // named in the error: "the workspace"
 };
 // Copies a tar from `source` to `sink` entry by entry, never holding a whole file: every entry

@@ -59,7 +59,8 @@ Status copy_workspace(engine::Client& c, const std::string& runner, const std::s
   if (parent.empty()) parent = "/";
   return engine::read_archive(c, runner, workspace, [&](const engine::TarSource& source) {
     return engine::write_archive(c, grader, parent, [&](const engine::TarSink& sink) {
-      return engine::rewrite_tar_stream(source, sink, {kAgentUid, kAgentGid}, {limit, "the workspace"});
+      return engine::rewrite_tar_stream(source, sink, {kAgentUid, kAgentGid},
+                                        {limit, kMaxWorkspaceEntries, "the workspace"});
     });
   });
 }

@@ -33,10 +33,14 @@ Result<std::string> tests_tar(const ConfinedDir& task, const std::string& dir, u
 // The tar (to unpack at "/") of /logs (root, 0755) and /logs/verifier (T, or `uid`, 0700).
 Result<std::string> verifier_logs_tar(unsigned uid = kVerifierUid, unsigned gid = kVerifierGid);
 
+// The workspace copy's entry cap: as many as grading's own scan examines (WorkspaceLimits).
+inline constexpr std::size_t kMaxWorkspaceEntries = 200000;
+
 // Copies `workspace` of `runner` to the same path in `grader`, streamed in bounded memory and
 // rewritten on the way: every entry owned by A, setuid/setgid bits, extended attributes and
 // device nodes dropped.
-// Files declaring more than `limit` bytes in all (0: none) stop the copy: kExceeded.
+// Files declaring more than `limit` bytes in all (0: none), or more than kMaxWorkspaceEntries
+// entries, stop the copy: kExceeded, the agent's doing.
 Status copy_workspace(engine::Client& c, const std::string& runner, const std::string& workspace,
                       const std::string& grader, std::uint64_t limit);
 

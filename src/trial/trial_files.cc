@@ -62,9 +62,10 @@ void emit_json_text(YAML::Emitter& e, const std::string& text) {
 
 std::string block(const std::string& s) { return s; }
 
-// YAML forbids control characters anywhere in a stream (C0 but tab and newline, DEL, C1 but NEL),
-// and a yaml-cpp literal or plain scalar carries them raw: an agent's ESC sequence would make the
-// file unreadable (and replay in a terminal). Each becomes visible text: "\x1b", "\u0085".
+// YAML forbids control characters anywhere in a stream (C0 but tab and newline, DEL, C1), and
+// reads NEL, LS and PS (U+0085, U+2028, U+2029) as line breaks; a yaml-cpp literal or plain scalar
+// carries them raw: an agent's text could make the file unreadable, replay in a terminal, or
+// break out of its block scalar into keys of its own. Each becomes visible text: "\x1b", "\u2028".
 std::string visible_controls(const std::string& yaml) {
   static const char* kHex = "0123456789abcdef";
   std::string out;
@@ -76,11 +77,15 @@ std::string visible_controls(const std::string& yaml) {
       out += kHex[c >> 4];
       out += kHex[c & 15];
     } else if (c == 0xc2 && i + 1 < yaml.size() && static_cast<unsigned char>(yaml[i + 1]) >= 0x80 &&
-               static_cast<unsigned char>(yaml[i + 1]) <= 0x9f && static_cast<unsigned char>(yaml[i + 1]) != 0x85) {
+               static_cast<unsigned char>(yaml[i + 1]) <= 0x9f) {
       const auto d = static_cast<unsigned char>(yaml[++i]);
       out += "\\u00";
       out += kHex[d >> 4];
       out += kHex[d & 15];
+    } else if (c == 0xe2 && i + 2 < yaml.size() && static_cast<unsigned char>(yaml[i + 1]) == 0x80 &&
+               (static_cast<unsigned char>(yaml[i + 2]) == 0xa8 || static_cast<unsigned char>(yaml[i + 2]) == 0xa9)) {
+      out += static_cast<unsigned char>(yaml[i + 2]) == 0xa8 ? "\\u2028" : "\\u2029";
+      i += 2;
     } else {
       out += yaml[i];
     }

@@ -93,6 +93,24 @@ TEST_CASE("attacks (bomb): a sparse file past the disk limit is never copied den
   CHECK(rig.left_nothing());
 }
 
+TEST_CASE("attacks (bomb): a workspace of more entries than a copy takes fails as the agent's doing") {
+  TempDir dir;
+  fs::copy(std::string(FORGECTL_SOURCE_DIR) + "/examples/tasks/script-tests", dir.path(),
+           fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  // Empty files declare no bytes: each still costs the host an inode and the copy its time.
+  std::string solve = read_text(dir.path() + "/solution/solve.sh").value();
+  dir.write("solution/solve.sh", solve + "\nmkdir /work/many && cd /work/many && seq 1 200500 | xargs touch\n");
+  auto task = manifest::load_task(dir.path() + "/task.yaml");
+  REQUIRE_MESSAGE(task.has_value(), (task ? "" : task.error().what()));
+  Rig rig;
+  auto r = rig.run(*task, {trial::AgentChoice::Kind::kOracle});
+  CAPTURE(reasons(r));
+  CHECK(r.outcome == results::Outcome::kGraded);
+  CHECK(r.grade.score == 0);
+  CHECK(r.error.find("more than 200000 entries") != std::string::npos);
+  CHECK(rig.left_nothing());
+}
+
 TEST_CASE("attacks (bomb): background processes holding json-db do not turn a failing agent into an infra error") {
   TempDir dir;
   auto task = orders_with_bash(dir);
