@@ -216,7 +216,11 @@ TEST_CASE("python server trial: the server's tools and state; a correct agent pa
   CHECK(r.final_state_json.find("\"balance\": 70") != std::string::npos);
 
   // The tools offered are the server's (from tools/list, schemas included) and bash; never the state tools.
-  const auto& offered = rig.h.body(0)["tools"];
+  const json::Document first = rig.h.body(0);  // kept: `offered` points into it
+  REQUIRE(first.IsObject());
+  REQUIRE(first.HasMember("tools"));
+  const auto& offered = first["tools"];
+  REQUIRE(offered.IsArray());
   std::string names;
   for (const auto& t : offered.GetArray()) names += std::string(t["function"]["name"].GetString()) + " ";
   CHECK(names.find("get_account") != std::string::npos);
