@@ -465,14 +465,42 @@ Result<std::string> read_single_file(std::string_view bytes) {
   return std::move(found->content);
 }
 
+namespace {
+
+// TarBudget's count over one archive: every entry, and the declared sizes of regular files.
+class BudgetCount {
+ public:
+  explicit BudgetCount(const TarBudget& b) : b_(b) {}
+  Status add(const std::string& path, bool data_file, std::uint64_t size) {
+    if (b_.entries > 0 && ++entries_ > b_.entries)
+      return fail(Errc::kExceeded, b_.what + " holds more than " + std::to_string(b_.entries) + " entries (at " +
+                                       quoted(path) + "), past what a copy takes");
+    if (!data_file || b_.file_bytes == 0) return {};
+    bytes_ += size;
+    if (bytes_ > b_.file_bytes)
+      return fail(Errc::kExceeded, b_.what + "'s files declare more than " + std::to_string(b_.file_bytes >> 20) +
+                                       " MiB in all (at " + quoted(path) +
+                                       "; sparse files count their whole length), past its disk limit");
+    return {};
+  }
+
+ private:
+  const TarBudget& b_;
+  std::size_t entries_ = 0;
+  std::uint64_t bytes_ = 0;
+};
+
+}  // namespace
+
 Status read_tar_stream(const TarSource& source, const std::function<TarKeep(const TarHeader&)>& want,
-                       const std::function<Status(const TarHeader&, std::string data)>& got) {
+                       const std::function<Status(const TarHeader&, std::string data)>& got, const TarBudget& budget) {
   SourceReader r{source};
   auto opened = open_source(r);
   if (!opened) return opened.fail();
   archive* a = opened->get();
   std::vector<char> buf(kStreamChunk);
   std::string last;
+  BudgetCount spent(budget);
   for (;;) {
     archive_entry* e = nullptr;
     int rc = archive_read_next_header(a, &e);
@@ -484,6 +512,7 @@ Status read_tar_stream(const TarSource& source, const std::function<TarKeep(cons
     TarHeader h = header_of(e);
     if (h.path.empty()) return fail(Errc::kInvalid, "the tar entry after " + quoted(last) + " has no path");
     last = h.path;
+    if (auto st = spent.add(h.path, !hard && type == AE_IFREG, h.size); !st) return st;
     TarKeep k = want(h);
     if (k.stop) return {};
     if (h.type != EntryType::kFile || k.bytes == 0 || h.size == 0) {
@@ -524,8 +553,7 @@ Status rewrite_tar_stream(const TarSource& source, const TarSink& sink, TarOwner
 
   std::vector<char> buf(kStreamChunk);
   std::string last;
-  std::uint64_t carried = 0;
-  std::size_t entries = 0;
+  BudgetCount spent(budget);
   for (;;) {
     archive_entry* e = nullptr;
     int rc = archive_read_next_header(in, &e);
@@ -537,16 +565,10 @@ Status rewrite_tar_stream(const TarSource& source, const TarSink& sink, TarOwner
     mode_t type = archive_entry_filetype(e);
     const bool hard = archive_entry_hardlink(e) != nullptr;
     if (!hard && (type == AE_IFCHR || type == AE_IFBLK || type == AE_IFSOCK)) continue;
-    if (budget.entries > 0 && ++entries > budget.entries)
-      return fail(Errc::kExceeded, budget.what + " holds more than " + std::to_string(budget.entries) +
-                                       " entries (at " + quoted(path) + "), past what a copy takes");
-    if (!hard && type == AE_IFREG && budget.file_bytes > 0) {
-      carried += static_cast<std::uint64_t>(std::max<la_int64_t>(0, archive_entry_size(e)));
-      if (carried > budget.file_bytes)
-        return fail(Errc::kExceeded, budget.what + "'s files declare more than " +
-                                         std::to_string(budget.file_bytes >> 20) + " MiB in all (at " + quoted(path) +
-                                         "; sparse files count their whole length), past its disk limit");
-    }
+    if (auto st = spent.add(path, !hard && type == AE_IFREG,
+                            static_cast<std::uint64_t>(std::max<la_int64_t>(0, archive_entry_size(e))));
+        !st)
+      return st;
     // The copy belongs to `owner` whatever the source said, and grants nothing beyond it.
     archive_entry_set_uid(e, owner.uid);
     archive_entry_set_gid(e, owner.gid);

@@ -98,22 +98,25 @@ struct TarKeep {
   bool stop = false;
 };
 
-// Reads a plain tar from `source` one entry at a time. `want` sees every file, directory and
-// symlink (other types are passed over); for a file it chose to keep, `got` receives its first
-// min(size, keep) bytes. Memory is bounded by what `want` asks for, whatever the archive holds.
-// Errors of `want`/`got` stop the reading and are returned; a malformed archive is kInvalid.
-Status read_tar_stream(const TarSource& source, const std::function<TarKeep(const TarHeader&)>& want,
-                       const std::function<Status(const TarHeader&, std::string data)>& got);
-
-struct TarOwner {
-  unsigned uid = 0, gid = 0;
-};
 // How much a copy may carry: the files' sizes as the archive declares them (a sparse file counts
 // its whole length: the copy is written dense). 0: no limit.
 struct TarBudget {
   std::uint64_t file_bytes = 0;
   std::size_t entries = 0;           // entries of any kind (empty files cost inodes, not bytes); 0: no limit
   std::string what = "the archive";  // named in the error: "the workspace"
+};
+
+// Reads a plain tar from `source` one entry at a time. `want` sees every file, directory and
+// symlink (other types are passed over); for a file it chose to keep, `got` receives its first
+// min(size, keep) bytes. Memory is bounded by what `want` asks for, whatever the archive holds.
+// Errors of `want`/`got` stop the reading and are returned; a malformed archive is kInvalid; an
+// archive past `budget` stops at that entry's header (kExceeded).
+Status read_tar_stream(const TarSource& source, const std::function<TarKeep(const TarHeader&)>& want,
+                       const std::function<Status(const TarHeader&, std::string data)>& got,
+                       const TarBudget& budget = {});
+
+struct TarOwner {
+  unsigned uid = 0, gid = 0;
 };
 // Copies a tar from `source` to `sink` entry by entry, never holding a whole file: every entry
 // is owned by `owner` (user and group names dropped), setuid/setgid bits are cleared, extended

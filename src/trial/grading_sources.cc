@@ -50,7 +50,6 @@ Status WorkspaceFiles::scan(const std::vector<std::string>& globs) {
   // Entries are named after the workspace's base name: "work/x".
   const std::string base = fs::path(workspace_).filename().string() + "/";
   std::size_t examined = 0;
-  declared_ = 0;
   auto rel_of = [&](const std::string& path) { return starts_with(path, base) ? path.substr(base.size()) : path; };
   auto want = [&](const engine::TarHeader& h) -> engine::TarKeep {
     if (++examined > limits_.entries) {
@@ -59,12 +58,6 @@ Status WorkspaceFiles::scan(const std::vector<std::string>& globs) {
       return {0, true};
     }
     if (h.type != engine::EntryType::kFile) return {};
-    if (h.hardlink.empty()) declared_ += h.size;
-    if (limits_.declared_bytes > 0 && declared_ > limits_.declared_bytes) {
-      exceeded_ = "the workspace's files declare more than " + mib(limits_.declared_bytes) + " in all (at '" +
-                  rel_of(h.path) + "'; sparse files count their whole length), past its disk limit";
-      return {0, true};
-    }
     std::string rel = rel_of(h.path);
     if (rel.empty() || files_.count(rel)) return {};
     bool wanted = false;
@@ -98,10 +91,10 @@ Status WorkspaceFiles::scan(const std::vector<std::string>& globs) {
     files_[rel_of(h.path)].content = std::move(data);
     return {};
   };
-  auto st = engine::read_archive(*c_, runner_, workspace_,
-                                 [&](const engine::TarSource& src) { return engine::read_tar_stream(src, want, got); });
+  auto st = engine::read_archive(*c_, runner_, workspace_, [&](const engine::TarSource& src) {
+    return engine::read_tar_stream(src, want, got, {limits_.declared_bytes, 0, "the workspace"});
+  });
   if (!st) return st.fail_with("reading the workspace for grading");
-  if (!exceeded_.empty()) return fail(Errc::kExceeded, exceeded_);
   for (const auto& g : globs) scanned_.insert(g);
   return {};
 }

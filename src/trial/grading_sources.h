@@ -57,8 +57,6 @@ class WorkspaceFiles {
   std::set<std::string> scanned_;                        // globs whose files are all in files_
   std::map<std::string, grading::WorkspaceFile> files_;  // by path relative to the workspace
   std::uint64_t kept_ = 0;
-  std::uint64_t declared_ = 0;  // file sizes the archive declared so far
-  std::string exceeded_;        // set when a scan stopped at limits_.declared_bytes
   std::string listing_cut_;  // set when a scan stopped at limits_.entries
 };
 
