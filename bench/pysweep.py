@@ -2,27 +2,21 @@
 pysweep.py TRIALS CONCURRENCY RUN FILE [TURNS TURN_S].
 
 Does by hand, per trial, what `forgectl run examples/tasks/files-basic --agent oracle` needs
-from the daemon, on a thread pool of CONCURRENCY workers sharing one client:
+from the daemon, on a thread pool of CONCURRENCY workers sharing one client. The task uses no
+network and no json-db, so forgectl gives it the runner alone with NetworkMode none; so does this:
 
-  1. an internal bridge network;
-  2. json-db from forgectl/services:local (`forgectl serve json-db --port 8000`, read-only root,
-     manifests/stacks/core.yaml's healthcheck), created and started;
-  3. waiting for it to be healthy (polling inspect every 100 ms, as forgectl's wait_healthy does);
-  4. the runner from forgectl/runner:local (`sleep`, workdir /work, anonymous volumes /.forgectl
+  1. the runner from forgectl/runner:local (`sleep`, workdir /work, anonymous volumes /.forgectl
      and /work), created and started;
-  5. FILE copied into /work (put_archive), as initial_state.filesystem.copy does;
-  6. two exec_run calls: read the file, write submissions/answer.md;
-  7. every container removed (force, v), then the network.
+  2. FILE copied into /work (put_archive), as initial_state.filesystem.copy does;
+  3. two exec_run calls: read the file, write submissions/answer.md;
+  4. the container removed (force, v).
 
-Every container gets forgectl's hardening (policy/hardening.cc, stack/specs.cc): init,
-cap_drop ALL (the runner adds NET_BIND_SERVICE), no-new-privileges, pids 256 / 512, memory =
-memswap 1 GiB / 2 GiB, 1 CPU, DNS options timeout:1 attempts:1, the service name as alias.
+The runner gets forgectl's hardening (policy/hardening.cc, stack/specs.cc): init, cap_drop ALL
+but NET_BIND_SERVICE, no-new-privileges, pids 512, memory = memswap 2 GiB, 1 CPU.
 All objects carry io.forgectl.bench.run=RUN, which the driver sweeps after a failure.
 Prints "trials N ok M seconds S" (S: the pool's wall time, interpreter start and import excluded).
 
-With TURNS and TURN_S (bench/scale.sh), each trial is instead the sandbox forgectl now gives
-examples/tasks/files-basic — the runner alone with NetworkMode none (no network, no json-db: the
-task uses none) — created, started, FILE copied in, then TURNS turns of a model that answers
+With TURNS and TURN_S (bench/scale.sh), each trial is the same sandbox with TURNS turns of a model that answers
 after TURN_S seconds (time.sleep on the pool's thread, as a synchronous client waits), each turn
 but the last followed by one exec (cat, the answer's write, ls), then removed. It also prints
 "first_tool_ms P50 P95": from a trial's start to its first exec's end, less TURN_S.
@@ -37,11 +31,6 @@ import time
 import docker
 
 RUNNER_IMAGE = "forgectl/runner:local"
-SERVICES_IMAGE = "forgectl/services:local"
-HEALTH = {
-    "test": ["CMD-SHELL", "printf 'GET /health HTTP/1.0\\r\\n\\r\\n' | nc 127.0.0.1 8000 | grep -q healthy"],
-    "interval": 1_000_000_000, "timeout": 2_000_000_000, "retries": 30,
-}
 ANSWER = "# Answer\n\nThe value is 42.\n"
 
 
@@ -52,56 +41,6 @@ def tar_of(name, data):
         info.size, info.mode = len(data), 0o644
         tar.addfile(info, io.BytesIO(data))
     return buf.getvalue()
-
-
-def trial(client, run, index, archive):
-    api = client.api
-    stack = f"fgb-sweep{run}-{index}"
-    net_name = stack + "-internal"
-    labels = {"io.forgectl.bench": "1", "io.forgectl.bench.run": run, "io.forgectl.bench.stack": stack}
-    net = api.create_network(net_name, driver="bridge", internal=True, labels=labels, check_duplicate=True)["Id"]
-    boxes = []
-    try:
-        def create(key, image, command, *, read_only=False, healthcheck=None, cap_add=None, mem, pids,
-                   workdir=None, volumes=None):
-            host = api.create_host_config(
-                network_mode=net_name, init=True, cap_drop=["ALL"], cap_add=cap_add,
-                security_opt=["no-new-privileges:true"], pids_limit=pids, mem_limit=mem, memswap_limit=mem,
-                nano_cpus=10**9, dns_opt=["timeout:1", "attempts:1"], read_only=read_only)
-            netcfg = api.create_networking_config({net_name: api.create_endpoint_config(aliases=[key])})
-            box = api.create_container(image, command=command, name=f"{stack}-{key}", labels=labels,
-                                       working_dir=workdir, volumes=volumes, healthcheck=healthcheck,
-                                       host_config=host, networking_config=netcfg)["Id"]
-            boxes.append(box)
-            api.start(box)
-            return box
-
-        db = create("json-db", SERVICES_IMAGE, ["forgectl", "serve", "json-db", "--port", "8000"],
-                    read_only=True, healthcheck=HEALTH, mem=1 << 30, pids=256)
-        deadline = time.monotonic() + 60
-        while True:
-            state = api.inspect_container(db)["State"]
-            health = (state.get("Health") or {}).get("Status")
-            if health == "healthy":
-                break
-            if health == "unhealthy" or not state.get("Running") or time.monotonic() > deadline:
-                raise RuntimeError(f"{stack}: json-db is not healthy ({health}, running {state.get('Running')})")
-            time.sleep(0.1)
-        runner = create("runner", RUNNER_IMAGE, ["sleep", "2147483647"], cap_add=["NET_BIND_SERVICE"],
-                        mem=2 << 30, pids=512, workdir="/work", volumes=["/.forgectl", "/work"])
-        if not api.put_archive(runner, "/work", archive):
-            raise RuntimeError(f"{stack}: put_archive failed")
-        box = client.containers.get(runner)
-        read = box.exec_run(["cat", "/work/problem.txt"])
-        if read.exit_code != 0 or b"six times seven" not in read.output:
-            raise RuntimeError(f"{stack}: reading the file: exit {read.exit_code}")
-        write = box.exec_run(["sh", "-c", 'mkdir -p submissions && printf %s "$1" > submissions/answer.md', "sh", ANSWER])
-        if write.exit_code != 0:
-            raise RuntimeError(f"{stack}: writing the file: exit {write.exit_code}")
-    finally:
-        for box in boxes:
-            api.remove_container(box, v=True, force=True)
-        api.remove_network(net)
 
 
 def model_bound_trial(client, run, index, archive, turns, turn_s):
@@ -155,7 +94,8 @@ def main():
         if bound:
             futures = [pool.submit(model_bound_trial, client, run, i, archive, turns, turn_s) for i in range(trials)]
         else:
-            futures = [pool.submit(trial, client, run, i, archive) for i in range(trials)]
+            # Two tool calls (read, write) and no model time: the oracle's trial.
+            futures = [pool.submit(model_bound_trial, client, run, i, archive, 3, 0.0) for i in range(trials)]
         errors = [f.exception() for f in futures if f.exception() is not None]
     seconds = time.perf_counter() - t0
     for e in errors:
