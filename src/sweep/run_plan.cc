@@ -9,6 +9,7 @@
 #include "core/limits.h"
 #include "core/sha256.h"
 #include "core/strings.h"
+#include "manifest/python_server.h"
 #include "manifest/task_parse.h"
 #include "policy/topology.h"
 #include "stack/up.h"
@@ -38,6 +39,9 @@ std::vector<std::pair<std::string, std::string>> stack_images(const manifest::Ta
     if (!s.build && !s.image.empty()) out.emplace_back("service '" + s.name + "'", s.image);
   if (env.manifest.network_policy == manifest::NetworkPolicy::kLimitedInternet)
     out.emplace_back("egress proxy", stack::kDefaultProxyImage);
+  // Grading's own containers: a task's checks.py runs in the Python image, and a missing one would
+  // otherwise surface only after every agent phase, as a grading error per trial.
+  if (t.grading.custom_checks.python()) out.emplace_back("checks.py", manifest::kPythonImage);
   return out;
 }
 

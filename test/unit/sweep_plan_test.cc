@@ -1,4 +1,4 @@
-// Trial keys (what --resume trusts), the progress display and admission slots.
+// Trial keys (what --resume trusts), the plan's image preflight, the progress display and admission slots.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -12,7 +12,9 @@
 #include "core/slots.h"
 #include "core/strings.h"
 #include "manifest/task_config.h"
+#include "manifest/run_config.h"
 #include "sweep/progress.h"
+#include "sweep/run_plan.h"
 #include "sweep/trial_key.h"
 
 using namespace forge;
@@ -126,4 +128,34 @@ TEST_CASE("slots: at most n holders at once; 0 means no limit") {
   Slots none(0);
   Slots::Hold a(&none), b(&none), c(&none);  // never blocks
   Slots::Hold null(nullptr);
+}
+
+TEST_CASE("plan: a task whose checks.py needs the Python image is refused before any trial when the image is missing") {
+  TaskDir dir;
+  dir.write("task.yaml",
+            "task_id: needs_py\nname: n\ncategory: test\ndescription: d\ninitial_user_message: hi\n"
+            "environment: {stack: none}\ngrading: grading.yaml\n"
+            "user_simulator:\n  mode: scripted\n  scripted_flow:\n    - {default: \"###STOP###\"}\n");
+  dir.write("grading.yaml", "combine: {method: weighted}\ncustom_checks: {file: checks.py, interface_version: \"1.0\"}\n");
+  dir.write("checks.py", "from tolokaforge.core.grading.checks_interface import check\n");
+  manifest::RunConfig run;
+  PlanInput in;
+  in.task_paths = {dir.path.string()};
+  in.agents = {AgentChoice{AgentChoice::Kind::kNoop}};
+  in.run = &run;
+  std::vector<std::string> asked;
+  auto only_runner = [&](const std::string& ref) -> Result<std::string> {
+    asked.push_back(ref);
+    if (ref == "forgectl/runner:local") return std::string("sha256:runner");
+    return fail(Errc::kNotFound, "no such image: " + ref);
+  };
+  auto plan = make_plan(in, only_runner);
+  REQUIRE_FALSE(plan.has_value());
+  CHECK(plan.error().message.find("task needs_py: checks.py image forgectl/python:local is not on the engine") !=
+        std::string::npos);
+  // With the image there, the same task plans; the image's id is part of the trial's key.
+  auto both = [&](const std::string& ref) -> Result<std::string> { return std::string("sha256:") + ref; };
+  auto ok = make_plan(in, both);
+  REQUIRE_MESSAGE(ok.has_value(), (ok ? "" : ok.error().what()));
+  CHECK((*ok)->facts.images.count("forgectl/python:local") == 1);
 }
