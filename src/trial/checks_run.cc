@@ -12,8 +12,8 @@
 #include "engine/tar.h"
 #include "manifest/python_server.h"
 #include "manifest/task_dir.h"
-#include "stack/labels.h"
 #include "trial/grader_setup.h"
+#include "trial/python_container.h"
 
 namespace forge::trial {
 
@@ -28,19 +28,7 @@ constexpr std::size_t kResultMax = 16u << 20;
 constexpr Millis kDeadlineGrace{15000};
 
 engine::ContainerSpec checks_spec(const ChecksInputs& in) {
-  engine::ContainerSpec spec;
-  spec.name = in.stack + "-checks-" + random_hex(3);
-  spec.image = manifest::kPythonImage;
-  spec.cmd = std::vector<std::string>{"sleep", "2147483647"};  // the driver runs as an exec
-  spec.user = kVerifierUser;
-  spec.workdir = "/";
-  spec.labels = {{stack::kLabelStack, in.stack}, {stack::kLabelRole, "grader"}, {stack::kLabelRun, in.run_id}};
-  spec.host.network_mode = "none";
-  spec.host.cap_drop = {"ALL"};
-  spec.host.security_opt = {"no-new-privileges:true"};
-  spec.host.pids_limit = 256;
-  spec.host.memory = spec.host.memory_swap = 2LL << 30;
-  spec.host.init = true;
+  auto spec = python_container_spec({in.stack, in.run_id, "grader", "checks", kVerifierUser, 2LL << 30});
   spec.host.tmpfs = {{"/tmp", "rw,nosuid,nodev,size=256m,mode=1777"}};
   return spec;
 }

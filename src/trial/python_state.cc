@@ -9,9 +9,9 @@
 #include "engine/archive.h"
 #include "engine/containers.h"
 #include "manifest/python_server.h"
-#include "stack/labels.h"
 #include "tools/python_server.h"
 #include "tools/schema.h"
+#include "trial/python_container.h"
 
 namespace forge::trial {
 
@@ -21,20 +21,7 @@ constexpr const char* kGoldenDir = "/srv/forgectl-golden";
 
 // Where the golden server runs: no network, no capabilities, the server's uid, bounded.
 engine::ContainerSpec golden_spec(const PythonServerGolden& g) {
-  engine::ContainerSpec spec;
-  spec.name = g.stack + "-golden-" + random_hex(3);
-  spec.image = manifest::kPythonImage;
-  spec.cmd = std::vector<std::string>{"sleep", "2147483647"};  // the server runs as an exec
-  spec.user = manifest::kServerUser;
-  spec.workdir = "/";
-  spec.labels = {{stack::kLabelStack, g.stack}, {stack::kLabelRole, "golden"}, {stack::kLabelRun, g.run_id}};
-  spec.host.network_mode = "none";
-  spec.host.cap_drop = {"ALL"};
-  spec.host.security_opt = {"no-new-privileges:true"};
-  spec.host.pids_limit = 256;
-  spec.host.memory = spec.host.memory_swap = 1LL << 30;
-  spec.host.init = true;
-  return spec;
+  return python_container_spec({g.stack, g.run_id, "golden", "golden", manifest::kServerUser, 1LL << 30});
 }
 
 class PythonGoldenState final : public grading::GoldenState {
