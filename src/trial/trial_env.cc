@@ -41,7 +41,12 @@ void emit_files(YAML::Emitter& e, const char* key, const char* notes_key,
                 const std::map<std::string, grading::WorkspaceFile>& files, const results::Redactor& redact) {
   e << YAML::Key << key << YAML::Value << YAML::BeginMap;
   for (const auto& [path, f] : files)
-    if (!path.empty()) e << YAML::Key << path << YAML::Value << YAML::Literal << redact(f.content);
+    if (!path.empty()) {
+      // A literal block reads back with a final newline: content without one is quoted instead.
+      std::string text = redact(f.content);
+      bool block = text.empty() || text.back() == '\n';
+      e << YAML::Key << path << YAML::Value << (block ? YAML::Literal : YAML::DoubleQuoted) << text;
+    }
   e << YAML::EndMap;
   bool any = false;
   for (const auto& [path, f] : files) any = any || (!path.empty() && !f.unread.empty());
