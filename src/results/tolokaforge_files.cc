@@ -24,6 +24,9 @@ std::string tolokaforge_agent_dir(const std::string& agent) {
 
 namespace {
 
+constexpr const char* kFiles[] = {"aggregate.json", "per_task_metrics.json", "metadata_slices.json",
+                                  "failure_attribution.json"};
+
 // trial.json of each failed trial that has one, read once (only failures need it).
 class Details {
  public:
@@ -85,6 +88,11 @@ Status write_tolokaforge_files(const std::string& dir, const std::vector<TrialRe
   }
   for (const auto& [agent, sel] : by_agent)
     if (auto st = write_agent(base / tolokaforge_agent_dir(agent), sel, details); !st) return st;
+  // A directory that once held one agent's run (a merge into it): its files would read as this run's.
+  for (const char* name : kFiles) {
+    std::error_code ec;
+    fs::remove(base / name, ec);
+  }
   return {};
 }
 

@@ -45,7 +45,7 @@ void emit_files(YAML::Emitter& e, const char* key, const char* notes_key,
       // A literal block reads back with a final newline: content without one is quoted instead.
       std::string text = redact(f.content);
       bool block = text.empty() || text.back() == '\n';
-      e << YAML::Key << path << YAML::Value << (block ? YAML::Literal : YAML::DoubleQuoted) << text;
+      e << YAML::Key << redact(path) << YAML::Value << (block ? YAML::Literal : YAML::DoubleQuoted) << text;
     }
   e << YAML::EndMap;
   bool any = false;
@@ -53,7 +53,7 @@ void emit_files(YAML::Emitter& e, const char* key, const char* notes_key,
   if (any) {
     e << YAML::Key << notes_key << YAML::Value << YAML::BeginMap;
     for (const auto& [path, f] : files)
-      if (!path.empty() && !f.unread.empty()) e << YAML::Key << path << YAML::Value << redact(f.unread);
+      if (!path.empty() && !f.unread.empty()) e << YAML::Key << redact(path) << YAML::Value << redact(f.unread);
     e << YAML::EndMap;
   }
 }

@@ -243,11 +243,12 @@ TEST_CASE("tolokaforge files in the run directory: failure classes from trial.js
   CHECK(d.read("tolokaforge/aggregate.json") + d.read("tolokaforge/failure_attribution.json") == before);
 }
 
-TEST_CASE("tolokaforge files of a run of several agents: one directory per agent") {
+TEST_CASE("tolokaforge files of a run of several agents: one directory per agent, none pooling them") {
   TempDir d;
   std::string b = trial("a", 0, false, 1);
   b.replace(b.find("\"oracle\""), 8, "\"llm:openai/gpt-4o\"");
   d.write("trials.jsonl", trial("a", 0, true, 1) + b);
+  d.write("tolokaforge/aggregate.json", "{}\n");  // left by an earlier run of one agent
   REQUIRE(write_reports(d.path.string()).has_value());
   auto oracle = parse_json(d.read("tolokaforge/oracle/aggregate.json"));
   auto llm = parse_json(d.read("tolokaforge/llm-openai-gpt-4o/aggregate.json"));
