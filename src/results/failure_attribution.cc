@@ -158,8 +158,10 @@ Result<std::string> failure_attribution_json(std::span<const TrialRecord* const>
   json::Writer w;
   w.begin_object().key("summary").begin_object().field("total_failed_attempts", failed);
   w.key("deterministic_attribution_coverage");
-  if (failed) w.num(static_cast<double>(deterministic) / failed);
-  else w.null();
+  if (failed)
+    w.num(static_cast<double>(deterministic) / failed);
+  else
+    w.null();
   w.key("by_failure_class").begin_object();
   for (const auto& [c, n] : by_class) w.field(c, n);
   w.end_object().key("by_tool").begin_object();

@@ -65,11 +65,11 @@ Status write_agent(const fs::path& out, const std::vector<const TrialRecord*>& t
       trials, [&](const TrialRecord& t) -> const TrialDetail* { return *details.of(t); });
   for (auto* r : {&per_task, &agg, &slices, &failures})
     if (!*r) return r->fail_with("writing " + out.string());
-  for (const auto& [name, text] : std::initializer_list<std::pair<const char*, const std::string*>>{
-           {"aggregate.json", &*agg},
-           {"per_task_metrics.json", &*per_task},
-           {"metadata_slices.json", &*slices},
-           {"failure_attribution.json", &*failures}})
+  for (const auto& [name, text] :
+       std::initializer_list<std::pair<const char*, const std::string*>>{{"aggregate.json", &*agg},
+                                                                         {"per_task_metrics.json", &*per_task},
+                                                                         {"metadata_slices.json", &*slices},
+                                                                         {"failure_attribution.json", &*failures}})
     if (auto st = write_file_atomic((out / name).string(), *text); !st) return st;
   return {};
 }

@@ -56,8 +56,10 @@ class NumWriter {
     return *this;
   }
   NumWriter& str_or_null(std::string_view key, const std::string& v) {
-    if (v.empty()) w_.key(key).null();
-    else w_.field(key, v);
+    if (v.empty())
+      w_.key(key).null();
+    else
+      w_.field(key, v);
     return *this;
   }
   Result<std::string> finish() {

@@ -113,8 +113,11 @@ void add_event(TrialResult& t, std::string level, std::string module, std::strin
                std::map<std::string, std::string> context) {
   if (t.events.size() > kMaxTrialEvents) return;
   if (t.events.size() == kMaxTrialEvents) {
-    t.events.push_back({iso_now(), "WARNING", "trial", "more than " + std::to_string(kMaxTrialEvents) +
-                                                           " log entries; the rest were dropped", {}});
+    t.events.push_back({iso_now(),
+                        "WARNING",
+                        "trial",
+                        "more than " + std::to_string(kMaxTrialEvents) + " log entries; the rest were dropped",
+                        {}});
     return;
   }
   t.events.push_back({iso_now(), std::move(level), std::move(module), std::move(message), std::move(context)});
@@ -145,8 +148,8 @@ std::string env_yaml(const TrialResult& t, const results::Redactor& redact) {
 std::string logs_yaml(const TrialResult& t, const results::Redactor& redact) {
   YAML::Emitter e;
   e << YAML::BeginMap << YAML::Key << "trial_id" << YAML::Value << t.task_id + "_" + std::to_string(t.trial_index)
-    << YAML::Key << "attempt" << YAML::Value << t.attempt << YAML::Key << "total_logs" << YAML::Value
-    << t.events.size() << YAML::Key << "logs" << YAML::Value << YAML::BeginSeq;
+    << YAML::Key << "attempt" << YAML::Value << t.attempt << YAML::Key << "total_logs" << YAML::Value << t.events.size()
+    << YAML::Key << "logs" << YAML::Value << YAML::BeginSeq;
   for (const auto& ev : t.events) {
     e << YAML::BeginMap << YAML::Key << "timestamp" << YAML::Value << ev.timestamp << YAML::Key << "level"
       << YAML::Value << ev.level << YAML::Key << "module" << YAML::Value << ev.module << YAML::Key << "message"

@@ -12,11 +12,11 @@
 namespace forge::trial {
 
 // What env.yaml and logs.yaml keep, whatever the trial produced.
-inline constexpr std::size_t kEnvFileBytes = 64u << 10;    // per file; the rest is cut, and said so
-inline constexpr std::size_t kEnvFilesBytes = 1u << 20;    // all files' content together
-inline constexpr std::size_t kEnvFileCount = 1000;         // files listed
-inline constexpr std::size_t kEnvStateBytes = 4u << 20;    // the state's tables, kept whole or left out
-inline constexpr std::size_t kMaxTrialEvents = 5000;       // logs.yaml's entries; one more says the rest were dropped
+inline constexpr std::size_t kEnvFileBytes = 64u << 10;  // per file; the rest is cut, and said so
+inline constexpr std::size_t kEnvFilesBytes = 1u << 20;  // all files' content together
+inline constexpr std::size_t kEnvFileCount = 1000;       // files listed
+inline constexpr std::size_t kEnvStateBytes = 4u << 20;  // the state's tables, kept whole or left out
+inline constexpr std::size_t kMaxTrialEvents = 5000;     // logs.yaml's entries; one more says the rest were dropped
 
 // Adds what grading read to t.graded_files (once per path), within the caps above.
 void keep_graded_files(TrialResult& t, const std::vector<grading::WorkspaceFile>& files);

@@ -22,8 +22,8 @@ namespace {
 
 std::string trial(const std::string& task, int index, bool pass, double seconds, const std::string& extra = "") {
   return R"({"task_id":")" + task + R"(","trial_index":)" + std::to_string(index) +
-         R"(,"agent":"oracle","outcome":"graded","binary_pass":)" + (pass ? "true" : "false") +
-         R"(,"score":)" + (pass ? "1.0" : "0.25") + R"(,"termination_reason":"agent_done","cost_usd":0.5,)" +
+         R"(,"agent":"oracle","outcome":"graded","binary_pass":)" + (pass ? "true" : "false") + R"(,"score":)" +
+         (pass ? "1.0" : "0.25") + R"(,"termination_reason":"agent_done","cost_usd":0.5,)" +
          R"("tokens_input":100,"tokens_output":10,"turns":4,"tool_calls":2,"duration_s":)" + std::to_string(seconds) +
          R"(,"trial_dir":"trials/)" + task + "/" + std::to_string(index) + "\"" + extra + "}\n";
 }
@@ -31,8 +31,8 @@ std::string trial(const std::string& task, int index, bool pass, double seconds,
 std::string infra(const std::string& task, int index, const std::string& extra = "") {
   return R"({"task_id":")" + task + R"(","trial_index":)" + std::to_string(index) +
          R"(,"agent":"oracle","outcome":"infra_error","infra_kind":"daemon","error":"daemon down",)"
-         R"("binary_pass":false,"score":0,"termination_reason":"infra_error","cost_usd":0.2,"duration_s":99)" + extra +
-         "}\n";
+         R"("binary_pass":false,"score":0,"termination_reason":"infra_error","cost_usd":0.2,"duration_s":99)" +
+         extra + "}\n";
 }
 
 const std::string kLabelsA =
@@ -199,9 +199,9 @@ TEST_CASE("tolokaforge files in the run directory: failure classes from trial.js
   TrialDetail bad_call;  // a: 1 — a tool refused its arguments
   bad_call.task_id = "a";
   bad_call.trial_index = 1;
-  bad_call.tool_log = {{"assistant", "db_query", "{}", "ok", "rows", "", 0.1, false},
-                       {"assistant", "db_update", "{\"x\":1}", "failed", "", "invalid arguments: x is not a column", 0.1,
-                        false}};
+  bad_call.tool_log = {
+      {"assistant", "db_query", "{}", "ok", "rows", "", 0.1, false},
+      {"assistant", "db_update", "{\"x\":1}", "failed", "", "invalid arguments: x is not a column", 0.1, false}};
   d.write("trials/a/1/trial.json", bad_call.to_json());
   TrialDetail diff;  // a: 2 — golden replay's state differed
   diff.task_id = "a";
