@@ -481,8 +481,12 @@ class TrialRun {
   void end_with(const Fault& f) {
     std::map<std::string, std::string> why;
     if (f.outcome == results::Outcome::kInfraError && !f.interrupted) why["infra_kind"] = results::to_string(f.kind);
-    note(f.outcome == results::Outcome::kGraded ? "INFO" : "ERROR", "trial",
-         f.interrupted ? "interrupted" : std::string(results::to_string(f.outcome)) + ": " + f.message, std::move(why));
+    const bool model = f.outcome == results::Outcome::kGraded;
+    note(model ? "INFO" : "ERROR", "trial",
+         f.interrupted ? "interrupted"
+                       : (model ? std::string("model failure") : std::string(results::to_string(f.outcome))) + ": " +
+                             f.message,
+         std::move(why));
     if (f.interrupted) {
       r_.interrupted = true;
       r_.error = f.message;
