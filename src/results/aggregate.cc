@@ -175,8 +175,10 @@ void write_comparisons(SummaryWriter& sw, const std::vector<Comparison>& cs) {
   sw.w().end_array();
 }
 
-// Indented, for people reading the file; full-precision parsing keeps every number's digits.
-std::string pretty(const std::string& compact) {
+}  // namespace
+
+// Full-precision parsing keeps every number's digits.
+std::string indented_json(const std::string& compact) {
   json::Document d;
   (void)json::parse_document(d, compact, compact.size(), json::kFullPrecision);
   rapidjson::StringBuffer buf;
@@ -185,8 +187,6 @@ std::string pretty(const std::string& compact) {
   d.Accept(pw);
   return std::string(buf.GetString(), buf.GetSize()) + "\n";
 }
-
-}  // namespace
 
 Result<std::string> aggregate_json(const std::vector<TrialRecord>& trials, const AggregateOptions& options) {
   Selection all;
@@ -220,7 +220,7 @@ Result<std::string> aggregate_json(const std::vector<TrialRecord>& trials, const
   sw.w().end_object();
   // A number is either one of ours gone wrong or an absurd input; name it rather than write null.
   if (!sw.bad().empty()) return fail(Errc::kInvalid, "aggregate: \"" + sw.bad() + "\" is not a finite number");
-  return pretty(sw.w().take());
+  return indented_json(sw.w().take());
 }
 
 }  // namespace forge::results

@@ -22,4 +22,8 @@ struct AggregateOptions {
 // number is not finite (JSON cannot hold it).
 Result<std::string> aggregate_json(const std::vector<TrialRecord>& trials, const AggregateOptions& options = {});
 
+// Compact JSON text indented by 2 spaces with a final newline, every number's digits kept: how the
+// run directory's JSON files are written for people to read.
+std::string indented_json(const std::string& compact);
+
 }  // namespace forge::results

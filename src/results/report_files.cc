@@ -13,6 +13,7 @@
 #include "results/html_text.h"
 #include "results/metrics.h"
 #include "results/report_html.h"
+#include "results/tolokaforge_files.h"
 #include "results/trial_detail.h"
 #include "results/trial_page.h"
 
@@ -84,6 +85,7 @@ Status write_reports(const std::string& dir, const std::vector<TrialRecord>& tri
   if (auto st = write_trial_pages(dir, trials); !st) return st;
   std::string html = render_report_html(trials, *agg, read_run_json(dir));
   if (auto st = write_file_atomic((fs::path(dir) / "aggregate.json").string(), *agg); !st) return st;
+  if (auto st = write_tolokaforge_files(dir, trials); !st) return st;
   return write_file_atomic((fs::path(dir) / "report.html").string(), html);
 }
 

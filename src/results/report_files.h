@@ -12,8 +12,8 @@
 namespace forge::results {
 
 // Reads DIR/trials.jsonl (and DIR/run.json when present), then writes DIR/aggregate.json,
-// DIR/report.html and trials/<…>/trial.html for every trial whose trial_dir is safe (from its
-// trial.json when there is one), each atomically. A missing DIR or trials.jsonl is kNotFound
+// DIR/tolokaforge/… (tolokaforge_files.h), DIR/report.html and trials/<…>/trial.html for every
+// trial whose trial_dir is safe (from its trial.json when there is one), each atomically. A missing DIR or trials.jsonl is kNotFound
 // naming the path.
 Status write_reports(const std::string& dir, const AggregateOptions& options = {});
 // The same from trials already read (forgectl report prints the table from them too).

@@ -78,6 +78,7 @@ Result<TrialRecord> parse_trial_line(std::string_view line, std::string_view whe
   r.category = json::get_string(d, "category");
   r.tags = json::get_strings(d, "tags");
   r.difficulty = json::get_string(d, "difficulty");
+  r.expected_failure_modes = json::get_strings(d, "expected_failure_modes");
   r.cost_known = json::get_bool(d, "cost_known", true);
   r.raw_line = std::string(line);
   return r;
@@ -116,6 +117,7 @@ std::string to_json_line(const TrialRecord& r) {
   if (!r.category.empty()) w.field("category", r.category);
   if (!r.tags.empty()) w.field("tags", r.tags);
   if (!r.difficulty.empty()) w.field("difficulty", r.difficulty);
+  if (!r.expected_failure_modes.empty()) w.field("expected_failure_modes", r.expected_failure_modes);
   w.field("cost_known", r.cost_known);
   w.end_object();
   return w.take();

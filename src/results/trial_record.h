@@ -47,6 +47,9 @@ struct TrialRecord {
   std::string category;
   std::vector<std::string> tags;
   std::string difficulty;
+  // task.yaml's metadata.expected_failure_modes, for Tolokaforge's metadata_slices.json; written only
+  // when the task declares some (empty in older lines).
+  std::vector<std::string> expected_failure_modes;
   // False when some model call of the trial had no known price: cost_usd is then what the priced
   // calls cost, a lower bound, and reports say "cost unknown" rather than a number. Older lines: true.
   bool cost_known = true;

@@ -221,6 +221,7 @@ Attempt finish_attempt(trial::TrialResult r, const Job& job, const std::string& 
   r.category = job.task->category;
   r.difficulty = job.task->complexity;
   r.tags = job.task->tags;
+  r.expected_failure_modes = job.task->expected_failure_modes;
   Attempt a;
   a.record = trial::to_record(r);
   a.interrupted = r.interrupted;

@@ -26,6 +26,7 @@
 #include "trial/local_trial.h"
 #include "trial/sandbox_watch.h"
 #include "trial/sandbox_prep.h"
+#include "trial/trial_env.h"
 #include "trial/checks_run.h"
 #include "trial/python_state.h"
 #include "tools/python_server.h"
@@ -208,6 +209,12 @@ class TrialRun {
         std::lock_guard lock(log_mu_);
         if (grading_) return;
         r_.tool_log.push_back({rec.actor == tools::Actor::kUser ? "user" : "assistant", rec});
+        bool ok = rec.outcome == tools::ToolOutcome::Kind::kOk;
+        std::map<std::string, std::string> ctx = {{"tool", rec.tool}, {"requestor", r_.tool_log.back().requestor},
+                                                  {"duration_s", std::to_string(rec.elapsed.count() / 1000.0)}};
+        if (!ok) ctx["error"] = rec.reason;
+        add_event(r_, ok ? "INFO" : "WARNING", "tools", "tool " + rec.tool + ": " + tools::outcome_name(rec.outcome),
+                  std::move(ctx));
       }
       progress(nullptr, &rec);
     };
@@ -305,6 +312,8 @@ class TrialRun {
     watch_->start(started_unix_);
     r_.episode = agent::run_episode(**agent, user->get(), *tools_.executor, episode_spec(), env_.interrupted);
     watch_->stop();
+    note("INFO", "trial", std::string("episode ended: ") + agent::termination_name(r_.episode.termination),
+         {{"turns", std::to_string(r_.episode.turns)}});
     if (!r_.episode.error.empty()) r_.error = r_.episode.error;
     return std::nullopt;
   }
@@ -372,6 +381,13 @@ class TrialRun {
       return run_python_checks_container(docker_, task_, in);
     };
     if (local_) local_->use_sandbox(ev, docker_);
+    // env.yaml shows the files as grading read them (grading runs on this thread alone).
+    if (ev.files)
+      ev.files = [this, inner = std::move(ev.files)](const std::string& glob) {
+        auto got = inner(glob);
+        if (got) keep_graded_files(r_, *got);
+        return got;
+      };
     return ev;
   }
 
@@ -422,6 +438,8 @@ class TrialRun {
     if (!g) return classify_running(g.error().with_context("grading"), InfraKind::kGrader);
     r_.grade = std::move(*g);
     r_.judge_cost_usd = r_.grade.judge_cost_usd;
+    note("INFO", "grading", r_.grade.binary_pass ? "graded: pass" : "graded: fail",
+         {{"score", std::to_string(r_.grade.score)}});
     return std::nullopt;
   }
 
@@ -456,10 +474,19 @@ class TrialRun {
     tools_ = {};
     if (local_) return local_->down(docker_, env_.log);
     auto rep = stack::remove_stack(docker_, up_->name);
+    if (!rep.clean()) note("WARNING", "trial", "teardown: " + rep.errors.front());
     if (!rep.clean() && env_.log) env_.log->warn(who + ": teardown: " + rep.errors.front());
   }
 
   void end_with(const Fault& f) {
+    std::map<std::string, std::string> why;
+    if (f.outcome == results::Outcome::kInfraError && !f.interrupted) why["infra_kind"] = results::to_string(f.kind);
+    const bool model = f.outcome == results::Outcome::kGraded;
+    note(model ? "INFO" : "ERROR", "trial",
+         f.interrupted ? "interrupted"
+                       : (model ? std::string("model failure") : std::string(results::to_string(f.outcome))) + ": " +
+                             f.message,
+         std::move(why));
     if (f.interrupted) {
       r_.interrupted = true;
       r_.error = f.message;
@@ -481,6 +508,7 @@ class TrialRun {
 
   // The sweep's live view: the phase entered (or null), and after a tool call the counts so far.
   void progress(const char* phase, const tools::CallRecord* call = nullptr) {
+    if (phase) note("INFO", "trial", std::string("phase ") + phase);
     if (!env_.on_progress) return;
     std::lock_guard lock(progress_mu_);
     if (phase) progress_.phase = phase;
@@ -494,6 +522,12 @@ class TrialRun {
       }
     }
     env_.on_progress(progress_);
+  }
+
+  // One logs.yaml entry; tool calls on other threads add theirs under the same lock.
+  void note(const char* level, const char* module, std::string message, std::map<std::string, std::string> context = {}) {
+    std::lock_guard lock(log_mu_);
+    add_event(r_, level, module, std::move(message), std::move(context));
   }
 
   bool interrupted() const { return env_.interrupted && env_.interrupted->load() > 0; }

@@ -18,6 +18,8 @@
 #include "engine/tar.h"
 #include "results/trial_detail.h"
 #include "tools/redact.h"
+#include "trial/trial_env.h"
+#include "trial/yaml_text.h"
 
 namespace forge::trial {
 
@@ -25,76 +27,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// JSON → YAML, so tool arguments and states read as data in the YAML files.
-void emit_json(YAML::Emitter& e, const json::Value& v) {
-  if (v.IsObject()) {
-    e << YAML::BeginMap;
-    for (const auto& m : v.GetObject()) {
-      e << YAML::Key << std::string(m.name.GetString(), m.name.GetStringLength()) << YAML::Value;
-      emit_json(e, m.value);
-    }
-    e << YAML::EndMap;
-  } else if (v.IsArray()) {
-    e << YAML::BeginSeq;
-    for (const auto& x : v.GetArray()) emit_json(e, x);
-    e << YAML::EndSeq;
-  } else if (v.IsString()) {
-    e << std::string(v.GetString(), v.GetStringLength());
-  } else if (v.IsBool()) {
-    e << v.GetBool();
-  } else if (v.IsInt64()) {
-    e << v.GetInt64();
-  } else if (v.IsUint64()) {
-    e << v.GetUint64();
-  } else if (v.IsNumber()) {
-    e << v.GetDouble();
-  } else {
-    e << YAML::Null;
-  }
-}
-
-void emit_json_text(YAML::Emitter& e, const std::string& text) {
-  json::Document d;
-  if (json::parse_document(d, text))
-    e << text;
-  else emit_json(e, d);
-}
-
 std::string block(const std::string& s) { return s; }
-
-// YAML forbids control characters anywhere in a stream (C0 but tab and newline, DEL, C1), and
-// reads NEL, LS and PS (U+0085, U+2028, U+2029) as line breaks; a yaml-cpp literal or plain scalar
-// carries them raw: an agent's text could make the file unreadable, replay in a terminal, or
-// break out of its block scalar into keys of its own. Each becomes visible text: "\x1b", "\u2028".
-std::string visible_controls(const std::string& yaml) {
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  out.reserve(yaml.size());
-  for (std::size_t i = 0; i < yaml.size(); ++i) {
-    const auto c = static_cast<unsigned char>(yaml[i]);
-    if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    } else if (c == 0xc2 && i + 1 < yaml.size() && static_cast<unsigned char>(yaml[i + 1]) >= 0x80 &&
-               static_cast<unsigned char>(yaml[i + 1]) <= 0x9f) {
-      const auto d = static_cast<unsigned char>(yaml[++i]);
-      out += "\\u00";
-      out += kHex[d >> 4];
-      out += kHex[d & 15];
-    } else if (c == 0xe2 && i + 2 < yaml.size() && static_cast<unsigned char>(yaml[i + 1]) == 0x80 &&
-               (static_cast<unsigned char>(yaml[i + 2]) == 0xa8 || static_cast<unsigned char>(yaml[i + 2]) == 0xa9)) {
-      out += static_cast<unsigned char>(yaml[i + 2]) == 0xa8 ? "\\u2028" : "\\u2029";
-      i += 2;
-    } else {
-      out += yaml[i];
-    }
-  }
-  return out;
-}
-
-// 15 significant digits: 141.01 reads back as written (yaml-cpp's default 17 prints 141.00999999999999).
-constexpr std::size_t kYamlDigits = 15;
 
 double seconds(Millis m) { return static_cast<double>(m.count()) / 1000.0; }
 
@@ -177,6 +110,7 @@ results::TrialRecord to_record(const TrialResult& t) {
   r.category = t.category;
   r.tags = t.tags;
   r.difficulty = t.difficulty;
+  r.expected_failure_modes = t.expected_failure_modes;
   r.cost_known = t.episode.cost_known;
   return r;
 }
@@ -395,25 +329,12 @@ Status write_trial_files(const results::RunDir& run, const TrialResult& t, const
             << u[3] << YAML::EndMap;
   metrics << YAML::EndSeq << YAML::EndMap;
 
-  YAML::Emitter env;
-
-  env.SetDoublePrecision(kYamlDigits);
-  env << YAML::BeginMap << YAML::Key << "db" << YAML::Value;
-  {
-    json::Document d;
-    const json::Value* db = !json::parse_document(d, t.final_state_json) ? json::get_object(d, "db") : nullptr;
-    if (db) emit_json_text(env, redact_(tools::redact_json(json::to_string(*db))));
-    else env << YAML::BeginMap << YAML::EndMap;
-  }
-  env << YAML::Key << "filesystem" << YAML::Value << YAML::BeginMap;
-  for (const auto& [p, c] : t.initial_files) env << YAML::Key << p << YAML::Value << YAML::Literal << redact_(c);
-  env << YAML::EndMap << YAML::Key << "agent_visible_dir" << YAML::Value << "/env/fs/agent-visible" << YAML::EndMap;
-
   for (const auto& [name, text] : std::initializer_list<std::pair<const char*, std::string>>{
            {"trajectory.yaml", visible_controls(std::string(traj.c_str(), traj.size()))},
            {"grade.yaml", visible_controls(std::string(grade.c_str(), grade.size()))},
            {"metrics.yaml", visible_controls(std::string(metrics.c_str(), metrics.size()))},
-           {"env.yaml", visible_controls(std::string(env.c_str(), env.size()))},
+           {"env.yaml", env_yaml(t, redact_)},
+           {"logs.yaml", logs_yaml(t, redact_)},
            {"task.yaml", task_yaml_summary},
            {"trajectory.atif.json", atif_json(t, redact_)},
            {"trial.json", detail_of(t, redact_).to_json()}}) {

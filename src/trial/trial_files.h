@@ -1,4 +1,5 @@
-// A finished trial in the run directory: trials/<task>/<idx>/{trajectory,grade,metrics,env,task}.yaml
+// A finished trial in the run directory: trials/<task>/<idx>/{trajectory,grade,metrics,env,task,logs}.yaml
+// (env.yaml and logs.yaml: trial_env.h)
 // in Tolokaforge's layout (reference/tolokaforge.md §5.5), every file redacted and written
 // atomically, and the record trials.jsonl gets for it.
 #pragma once

@@ -18,6 +18,13 @@ struct ToolLogEntry {
   tools::CallRecord record;
 };
 
+// One line of logs.yaml: something the trial did, when (ISO 8601 UTC), how serious
+// ("INFO" | "WARNING" | "ERROR"), which part of forgectl ("trial" | "tools" | "grading").
+struct TrialEvent {
+  std::string timestamp, level, module, message;
+  std::map<std::string, std::string> context;
+};
+
 struct TrialResult {
   std::string task_id;
   int trial_index = 0;
@@ -31,6 +38,11 @@ struct TrialResult {
   grading::Grade grade;
   std::string final_state_json = "{}";  // {"db": …}
   std::map<std::string, std::string> initial_files;  // path → content (env.yaml)
+  // The workspace files grading read (its path_glob checks), by path, as grading read them, capped
+  // (keep_graded_files): env.yaml's filesystem.
+  std::map<std::string, grading::WorkspaceFile> graded_files;
+  std::size_t graded_bytes = 0;  // content kept in graded_files
+  std::vector<TrialEvent> events;  // logs.yaml, at most kMaxTrialEvents
   double judge_cost_usd = 0;
   std::string started_at, finished_at;  // ISO 8601 UTC
   std::map<std::string, Millis> phases;  // reserve, up, agent, grade, down
@@ -51,7 +63,7 @@ struct TrialResult {
   std::string rel_dir;  // "<task>/<idx>" (default) or "<task>/<agent>/<idx>" when a run has several agents
   // Also set by the sweep, from the task: its name and labels, for the report's slices.
   std::string task_name, category, difficulty;
-  std::vector<std::string> tags;
+  std::vector<std::string> tags, expected_failure_modes;
 };
 
 }  // namespace forge::trial

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <thread>
 
+#include <yaml-cpp/yaml.h>
+
 #include "agent/budget.h"
 #include "engine/containers.h"
 #include "engine/exec.h"
@@ -234,6 +236,19 @@ TEST_CASE("trial (OpenAI protocol): 429 retried, malformed arguments answered as
   REQUIRE(dir.has_value());
   REQUIRE(trial::write_trial_files(*dir, r, "task_id: probe_openai\n").has_value());
   REQUIRE(dir->append_trial(trial::to_record(r)).has_value());
+  // env.yaml: answer.txt as grading read it once the agent had written it (the task has no initial
+  // files); logs.yaml: the trial's phases, its tool calls and its grade, in order.
+  YAML::Node env = YAML::LoadFile(out.path() + "/run/trials/probe_openai/0/env.yaml");
+  CHECK(env["filesystem"]["/env/fs/agent-visible/answer.txt"].as<std::string>() == "42\n");
+  YAML::Node logs = YAML::LoadFile(out.path() + "/run/trials/probe_openai/0/logs.yaml");
+  std::vector<std::string> said;
+  for (const auto& e : logs["logs"]) said.push_back(e["message"].as<std::string>());
+  CHECK(logs["total_logs"].as<std::size_t>() == said.size());
+  auto at = [&](const std::string& m) { return std::find(said.begin(), said.end(), m) - said.begin(); };
+  CHECK(at("phase agent") < at("tool write_file: ok"));
+  CHECK(at("tool write_file: ok") < at("phase grade"));
+  CHECK(at("phase grade") < at("graded: pass"));
+  CHECK(at("graded: pass") < static_cast<long>(said.size()));
   std::string written = all_files(out.path());
   CHECK(written.find("probe_openai") != std::string::npos);
   CHECK(written.find(LlmHarness::kOpenAiKey) == std::string::npos);

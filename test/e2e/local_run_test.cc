@@ -11,6 +11,8 @@
 #include <sstream>
 #include <thread>
 
+#include <yaml-cpp/yaml.h>
+
 #include "core/json.h"
 #include "results/trial_record.h"
 #include "support/manifest_helpers.h"
@@ -112,6 +114,20 @@ TEST_CASE("run --executor local: 3 oracle trials pass with no Docker engine, unc
   CHECK(read(out + "/report.html").find("unconfined (host executor)") != std::string::npos);
 
   CHECK_FALSE(fs::exists(out + "/local"));  // every sandbox removed after grading
+  // Tolokaforge's files: the run's aggregate, and each trial's env.yaml with the answer as grading
+  // read it from the sandbox (the initial file apart) and its logs.yaml.
+  auto tf = json::parse(read(out + "/tolokaforge/aggregate.json"), "tolokaforge/aggregate.json");
+  REQUIRE(tf.has_value());
+  CHECK(json::get_int(*tf, "total_trials") == 3);
+  CHECK(json::get_double(*tf, "success_rate_micro") == doctest::Approx(1.0));
+  YAML::Node env = YAML::LoadFile(out + "/trials/answer_local/0/env.yaml");
+  CHECK(env["filesystem"]["/env/fs/agent-visible/answer.txt"].as<std::string>() == "42\n");
+  CHECK(env["initial_filesystem"]["/work/question.txt"].as<std::string>() == "What is six times seven?\n");
+  YAML::Node logs = YAML::LoadFile(out + "/trials/answer_local/0/logs.yaml");
+  CHECK(logs["total_logs"].as<std::size_t>() == logs["logs"].size());
+  REQUIRE(logs["logs"].size() >= 2);
+  CHECK(logs["logs"][logs["logs"].size() - 2]["message"].as<std::string>() == "graded: pass");
+  CHECK(logs["logs"][logs["logs"].size() - 1]["message"].as<std::string>() == "phase down");
   std::string traj = read(out + "/trials/answer_local/0/trajectory.yaml");
   CHECK(traj.find("What is six times seven?") != std::string::npos);
   CHECK(traj.find("PATH=/usr/bin:/bin") != std::string::npos);

@@ -9,6 +9,7 @@
 #include "core/files.h"
 #include "results/run_dir.h"
 #include "support/manifest_helpers.h"
+#include "trial/trial_env.h"
 #include "trial/trial_files.h"
 
 using namespace forge;
@@ -52,4 +53,67 @@ TEST_CASE("trial files: an agent's control characters never reach the YAML files
     CHECK_NOTHROW(doc = YAML::Load(text));
     CHECK_FALSE(doc["forged_by_agent"].IsDefined());  // no key of the agent's making at the top
   }
+}
+
+TEST_CASE("trial files: env.yaml holds the final state and the files grading read, capped; logs.yaml the events") {
+  test::TempFiles t("trial-env");
+  auto dir = results::RunDir::open(t.file("run"), [](std::string_view s) { return std::string(s); });
+  REQUIRE(dir.has_value());
+  trial::TrialResult r;
+  r.task_id = "env";
+  r.agent = "replay";
+  r.final_state_json = R"({"db":{"orders":[{"id":1,"status":"shipped"}],"users":[{"id":7}]}})";
+  r.initial_files["/env/fs/agent-visible/answer.txt"] = "initial\n";
+  const std::string big(trial::kEnvFileBytes + 100, 'x');
+  trial::keep_graded_files(r, {{"/env/fs/agent-visible/answer.txt", "42\n", ""},
+                               {"/env/fs/agent-visible/big.log", big, ""},
+                               {"/env/fs/agent-visible/huge.bin", "", "larger than 8 MiB (9000000 bytes)"},
+                               {"", "", "the workspace holds more than 200000 entries"}});
+  trial::keep_graded_files(r, {{"/env/fs/agent-visible/answer.txt", "read again", ""}});  // listed once
+  trial::add_event(r, "INFO", "trial", "phase agent");
+  trial::add_event(r, "WARNING", "tools", "tool bash: failed", {{"tool", "bash"}, {"error", "exit 1\x1b[0m"}});
+  REQUIRE(trial::write_trial_files(*dir, r, "task_id: env\n").has_value());
+
+  YAML::Node env = YAML::LoadFile(t.file("run") + "/trials/env/0/env.yaml");
+  CHECK(env["db"]["orders"][0]["status"].as<std::string>() == "shipped");  // the final state, as data
+  CHECK(env["db"]["users"][0]["id"].as<int>() == 7);
+  CHECK(env["filesystem"]["/env/fs/agent-visible/answer.txt"].as<std::string>() == "42\n");  // not "initial"
+  CHECK(env["filesystem"]["/env/fs/agent-visible/big.log"].as<std::string>().size() == trial::kEnvFileBytes);
+  CHECK(env["filesystem_truncated"]["/env/fs/agent-visible/big.log"].as<std::string>().find("truncated: the first 65536 of") == 0);
+  CHECK(env["filesystem"]["/env/fs/agent-visible/huge.bin"].as<std::string>().empty());
+  CHECK(env["filesystem_truncated"]["/env/fs/agent-visible/huge.bin"].as<std::string>().find("larger than 8 MiB") == 0);
+  CHECK(env["filesystem_listing"].as<std::string>().find("200000 entries") != std::string::npos);
+  CHECK(env["initial_filesystem"]["/env/fs/agent-visible/answer.txt"].as<std::string>() == "initial\n");
+  CHECK(env["agent_visible_dir"].as<std::string>() == "/env/fs/agent-visible");
+
+  YAML::Node logs = YAML::LoadFile(t.file("run") + "/trials/env/0/logs.yaml");
+  CHECK(logs["trial_id"].as<std::string>() == "env_0");
+  CHECK(logs["total_logs"].as<int>() == 2);
+  REQUIRE(logs["logs"].size() == 2);
+  CHECK(logs["logs"][1]["level"].as<std::string>() == "WARNING");
+  CHECK(logs["logs"][1]["module"].as<std::string>() == "tools");
+  CHECK(logs["logs"][1]["context"]["error"].as<std::string>() == "exit 1\x1b[0m");  // quoted, so it reads back
+  CHECK(read_text(t.file("run") + "/trials/env/0/logs.yaml").value().find('\x1b') == std::string::npos);
+  CHECK(logs["logs"][0]["timestamp"].as<std::string>().size() == 20);                 // 2026-11-30T06:45:12Z
+}
+
+TEST_CASE("trial files: a state over env.yaml's cap keeps whole tables and names those left out") {
+  test::TempFiles t("trial-env-cap");
+  auto dir = results::RunDir::open(t.file("run"), [](std::string_view s) { return std::string(s); });
+  REQUIRE(dir.has_value());
+  trial::TrialResult r;
+  r.task_id = "cap";
+  const std::string blob(trial::kEnvStateBytes, 'y');
+  r.final_state_json = R"({"db":{"a_small":[1,2],"b_big":[")" + blob + R"("],"c_small":[3]}})";
+  for (std::size_t i = 0; i < trial::kMaxTrialEvents + 10; ++i) trial::add_event(r, "INFO", "tools", "tool x: ok");
+  REQUIRE(trial::write_trial_files(*dir, r, "task_id: cap\n").has_value());
+  YAML::Node env = YAML::LoadFile(t.file("run") + "/trials/cap/0/env.yaml");
+  CHECK(env["db"]["a_small"].size() == 2);
+  CHECK(env["db"]["c_small"][0].as<int>() == 3);
+  CHECK_FALSE(env["db"]["b_big"].IsDefined());
+  CHECK(env["db_truncated"].as<std::string>().find("b_big") != std::string::npos);
+  YAML::Node logs = YAML::LoadFile(t.file("run") + "/trials/cap/0/logs.yaml");
+  CHECK(logs["total_logs"].as<std::size_t>() == trial::kMaxTrialEvents + 1);
+  CHECK(logs["logs"][trial::kMaxTrialEvents]["message"].as<std::string>().find("the rest were dropped") !=
+        std::string::npos);
 }

@@ -1,0 +1,68 @@
+// JSON as YAML data, and visible control characters.
+#include "trial/yaml_text.h"
+
+namespace forge::trial {
+
+void emit_json(YAML::Emitter& e, const json::Value& v) {
+  if (v.IsObject()) {
+    e << YAML::BeginMap;
+    for (const auto& m : v.GetObject()) {
+      e << YAML::Key << std::string(m.name.GetString(), m.name.GetStringLength()) << YAML::Value;
+      emit_json(e, m.value);
+    }
+    e << YAML::EndMap;
+  } else if (v.IsArray()) {
+    e << YAML::BeginSeq;
+    for (const auto& x : v.GetArray()) emit_json(e, x);
+    e << YAML::EndSeq;
+  } else if (v.IsString()) {
+    e << std::string(v.GetString(), v.GetStringLength());
+  } else if (v.IsBool()) {
+    e << v.GetBool();
+  } else if (v.IsInt64()) {
+    e << v.GetInt64();
+  } else if (v.IsUint64()) {
+    e << v.GetUint64();
+  } else if (v.IsNumber()) {
+    e << v.GetDouble();
+  } else {
+    e << YAML::Null;
+  }
+}
+
+void emit_json_text(YAML::Emitter& e, const std::string& text) {
+  json::Document d;
+  if (json::parse_document(d, text))
+    e << text;
+  else emit_json(e, d);
+}
+
+// Each forbidden character as visible text (the header says why).
+std::string visible_controls(const std::string& yaml) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  out.reserve(yaml.size());
+  for (std::size_t i = 0; i < yaml.size(); ++i) {
+    const auto c = static_cast<unsigned char>(yaml[i]);
+    if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else if (c == 0xc2 && i + 1 < yaml.size() && static_cast<unsigned char>(yaml[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(yaml[i + 1]) <= 0x9f) {
+      const auto d = static_cast<unsigned char>(yaml[++i]);
+      out += "\\u00";
+      out += kHex[d >> 4];
+      out += kHex[d & 15];
+    } else if (c == 0xe2 && i + 2 < yaml.size() && static_cast<unsigned char>(yaml[i + 1]) == 0x80 &&
+               (static_cast<unsigned char>(yaml[i + 2]) == 0xa8 || static_cast<unsigned char>(yaml[i + 2]) == 0xa9)) {
+      out += static_cast<unsigned char>(yaml[i + 2]) == 0xa8 ? "\\u2028" : "\\u2029";
+      i += 2;
+    } else {
+      out += yaml[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace forge::trial
