@@ -28,7 +28,7 @@ struct ServeArgs {
   int port = 0;
   std::string fixtures;  // json-db
   std::string root;      // mock-web
-  std::string tasks_root;  // mock-web: Tolokaforge's task packs, <dir>/<category>/<task_id>/
+  std::string tasks_root;         // mock-web: Tolokaforge's task packs, <dir>/<category>/<task_id>/
   bool insecure_no_auth = false;  // json-db
 };
 

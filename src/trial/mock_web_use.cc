@@ -35,13 +35,14 @@ std::vector<Problem> check_mock_web(const manifest::TaskConfig& t) {
   const std::string where = location(t.initial_state.mock_web_where, t.path);
   const std::string what = "initial_state.mock_web.base_url '" + t.initial_state.mock_web_base_url + "': ";
   if (!env.manifest.compose_file.empty() && !manifest::has_mock_web_service(t))
-    out.push_back({where, what + "the compose file '" + env.manifest.compose_file +
-                              "' has no service named mock-web, so nothing would serve the task's pages; add forgectl's "
-                              "mock-web to it (manifests/stacks/full.yaml's definition), or drop compose_file to use "
-                              "the built-in stack, which adds it"});
+    out.push_back(
+        {where, what + "the compose file '" + env.manifest.compose_file +
+                    "' has no service named mock-web, so nothing would serve the task's pages; add forgectl's "
+                    "mock-web to it (manifests/stacks/full.yaml's definition), or drop compose_file to use "
+                    "the built-in stack, which adds it"});
   else if (env.manifest.compose_file.empty() && env.manifest.stack == "none")
     out.push_back({where, what + "`stack: none` starts no services, so nothing would serve the task's pages; use the "
-                              "built-in core stack (the default), which adds mock-web, or `stack: full`"});
+                                 "built-in core stack (the default), which adds mock-web, or `stack: full`"});
   for (const auto& [key, value] : {std::pair{"category", &t.category}, std::pair{"task_id", &t.task_id}})
     if (!is_route_segment(*value))
       out.push_back({where, what + std::string(key) + " '" + *value +

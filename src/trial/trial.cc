@@ -167,7 +167,8 @@ class TrialRun {
         return classify_running(st.error(), InfraKind::kDaemon);
     }
     if (auto it = up_->containers.find("mock-web"); it != up_->containers.end())
-      if (auto st = copy_mock_web(docker_, it->second, task_); !st) return classify_running(st.error(), InfraKind::kDaemon);
+      if (auto st = copy_mock_web(docker_, it->second, task_); !st)
+        return classify_running(st.error(), InfraKind::kDaemon);
     return std::nullopt;
   }
 

@@ -65,8 +65,10 @@ std::vector<Turn> reader() {
   for (const auto& u : kWithheld) probes.calls.push_back({"http_request", get(u)});
   for (const auto& u : kClimbing) probes.calls.push_back({"http_request", get(u)});
   turns.push_back(probes);
-  turns.push_back({"Recording it.", {{"write_file", write_file("tracking.txt", std::string(tf_web::kTracking) + "\n")}}});
-  turns.push_back({std::string("Order 1187's tracking code is ") + tf_web::kTracking + ", carrier " + tf_web::kCarrier + ".", {}});
+  turns.push_back(
+      {"Recording it.", {{"write_file", write_file("tracking.txt", std::string(tf_web::kTracking) + "\n")}}});
+  turns.push_back(
+      {std::string("Order 1187's tracking code is ") + tf_web::kTracking + ", carrier " + tf_web::kCarrier + ".", {}});
   return turns;
 }
 
@@ -89,18 +91,19 @@ manifest::TaskConfig load_as_run(const std::string& dir) {
 // What mock-web's container holds under /srv, and every file of it (but the kernel's) naming the
 // grading marker, assembled by the shell so the command does not carry it.
 std::string scan_mock_web(const std::string& run_id) {
-  auto cs = engine::list_containers(*docker_env().client,
-                                    {{"label", {std::string(stack::kLabelRun) + "=" + run_id,
-                                                std::string(stack::kLabelService) + "=mock-web"}}});
+  auto cs = engine::list_containers(
+      *docker_env().client,
+      {{"label", {std::string(stack::kLabelRun) + "=" + run_id, std::string(stack::kLabelService) + "=mock-web"}}});
   REQUIRE(cs.has_value());
   REQUIRE(cs->size() == 1);
   // The services image's busybox has sh, grep and test but neither find nor sed.
   engine::ExecOptions o{{"sh", "-c",
-                         "M=" + tf_web::kMarkerHead + "; M=${M}c41d; "
-                         "walk() { local e; for e in \"$1\"/* \"$1\"/.[!.]*; do [ -e \"$e\" ] || continue; "
-                         "if [ -d \"$e\" ]; then walk \"$e\"; else echo \"FILE:$e\"; fi; done; }; walk /srv; "
-                         "for d in /*; do case $d in /proc|/sys|/dev) ;; *) grep -rl \"$M\" \"$d\" 2>/dev/null | "
-                         "while read f; do echo \"HIT:$f\"; done;; esac; done; echo SCAN-DONE"}};
+                         "M=" + tf_web::kMarkerHead +
+                             "; M=${M}c41d; "
+                             "walk() { local e; for e in \"$1\"/* \"$1\"/.[!.]*; do [ -e \"$e\" ] || continue; "
+                             "if [ -d \"$e\" ]; then walk \"$e\"; else echo \"FILE:$e\"; fi; done; }; walk /srv; "
+                             "for d in /*; do case $d in /proc|/sys|/dev) ;; *) grep -rl \"$M\" \"$d\" 2>/dev/null | "
+                             "while read f; do echo \"HIT:$f\"; done;; esac; done; echo SCAN-DONE"}};
   o.user = "0:0";
   o.timeout = Millis(30000);
   auto r = engine::exec_run(*docker_env().client, cs->front().id, o);
@@ -120,8 +123,9 @@ std::vector<std::string> files_in(const std::string& scan) {
 
 }  // namespace
 
-TEST_CASE("tolokaforge web task: mock-web serves the task's pages at Tolokaforge's paths and never a grading file; "
-          "a reader passes, a guesser fails") {
+TEST_CASE(
+    "tolokaforge web task: mock-web serves the task's pages at Tolokaforge's paths and never a grading file; "
+    "a reader passes, a guesser fails") {
   (void)docker_env().services_image;
   TempDir dir;
   tf_web::write_task(dir.path());
@@ -199,8 +203,8 @@ TEST_CASE("tolokaforge web task: forgectl validate and run take it unchanged") {
 
   TempDir traj;
   const std::string reads = write_trajectory(traj, reader());
-  auto r = run_forgectl({"run", dir.path(), "--agent", "replay:" + reads, "--out", traj.path() + "/run"},
-                        Millis(300000));
+  auto r =
+      run_forgectl({"run", dir.path(), "--agent", "replay:" + reads, "--out", traj.path() + "/run"}, Millis(300000));
   REQUIRE(r.has_value());
   CAPTURE(r->text());
   CHECK(r->code == 0);

@@ -16,7 +16,7 @@ inline const std::string kGradingMarker = kMarkerHead + "c41d";
 inline constexpr const char* kCategory = "webshop";
 inline constexpr const char* kTaskId = "order_lookup";
 inline constexpr const char* kBaseUrl = "http://mock-web:8080/task/webshop/order_lookup/";
-inline constexpr const char* kTracking = "TRK-5531-KX";  // on the task directory's orders/1187.html
+inline constexpr const char* kTracking = "TRK-5531-KX";     // on the task directory's orders/1187.html
 inline constexpr const char* kCarrier = "Kestrel Freight";  // on www/carriers.html
 
 inline void put(const std::filesystem::path& file, const std::string& text) {
@@ -35,6 +35,8 @@ inline const char* const kCopiedPages[] = {
 };
 
 // Writes the task into `dir` (which becomes the task directory); returns its task.yaml.
+// The YAML keeps one line of the file per line of code.
+// clang-format off
 inline std::string write_task(const std::string& dir, const std::string& environment = "") {
   namespace fs = std::filesystem;
   const fs::path d(dir);
@@ -106,5 +108,6 @@ inline std::string write_task(const std::string& dir, const std::string& environ
   put(d / "www/server.py", m);
   return (d / "task.yaml").string();
 }
+// clang-format on
 
 }  // namespace forge::test::tf_web

@@ -293,9 +293,9 @@ struct Packs {
     write("tasks/web/shop_1/sub/detail.html", "detail");
     write("tasks/web/shop_1/mock_web/extra.html", "mock_web page");
     write("tasks/web/shop_1/data.json", "{\"sku\":1}");
-    for (const char* f : {"task.yaml", "grading.yaml", "grading.yml", "checks.py", "tests/test.html", "fixtures/db.json",
-                          "solution.html", "solution/answer.html", "expected_state.json", ".env", "notes.md", "app.py",
-                          "mock_web/grading.yaml", "mock_web/solution.html", "sub/.hidden.html"})
+    for (const char* f : {"task.yaml", "grading.yaml", "grading.yml", "checks.py", "tests/test.html",
+                          "fixtures/db.json", "solution.html", "solution/answer.html", "expected_state.json", ".env",
+                          "notes.md", "app.py", "mock_web/grading.yaml", "mock_web/solution.html", "sub/.hidden.html"})
       write(std::string("tasks/web/shop_1/") + f, kSecret);
     write("tasks/web/other_task/secret.html", kSecret);
     fs::create_symlink("../other_task/secret.html", fs::path(dir) / "tasks/web/shop_1/sideways.html");
@@ -313,7 +313,6 @@ struct Packs {
   }
   std::string dir;
 };
-
 
 }  // namespace
 
@@ -359,8 +358,8 @@ TEST_CASE("services mock-web, task packs: grading material and links out are ref
   Site site(p.dir + "/www", p.dir + "/tasks");
   for (std::string prefix : {"/task/web/shop_1", "/task/web/shop_1/mock_web", ""}) {
     for (const char* f : {"/task.yaml", "/grading.yaml", "/grading.yml", "/checks.py", "/tests/test.html", "/tests/",
-                          "/fixtures/db.json", "/solution.html", "/solution/answer.html", "/expected_state.json", "/.env",
-                          "/notes.md", "/app.py", "/sub/.hidden.html", "/alias.html", "/Grading.yaml"}) {
+                          "/fixtures/db.json", "/solution.html", "/solution/answer.html", "/expected_state.json",
+                          "/.env", "/notes.md", "/app.py", "/sub/.hidden.html", "/alias.html", "/Grading.yaml"}) {
       std::string t = prefix + f;
       CAPTURE(t);
       auto r = site.get(t);

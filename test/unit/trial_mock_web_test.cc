@@ -36,7 +36,8 @@ std::string read_file(const std::string& path) {
 }
 
 // The archive's file paths, under `prefix`, with their content.
-std::vector<std::pair<std::string, std::string>> files_of(const std::optional<std::string>& tar, const std::string& prefix) {
+std::vector<std::pair<std::string, std::string>> files_of(const std::optional<std::string>& tar,
+                                                          const std::string& prefix) {
   std::vector<std::pair<std::string, std::string>> out;
   if (!tar) return out;
   auto entries = engine::read_tar(*tar);
@@ -93,8 +94,9 @@ TEST_CASE("mock-web use: a base_url on a stack without mock-web is a preflight e
     CHECK_FALSE(set.ok());
     std::string text = problems_of(set);
     CAPTURE(text);
-    CHECK(has(text, "task.yaml:10:15: initial_state.mock_web.base_url 'http://mock-web:8080/task/webshop/order_lookup/': "
-                    "the compose file '"));
+    CHECK(has(text,
+              "task.yaml:10:15: initial_state.mock_web.base_url 'http://mock-web:8080/task/webshop/order_lookup/': "
+              "the compose file '"));
     CHECK(has(text, "' has no service named mock-web, so nothing would serve the task's pages"));
   }
   SUBCASE("stack: none") {
@@ -111,8 +113,9 @@ TEST_CASE("mock-web use: a base_url on a stack without mock-web is a preflight e
     dir.write("task.yaml", text);
     auto set = load_set(dir.dir());
     CHECK_FALSE(set.ok());
-    CHECK(has(problems_of(set), "category 'shop/east' cannot name the task's directory in mock-web's "
-                                "/task/<category>/<task_id>/ route"));
+    CHECK(has(problems_of(set),
+              "category 'shop/east' cannot name the task's directory in mock-web's "
+              "/task/<category>/<task_id>/ route"));
   }
   SUBCASE("a compose file with mock-web, and stack: full, are fine") {
     TempFiles dir("forgectl-tfweb-");
