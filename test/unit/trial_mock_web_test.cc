@@ -14,6 +14,7 @@
 #include "manifest/task_parse.h"
 #include "support/manifest_helpers.h"
 #include "support/tf_web_task.h"
+#include "sweep/run_plan.h"
 #include "sweep/task_set.h"
 #include "trial/mock_web_use.h"
 #include "trial/trial_setup.h"
@@ -185,4 +186,32 @@ TEST_CASE("mock-web use: a task page that links out of the task is refused at lo
   fs::remove(fs::path(dir.dir()) / "leak.html");
   fs::create_symlink(secret, fs::path(dir.dir()) / "leak.conf");
   CHECK(manifest::load_task(dir.dir() + "/task.yaml").has_value());
+}
+
+TEST_CASE("mock-web use: the run's plan resolves mock-web's image for the task and gives its trials a network") {
+  TempFiles dir("forgectl-tfweb-");
+  tf_web::write_task(dir.dir());
+  manifest::RunConfig run;
+  sweep::PlanInput in;
+  in.task_paths = {dir.dir()};
+  in.agents = {trial::AgentChoice{trial::AgentChoice::Kind::kNoop}};
+  in.run = &run;
+  std::vector<std::string> asked;
+  auto plan = sweep::make_plan(in, [&](const std::string& ref) -> Result<std::string> {
+    asked.push_back(ref);
+    return "sha256:" + ref;
+  });
+  REQUIRE_MESSAGE(plan.has_value(), (plan ? "" : plan.error().what()));
+  CHECK(std::find(asked.begin(), asked.end(), "forgectl/services:local") != asked.end());
+  CHECK((*plan)->networks_per_trial >= 1);  // the runner alone would have none
+  REQUIRE((*plan)->jobs.size() == 1);
+
+  // A services image that is not on the engine stops the run before its first trial, naming it.
+  auto missing = sweep::make_plan(in, [](const std::string& ref) -> Result<std::string> {
+    if (ref == "forgectl/services:local") return fail(Errc::kNotFound, "no such image");
+    return "sha256:" + ref;
+  });
+  REQUIRE_FALSE(missing.has_value());
+  CHECK(has(missing.error().what(),
+            "task order_lookup: service 'mock-web' image forgectl/services:local is not on the engine"));
 }
