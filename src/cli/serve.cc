@@ -151,7 +151,9 @@ void add_serve(CLI::App& app, Context& ctx, int* rc) {
   req->callback([&ctx, rc, req_args] { *rc = http_request(ctx, *req_args); });
 
   auto web_args = std::make_shared<ServeArgs>();
-  auto* web = serve->add_subcommand("mock-web", "Serve a task's www/ directory, read-only (never its grading files)");
+  auto* web = serve->add_subcommand(
+      "mock-web",
+      "Serve a task's pages, read-only: its www/, and its own pages with --tasks-root (never its grading files)");
   web->add_option("--root", web_args->root, "the directory to serve: a task's www/")->required();
   web->add_option("--tasks-root", web_args->tasks_root,
                   "task pages as <dir>/<category>/<task_id>/, served at /task/<category>/<task_id>/ and by "
