@@ -27,6 +27,10 @@ bool skip_non_page(const std::string& rel, EntryKind kind) {
   return kind != EntryKind::kDirectory && !page_content_type(name);
 }
 
+bool under(const std::string& rel, const std::string& top) {
+  return rel == top || (rel.size() > top.size() && rel.compare(0, top.size(), top) == 0 && rel[top.size()] == '/');
+}
+
 // Task-directory-relative forms of the paths the task names as forgectl's inputs.
 std::vector<std::string> task_inputs(const TaskConfig& t) {
   std::vector<std::string> out;
@@ -48,16 +52,38 @@ std::vector<std::string> task_inputs(const TaskConfig& t) {
   return out;
 }
 
-bool under(const std::string& rel, const std::string& top) {
-  return rel == top || (rel.size() > top.size() && rel.compare(0, top.size(), top) == 0 && rel[top.size()] == '/');
+// A symlink is judged by where it lands as well as by its own name: a page-named link to
+// grading.yaml would otherwise be copied as that page, a regular file in mock-web. A link that
+// lands outside the task directory, or nowhere, is left to the walk, which refuses it.
+bool link_lands_on_excluded(const std::string& task_dir, const std::string& rel,
+                            const std::vector<std::string>& inputs) {
+  std::error_code ec;
+  const fs::path link = fs::path(task_dir) / rel;
+  if (!fs::is_symlink(link, ec)) return false;
+  fs::path real = fs::canonical(link, ec);
+  if (ec) return false;
+  fs::path base = fs::canonical(task_dir, ec);
+  if (ec) return false;
+  std::string in = real.lexically_relative(base).string();
+  if (in.empty() || in == "." || in.rfind("..", 0) == 0) return false;
+  for (const auto& part : fs::path(in))
+    if (is_withheld_name(part.string())) return true;
+  if (!fs::is_directory(real, ec) && !page_content_type(real.filename().string())) return true;
+  for (const auto& i : inputs)
+    if (under(in, i)) return true;
+  return false;
 }
 
 }  // namespace
 
-Status walk_www_pages(const ConfinedDir& task_dir, const PageVisit& visit) {
+Status walk_www_pages(const TaskConfig& t, const ConfinedDir& task_dir, const PageVisit& visit) {
   auto found = task_dir.stat("www");
   if (!found) return found.fail();
-  return task_dir.walk("www", kTestsLimits, skip_non_page, [&](const TreeEntry& e) -> Status {
+  const std::vector<std::string> inputs = task_inputs(t);
+  auto skip = [&](const std::string& rel, EntryKind kind) {
+    return skip_non_page(rel, kind) || link_lands_on_excluded(task_dir.root(), "www/" + rel, inputs);
+  };
+  return task_dir.walk("www", kTestsLimits, skip, [&](const TreeEntry& e) -> Status {
     return e.kind == EntryKind::kDirectory ? Status() : visit(e);
   });
 }
@@ -68,7 +94,7 @@ Status walk_task_pages(const TaskConfig& t, const ConfinedDir& task_dir, const P
     if (rel == "www" || skip_non_page(rel, kind)) return true;  // www/ is mock-web's other root
     for (const auto& in : inputs)
       if (under(rel, in)) return true;
-    return false;
+    return link_lands_on_excluded(task_dir.root(), rel, inputs);
   };
   return task_dir.walk("", kTestsLimits, skip, [&](const TreeEntry& e) -> Status {
     return e.kind == EntryKind::kDirectory ? Status() : visit(e);

@@ -13,8 +13,10 @@ namespace forge::manifest {
 using PageVisit = std::function<Status(const TreeEntry&)>;
 
 // Every page file under the task's www/ (`rel` relative to www/): a page or asset type
-// (core/web_files.h) with no withheld component. kNotFound when there is no www/.
-Status walk_www_pages(const ConfinedDir& task_dir, const PageVisit& visit);
+// (core/web_files.h) with no withheld component. A symlink is also judged by where it lands (in
+// the task directory: by the same rules, and not on a file the task names as an input; outside
+// it: the walk refuses it). kNotFound when there is no www/.
+Status walk_www_pages(const TaskConfig& task, const ConfinedDir& task_dir, const PageVisit& visit);
 
 // Every page file of the task directory outside www/ (`rel` relative to the task directory),
 // filtered as www/'s are, and leaving out whatever the task names as an input of forgectl (its

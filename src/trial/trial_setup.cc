@@ -117,7 +117,7 @@ Result<std::optional<std::string>> www_tar(const manifest::TaskConfig& task) {
   if (!found && found.error().code == Errc::kNotFound) return std::optional<std::string>();
   if (!found) return found.fail_with(what);
   PageTar out;
-  auto st = manifest::walk_www_pages(*dir, [&](const TreeEntry& e) { return out.add("", e); });
+  auto st = manifest::walk_www_pages(task, *dir, [&](const TreeEntry& e) { return out.add("", e); });
   if (!st) return st.fail_with(what);
   return out.finish();
 }

@@ -172,6 +172,42 @@ TEST_CASE("mock-web use: what a trial copies is the task's page files and nothin
   }
 }
 
+TEST_CASE("mock-web use: a page-named link is judged by where it lands, never copied as grading material") {
+  TempFiles dir("forgectl-tfweb-");
+  tf_web::write_task(dir.dir());
+  const fs::path d(dir.dir());
+  dir.write("prompt.txt", "You are the shop's clerk. " + tf_web::kGradingMarker);
+  // Links inside the task, with page names, onto what must stay out.
+  fs::create_symlink("grading.yaml", d / "alias.html");
+  fs::create_symlink("tests/expected.html", d / "peek.html");
+  fs::create_symlink("prompt.txt", d / "prompt-copy.txt");  // a task input, by its own name a page
+  fs::create_symlink("../expected_state.json", d / "www/state.json");
+  fs::create_symlink("../solution/steps.txt", d / "www/steps.txt");
+  // And one onto a page, which is that page.
+  fs::create_symlink("../orders/1187.html", d / "www/order.html");
+  std::string yaml = read_file(dir.dir() + "/task.yaml");
+  yaml.replace(yaml.find("grading: grading.yaml"), 21, "grading: grading.yaml\nsystem_prompt: prompt.txt");
+  dir.write("task.yaml", yaml);
+  auto task = manifest::load_task(dir.dir() + "/task.yaml");
+  REQUIRE_MESSAGE(task.has_value(), (task ? "" : task.error().what()));
+  auto www = trial::www_tar(*task);
+  REQUIRE_MESSAGE(www.has_value(), (www ? "" : www.error().what()));
+  auto pages = trial::task_pages_tar(*task);
+  REQUIRE_MESSAGE(pages.has_value(), (pages ? "" : pages.error().what()));
+  auto files = files_of(*www, "www/");
+  for (auto& f : files_of(*pages, "")) files.push_back(f);
+  bool order = false;
+  for (const auto& [p, content] : files) {
+    CAPTURE(p);
+    CHECK(!has(content, tf_web::kGradingMarker));
+    CHECK(!has(content, "You are the shop's clerk."));
+    for (const char* gone : {"alias.html", "peek.html", "prompt-copy.txt", "state.json", "steps.txt"})
+      CHECK(!has(p, gone));
+    order = order || (p == "www/order.html" && has(content, tf_web::kTracking));
+  }
+  CHECK(order);
+}
+
 TEST_CASE("mock-web use: a task page that links out of the task is refused at load, naming it") {
   TempFiles dir("forgectl-tfweb-");
   TempFiles outside("forgectl-tfweb-out-");
