@@ -28,6 +28,7 @@ struct ServeArgs {
   int port = 0;
   std::string fixtures;  // json-db
   std::string root;      // mock-web
+  std::string tasks_root;         // mock-web: Tolokaforge's task packs, <dir>/<category>/<task_id>/
   bool insecure_no_auth = false;  // json-db
 };
 
@@ -150,12 +151,19 @@ void add_serve(CLI::App& app, Context& ctx, int* rc) {
   req->callback([&ctx, rc, req_args] { *rc = http_request(ctx, *req_args); });
 
   auto web_args = std::make_shared<ServeArgs>();
-  auto* web = serve->add_subcommand("mock-web", "Serve a task's www/ directory, read-only (never its grading files)");
+  auto* web = serve->add_subcommand(
+      "mock-web",
+      "Serve a task's pages, read-only: its www/, and its own pages with --tasks-root (never its grading files)");
   web->add_option("--root", web_args->root, "the directory to serve: a task's www/")->required();
+  web->add_option("--tasks-root", web_args->tasks_root,
+                  "task pages as <dir>/<category>/<task_id>/, served at /task/<category>/<task_id>/ and by "
+                  "/<name>.html (may not exist yet)");
   web->add_option("--port", web_args->port, "TCP port")->default_val(8080)->check(CLI::Range(0, 65535));
   web->add_option("--host", web_args->host, "address to listen on")->default_val("0.0.0.0");
   web->callback([&ctx, rc, web_args] {
-    auto site = services::MockWeb::open(web_args->root);
+    services::MockWebOptions o;
+    o.tasks_root = web_args->tasks_root;
+    auto site = services::MockWeb::open(web_args->root, o);
     if (!site) {
       *rc = ctx.report(site.error());
       return;

@@ -189,8 +189,10 @@ InitialState read_initial_state(YamlReader& r, const Field& block, const std::st
         auto url = r.string(e, "initial_state.mock_web");
         if (url && url->rfind("http://", 0) != 0 && url->rfind("https://", 0) != 0)
           r.error(e, "initial_state.mock_web.base_url: '" + *url + "' is not an http(s) URL");
-        else if (url)
+        else if (url) {
           s.mock_web_base_url = *url;
+          s.mock_web_where = r.location(e);
+        }
       }
     } else if (k.key == "rag") {
       for (const auto& e : r.known_keys(r.mapping_or_null(k, "initial_state.rag"), "initial_state.rag", {"corpus_dir"})) {

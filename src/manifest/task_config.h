@@ -32,6 +32,7 @@ struct InitialState {
   std::vector<std::string> unstable_fields;                 // "table.field" or "field"
   std::vector<FileCopy> filesystem_copy;
   std::string mock_web_base_url;
+  SourceLocation mock_web_where;  // the base_url entry, for messages about it
   std::string json_db_path;    // absolute, when json_db names a file; empty when inline or absent
   std::string rag_corpus_dir;  // absolute; empty: no rag corpus (stored; the rag service indexes it)
 };

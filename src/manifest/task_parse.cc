@@ -13,6 +13,7 @@
 #include "manifest/grading_parse.h"
 #include "manifest/python_server.h"
 #include "manifest/task_dir.h"
+#include "manifest/task_pages.h"
 #include "manifest/task_reader.h"
 #include "manifest/yaml_json.h"
 
@@ -169,6 +170,18 @@ void check_www(const TaskConfig& t, const std::string& shown_dir, Diagnostics& d
         walked.error().code == Errc::kForbidden ? "a task reads only its own files; copy them into www/" : ""});
 }
 
+// The task directory's own pages go to mock-web too, when the task has one: a page that leads
+// out of the task, or too many of them, is refused here rather than at setup.
+void check_task_pages(const TaskConfig& t, const std::string& shown_dir, Diagnostics& diags) {
+  if (!has_task_pages_route(t) || (t.initial_state.mock_web_base_url.empty() && !has_mock_web_service(t))) return;
+  auto d = ConfinedDir::open(t.dir);
+  if (!d) return;
+  Status walked = walk_task_pages(t, *d, [](const TreeEntry&) { return Status(); });
+  if (!walked)
+    diags.add(Diagnostic{shown_dir, 0, 0, "the task's pages (copied to mock-web): " + walked.error().message,
+                         walked.error().code == Errc::kForbidden ? "a task reads only its own files" : ""});
+}
+
 }  // namespace
 
 Result<TaskConfig> load_task(const std::string& path) {
@@ -265,6 +278,7 @@ Result<TaskConfig> load_task(const std::string& path) {
   auto env = load_environment(*file);
   if (env) t.environment = std::move(*env);
   else absorb(env.error(), *file, diags, other);
+  check_task_pages(t, shown_dir, diags);
   check_copies(t, grading_rel, diags);
   check_server_files(t, grading_rel, diags);
   check_task_size(r, *root, t);

@@ -25,5 +25,8 @@ inline constexpr std::size_t kMaxTrialTotalBytes = 4 * kMaxTrialStateBytes;
 
 // mock-web.
 inline constexpr std::size_t kMaxFileBytes = 64u << 20;  // 413: a served file
+// /<name>.html looks through at most this many categories, and task directories in each, of the
+// tasks root (a trial copies one task there; the rest would be someone's mistake).
+inline constexpr std::size_t kMaxTaskDirs = 64;
 
 }  // namespace forge::services

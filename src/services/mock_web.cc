@@ -1,7 +1,8 @@
-// mock-web: a static file server confined to one directory; std::filesystem errors via error_code.
+// mock-web: a static file server confined to its roots; std::filesystem errors via error_code.
 // What it serves is exactly what docs/services.md ("mock-web") lists.
 #include "services/mock_web.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -16,46 +17,6 @@ namespace forge::services {
 namespace fs = std::filesystem;
 
 namespace {
-
-// The file types mock-web serves, and nothing else: pages and what pages load. A task's scripts,
-// YAML, Markdown or anything without an extension are never served, whatever their name.
-std::optional<std::string> content_type(const fs::path& p) {
-  static const std::pair<const char*, const char*> kTypes[] = {
-      {".html", "text/html; charset=utf-8"},
-      {".htm", "text/html; charset=utf-8"},
-      {".css", "text/css; charset=utf-8"},
-      {".js", "text/javascript; charset=utf-8"},
-      {".mjs", "text/javascript; charset=utf-8"},
-      {".json", "application/json"},
-      {".txt", "text/plain; charset=utf-8"},
-      {".csv", "text/csv; charset=utf-8"},
-      {".xml", "application/xml"},
-      {".svg", "image/svg+xml"},
-      {".png", "image/png"},
-      {".jpg", "image/jpeg"},
-      {".jpeg", "image/jpeg"},
-      {".gif", "image/gif"},
-      {".webp", "image/webp"},
-      {".ico", "image/x-icon"},
-      {".woff", "font/woff"},
-      {".woff2", "font/woff2"},
-      {".avif", "image/avif"},
-      {".bmp", "image/bmp"},
-      {".ttf", "font/ttf"},
-      {".otf", "font/otf"},
-      {".mp3", "audio/mpeg"},
-      {".wav", "audio/wav"},
-      {".ogg", "audio/ogg"},
-      {".mp4", "video/mp4"},
-      {".webm", "video/webm"},
-      {".wasm", "application/wasm"},
-      {".pdf", "application/pdf"},
-  };
-  std::string ext = to_lower(p.extension().string());
-  for (const auto& [e, type] : kTypes)
-    if (ext == e) return std::string(type);
-  return std::nullopt;
-}
 
 bool inside(const std::string& path, const std::string& root) {
   return path == root ||
@@ -77,14 +38,30 @@ std::string_view target_path(std::string_view target) {
 // Names nothing: neither the request nor anything on disk (Tolokaforge's 404 printed its roots).
 Response not_found() { return json_error(404, "not found"); }
 
-}  // namespace
-
-bool is_withheld_name(std::string_view name) {
-  std::string n = to_lower(name);
-  for (const char* exact : {"task.yaml", "task.yml", "grading.yaml", "grading.yml", "tests", "fixtures", "checks.py"})
-    if (n == exact) return true;
-  return starts_with(n, ".") || starts_with(n, "solution") || starts_with(n, "expected_");
+// A directory that may not contain task.yaml: a task directory is never a root.
+Status refuse_task_dir(const fs::path& dir, const std::string& shown, const std::string& option) {
+  std::error_code ec;
+  for (const char* marker : {"task.yaml", "task.yml"})
+    if (fs::exists(dir / marker, ec))
+      return fail(Errc::kInvalid, "mock-web " + option + " '" + shown + "' holds " + marker +
+                                      ": refusing to serve a task directory; point " + option + " at its www/");
+  return {};
 }
+
+// The subdirectories of `dir` (no symlinks), sorted, at most kMaxTaskDirs.
+std::vector<std::string> subdirs(const fs::path& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_symlink(ec) || !it->is_directory(ec)) continue;
+    out.push_back(it->path().filename().string());
+    if (out.size() == kMaxTaskDirs) break;
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
 
 Result<MockWeb> MockWeb::open(const std::string& root, MockWebOptions opts) {
   std::error_code ec;
@@ -92,11 +69,19 @@ Result<MockWeb> MockWeb::open(const std::string& root, MockWebOptions opts) {
   if (ec) return fail(Errc::kNotFound, "mock-web root '" + root + "': " + ec.message());
   if (!fs::is_directory(canon, ec)) return fail(Errc::kInvalid, "mock-web root '" + root + "' is not a directory");
   // Every task directory has a task.yaml; grading files inside www/ are withheld by name instead.
-  for (const char* marker : {"task.yaml", "task.yml"})
-    if (fs::exists(canon / marker, ec))
-      return fail(Errc::kInvalid, "mock-web root '" + root + "' holds " + marker +
-                                      ": refusing to serve a task directory; point --root at its www/");
-  return MockWeb(canon.string(), opts);
+  if (auto st = refuse_task_dir(canon, root, "--root"); !st) return st.fail();
+  if (!opts.tasks_root.empty()) {
+    const std::string shown = opts.tasks_root;
+    opts.tasks_root = fs::absolute(opts.tasks_root, ec).lexically_normal().string();
+    if (ec) return fail(Errc::kInvalid, "mock-web --tasks-root '" + shown + "': " + ec.message());
+    if (opts.tasks_root.size() > 1 && opts.tasks_root.back() == '/') opts.tasks_root.pop_back();
+    if (fs::exists(opts.tasks_root, ec)) {
+      if (!fs::is_directory(opts.tasks_root, ec))
+        return fail(Errc::kInvalid, "mock-web --tasks-root '" + shown + "' is not a directory");
+      if (auto st = refuse_task_dir(opts.tasks_root, shown, "--tasks-root"); !st) return st.fail();
+    }
+  }
+  return MockWeb(canon.string(), std::move(opts));
 }
 
 Handler MockWeb::handler() const {
@@ -113,7 +98,8 @@ Response MockWeb::handle(const Request& req) const {
   if (raw.empty() || raw.front() != '/') return json_error(400, "the request path must start with '/'");
 
   // Each segment is decoded on its own and checked after decoding: "%2e%2e" and "..%2f" are
-  // refused like "..", never normalised into something that may escape.
+  // refused like "..", never normalised into something that may escape. Withheld names are
+  // checked where a route knows which segments name files (serve()).
   std::vector<std::string> parts;
   for (std::string_view rest = raw.substr(1);;) {
     auto slash = rest.find('/');
@@ -122,10 +108,7 @@ Response MockWeb::handle(const Request& req) const {
     if (*seg == "..") return json_error(400, "the request path may not contain '..'");
     if (seg->find_first_of(std::string_view("/\\\0", 3)) != std::string::npos)
       return json_error(400, "a path segment may not contain '/', '\\' or NUL");
-    if (!seg->empty() && *seg != ".") {
-      if (is_withheld_name(*seg)) return not_found();
-      parts.push_back(std::move(*seg));
-    }
+    if (!seg->empty() && *seg != ".") parts.push_back(std::move(*seg));
     if (slash == std::string_view::npos) break;
     rest.remove_prefix(slash + 1);
   }
@@ -135,23 +118,68 @@ Response MockWeb::handle(const Request& req) const {
     return Response{200, "application/json", w.take(), {}};
   }
 
-  // Tolokaforge's task-pack route: /task/<category>/<task_id>/<path> is <path> under the root,
-  // whatever the category and id (one mock-web serves one task's pages).
-  if (parts.size() >= 3 && parts[0] == "task") parts.erase(parts.begin(), parts.begin() + 3);
+  const bool task_packs = !opts_.tasks_root.empty();
+  if (parts.size() >= 3 && parts[0] == "task") {
+    if (task_packs) return task_route(parts);
+    // Without task packs one mock-web serves one task's www/: /task/<c>/<id>/<path> is <path>.
+    // The category and id name nothing here, so a withheld name there proves nothing: refused.
+    if (is_withheld_name(parts[1]) || is_withheld_name(parts[2])) return not_found();
+    parts.erase(parts.begin(), parts.begin() + 3);
+  } else if (task_packs && parts.size() == 1 && parts[0].size() > 5 && parts[0].ends_with(".html")) {
+    return html_lookup(parts[0]);
+  }
+  return serve(root_, parts);
+}
 
-  fs::path wanted(root_);
-  for (const auto& p : parts) wanted /= p;
+Response MockWeb::task_route(const std::vector<std::string>& parts) const {
+  std::vector<std::string> rest(parts.begin() + 3, parts.end());
+  // The task's www/ is not copied twice: /task/<c>/<id>/www/<path> is <path> of the www/ root.
+  if (!rest.empty() && rest[0] == "www") return serve(root_, std::vector<std::string>(rest.begin() + 1, rest.end()));
+  std::error_code ec;
+  fs::path tasks = fs::canonical(opts_.tasks_root, ec);
+  if (ec) return not_found();
+  // Only the directory of this category and id exists (another task's are not there): 404.
+  fs::path base = fs::canonical(tasks / parts[1] / parts[2], ec);
+  if (ec || !fs::is_directory(base, ec) || !inside(base.string(), tasks.string()) || base == tasks) return not_found();
+  return serve(base.string(), rest);
+}
+
+Response MockWeb::html_lookup(const std::string& name) const {
+  Response r = serve(root_, {name});
+  if (r.status != 404) return r;
+  std::error_code ec;
+  fs::path tasks = fs::canonical(opts_.tasks_root, ec);
+  if (ec) return r;
+  for (const auto& category : subdirs(tasks))
+    for (const auto& id : subdirs(tasks / category))
+      for (const char* sub : {"", "mock_web"}) {
+        fs::path dir = tasks / category / id;
+        if (*sub) dir /= sub;
+        fs::path canon = fs::canonical(dir, ec);
+        if (ec || !inside(canon.string(), tasks.string())) continue;
+        Response found = serve(canon.string(), {name});
+        if (found.status != 404) return found;
+      }
+  return r;
+}
+
+Response MockWeb::serve(const std::string& base, const std::vector<std::string>& parts) const {
+  fs::path wanted(base);
+  for (const auto& p : parts) {
+    if (is_withheld_name(p)) return not_found();
+    wanted /= p;
+  }
   std::error_code ec;
   fs::path real = fs::canonical(wanted, ec);
   if (ec) return not_found();
   // A directory serves its index.html and is never listed.
   if (fs::is_directory(real, ec)) real = fs::canonical(real / "index.html", ec);
   if (ec) return not_found();
-  // Symlinks are followed only while they stay inside the root.
-  if (!inside(real.string(), root_)) return json_error(403, "the path leaves the served directory");
-  for (const auto& part : fs::path(real.string().substr(root_.size())))
+  // Symlinks are followed only while they stay inside the base.
+  if (!inside(real.string(), base)) return json_error(403, "the path leaves the served directory");
+  for (const auto& part : fs::path(real.string().substr(base.size())))
     if (is_withheld_name(part.string())) return not_found();
-  auto type = content_type(real);
+  auto type = page_content_type(real.filename().string());
   if (!type || !fs::is_regular_file(real, ec)) return not_found();
   auto size = fs::file_size(real, ec);
   if (ec) return not_found();

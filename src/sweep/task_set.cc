@@ -12,6 +12,7 @@
 #include "manifest/task_parse.h"
 #include "trial/json_db_use.h"
 #include "trial/local_trial.h"
+#include "trial/mock_web_use.h"
 
 namespace forge::sweep {
 
@@ -148,7 +149,11 @@ TaskSet load_task_set(const std::vector<std::string>& paths, const std::string& 
     auto problems = trial::check_task(*t, in);
     for (const auto& w : t->warnings) problems.push_back(warning_of(w));
     // What the task does not use, its trials do not start (docs/stacks.md, "Only what a task needs").
-    if (!has_errors(problems) && !trial::runs_locally(*t)) trial::drop_unused_json_db(*t);
+    if (!has_errors(problems) && !trial::runs_locally(*t)) {
+      trial::drop_unused_json_db(*t);
+      // initial_state.mock_web on the core stack: its mock-web, before keying and image resolution.
+      if (auto added = trial::add_mock_web(*t); !added) problems.push_back({t->path, added.error().what()});
+    }
     set.per_task.push_back({path, std::move(problems)});
     set.tasks.push_back(std::move(*t));
   }

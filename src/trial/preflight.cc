@@ -10,6 +10,7 @@
 #include "tools/builtin_tools.h"
 #include "trial/golden_replay.h"
 #include "trial/local_trial.h"
+#include "trial/mock_web_use.h"
 
 namespace forge::trial {
 
@@ -99,6 +100,7 @@ std::vector<Problem> check_task(const manifest::TaskConfig& t, const PreflightIn
   check_tools(t, out);
   check_jsonpaths(t, out);
   check_golden(t, out);
+  for (auto& p : check_mock_web(t)) out.push_back(std::move(p));
   if (runs_locally(t))
     for (auto& p : check_local(t)) out.push_back(std::move(p));
   if (runs_locally(t) && in.local_needs_consent && !in.allow_local && in.executor != manifest::ExecutorKind::kLocal)

@@ -143,7 +143,7 @@ class TrialRun {
   }
 
   // Initial state: fixtures into json-db (by forgectl, with the control token: the agent cannot
-  // init, reset or restore a namespace), files into the workspace, www/ into mock-web.
+  // init, reset or restore a namespace), files into the workspace, the task's pages into mock-web.
   Step setup() {
     progress("setup");
     PhaseTimer t(r_, "setup");
@@ -168,7 +168,8 @@ class TrialRun {
         return classify_running(st.error(), InfraKind::kDaemon);
     }
     if (auto it = up_->containers.find("mock-web"); it != up_->containers.end())
-      if (auto st = copy_www(docker_, it->second, task_); !st) return classify_running(st.error(), InfraKind::kDaemon);
+      if (auto st = copy_mock_web(docker_, it->second, task_); !st)
+        return classify_running(st.error(), InfraKind::kDaemon);
     return std::nullopt;
   }
 

@@ -1,6 +1,8 @@
 // Initial state for a trial.
 #include "trial/trial_setup.h"
 
+#include <set>
+
 #include "core/confined_dir.h"
 #include "core/json.h"
 #include "engine/archive.h"
@@ -8,6 +10,7 @@
 #include "engine/tar.h"
 #include "manifest/project.h"
 #include "manifest/task_dir.h"
+#include "manifest/task_pages.h"
 #include "tools/workspace_path.h"
 
 namespace forge::trial {
@@ -77,6 +80,35 @@ Result<std::map<std::string, std::string>> copy_initial_files(engine::Client& c,
   return shown;
 }
 
+namespace {
+
+// Adds each page file under `prefix`, with the directories leading to it (0755, once each):
+// mock-web runs as nobody and only reads.
+struct PageTar {
+  engine::TarWriter tar;
+  std::set<std::string> dirs;
+  bool any = false;
+  Status add(const std::string& prefix, const TreeEntry& e) {
+    std::string path = prefix.empty() ? e.rel : prefix + "/" + e.rel;
+    for (auto slash = path.find('/'); slash != std::string::npos; slash = path.find('/', slash + 1))
+      if (dirs.insert(path.substr(0, slash)).second)
+        if (auto st = tar.add_directory(path.substr(0, slash), 0755); !st) return st;
+    engine::TarEntry meta;
+    meta.path = path;
+    meta.mode = 0644;
+    any = true;
+    return tar.add_fd(meta, e.fd);
+  }
+  Result<std::optional<std::string>> finish() {
+    if (!any) return std::optional<std::string>();
+    auto bytes = tar.finish();
+    if (!bytes) return bytes.fail();
+    return std::optional<std::string>(std::move(*bytes));
+  }
+};
+
+}  // namespace
+
 Result<std::optional<std::string>> www_tar(const manifest::TaskConfig& task) {
   const std::string what = "copying " + task.dir + "/www";
   auto dir = ConfinedDir::open(task.dir);
@@ -84,18 +116,22 @@ Result<std::optional<std::string>> www_tar(const manifest::TaskConfig& task) {
   auto found = dir->stat("www");
   if (!found && found.error().code == Errc::kNotFound) return std::optional<std::string>();
   if (!found) return found.fail_with(what);
-  engine::TarWriter tar;
-  auto st = dir->walk("www", manifest::kTestsLimits, [&](const TreeEntry& e) -> Status {
-    if (e.kind == EntryKind::kDirectory) return tar.add_directory(e.rel, 0755);
-    engine::TarEntry meta;
-    meta.path = e.rel;
-    meta.mode = 0644;
-    return tar.add_fd(meta, e.fd);
-  });
+  PageTar out;
+  auto st = manifest::walk_www_pages(task, *dir, [&](const TreeEntry& e) { return out.add("", e); });
   if (!st) return st.fail_with(what);
-  auto bytes = tar.finish();
-  if (!bytes) return bytes.fail();
-  return std::optional<std::string>(std::move(*bytes));
+  return out.finish();
+}
+
+Result<std::optional<std::string>> task_pages_tar(const manifest::TaskConfig& task) {
+  if (!manifest::has_task_pages_route(task)) return std::optional<std::string>();
+  const std::string what = "copying the pages of " + task.dir;
+  auto dir = ConfinedDir::open(task.dir);
+  if (!dir) return dir.fail_with(what);
+  PageTar out;
+  const std::string prefix = "task/" + task.category + "/" + task.task_id;
+  auto st = manifest::walk_task_pages(task, *dir, [&](const TreeEntry& e) { return out.add(prefix, e); });
+  if (!st) return st.fail_with(what);
+  return out.finish();
 }
 
 Status copy_www(engine::Client& c, const std::string& mock_web, const manifest::TaskConfig& task) {
@@ -103,6 +139,15 @@ Status copy_www(engine::Client& c, const std::string& mock_web, const manifest::
   if (!tar) return tar.fail();
   if (!*tar) return {};
   return engine::put_archive(c, mock_web, "/srv/www", std::move(**tar));
+}
+
+Status copy_mock_web(engine::Client& c, const std::string& mock_web, const manifest::TaskConfig& task) {
+  if (auto st = copy_www(c, mock_web, task); !st) return st;
+  auto tar = task_pages_tar(task);
+  if (!tar) return tar.fail();
+  if (!*tar) return {};
+  // Into /srv, which every image with /srv/www has: the archive makes task/<category>/<task_id>/.
+  return engine::put_archive(c, mock_web, "/srv", std::move(**tar));
 }
 
 Result<std::string> service_url(engine::Client& c, const std::string& container, int port) {

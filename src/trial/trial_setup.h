@@ -1,5 +1,5 @@
 // Puts a task's initial state in place before the agent starts: json-db fixtures, files copied
-// into the runner's workspace, and mock-web's www/ — never anything meant for grading.
+// into the runner's workspace, and mock-web's pages — never anything meant for grading.
 #pragma once
 
 #include <map>
@@ -37,11 +37,18 @@ Result<std::map<std::string, std::string>> copy_initial_files(engine::Client& c,
                                                               const std::string& workspace, const manifest::TaskConfig& task,
                                                               FileOwner owner = {});
 
-// The tar of the task's www/ (nullopt: it has none), read beneath the task directory: a www/ or an
+// The tar of the task's www/ pages (nullopt: it has none), read beneath the task directory and
+// filtered on the host (manifest/task_pages.h: page types only, no withheld name): a www/ or an
 // entry of it that is a symlink out of the task is refused (kForbidden), its target never read.
 Result<std::optional<std::string>> www_tar(const manifest::TaskConfig& task);
-// Copies the task's www/ (if any) into mock-web's document root.
+// The tar of the task directory's own pages as task/<category>/<task_id>/… (nullopt: none, or a
+// category or task_id that cannot name a directory), filtered as www_tar's.
+Result<std::optional<std::string>> task_pages_tar(const manifest::TaskConfig& task);
+// Copies the task's www/ pages (if any) into mock-web's document root, /srv/www.
 Status copy_www(engine::Client& c, const std::string& mock_web, const manifest::TaskConfig& task);
+// copy_www, and the task directory's pages into /srv/task/<category>/<task_id>/ (the --tasks-root
+// of full.yaml's mock-web).
+Status copy_mock_web(engine::Client& c, const std::string& mock_web, const manifest::TaskConfig& task);
 
 // The address of `container` on its first network, for host-side calls ("http://10.231.0.3:8000").
 Result<std::string> service_url(engine::Client& c, const std::string& container, int port);

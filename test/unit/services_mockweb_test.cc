@@ -1,6 +1,7 @@
 // mock-web over real HTTP on 127.0.0.1: serves www/ (also at Tolokaforge's /task/<cat>/<id>/
-// paths) and nothing else of the task — not by '..', encoded or not, not by absolute paths, not
-// through symlinks, not grading files placed in www/, not file types that are not pages.
+// paths), a task pack's own pages under --tasks-root, and nothing else of the task — not by '..',
+// encoded or not, not by absolute paths, not through symlinks, not grading files placed among the
+// pages, not file types that are not pages.
 #include <doctest/doctest.h>
 
 #include <Poco/Exception.h>
@@ -101,8 +102,12 @@ struct Task {
 };
 
 struct Site {
-  explicit Site(const Task& task) {
-    auto w = MockWeb::open(task.dir + "/www");
+  explicit Site(const Task& task) : Site(task.dir + "/www", "") {}
+  // mock-web on `www`, with `tasks_root` as its --tasks-root (empty: none).
+  Site(const std::string& www, const std::string& tasks_root) {
+    MockWebOptions wo;
+    wo.tasks_root = tasks_root;
+    auto w = MockWeb::open(www, wo);
     REQUIRE_MESSAGE(w.has_value(), (w ? "" : w.error().what()));
     web = std::make_unique<MockWeb>(std::move(*w));
     ServerOptions o;
@@ -269,4 +274,123 @@ TEST_CASE("services mock-web: oversized requests get 414 and 431") {
   CHECK(r.content_type == "application/json");
   CHECK(site.get("/page.html", "GET", 80).status == 431);
   CHECK(site.get("/page.html").status == 200);
+}
+
+namespace {
+
+// Tolokaforge's task packs as a trial lays them out in mock-web: www/ beside tasks/<category>/
+// <task_id>/ (which, in a trial, holds only page files; here grading material is planted too).
+struct Packs {
+  Packs() {
+    std::string tmpl = (fs::temp_directory_path() / "forgectl-mockweb-packs-XXXXXX").string();
+    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+    dir = tmpl;
+    write("www/index.html", "www home");
+    write("www/page.html", "www page");
+    write("tasks/web/shop_1/index.html", "task home");
+    write("tasks/web/shop_1/home.html", "task page");
+    write("tasks/web/shop_1/page.html", "task's own page.html");
+    write("tasks/web/shop_1/sub/detail.html", "detail");
+    write("tasks/web/shop_1/mock_web/extra.html", "mock_web page");
+    write("tasks/web/shop_1/data.json", "{\"sku\":1}");
+    for (const char* f : {"task.yaml", "grading.yaml", "grading.yml", "checks.py", "tests/test.html",
+                          "fixtures/db.json", "solution.html", "solution/answer.html", "expected_state.json", ".env",
+                          "notes.md", "app.py", "mock_web/grading.yaml", "mock_web/solution.html", "sub/.hidden.html"})
+      write(std::string("tasks/web/shop_1/") + f, kSecret);
+    write("tasks/web/other_task/secret.html", kSecret);
+    fs::create_symlink("../other_task/secret.html", fs::path(dir) / "tasks/web/shop_1/sideways.html");
+    fs::create_symlink("grading.yaml", fs::path(dir) / "tasks/web/shop_1/alias.html");
+    write("tasks/tests/t9/p.html", "category named tests");
+  }
+  ~Packs() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  void write(const std::string& rel, const std::string& text) const {
+    fs::path p = fs::path(dir) / rel;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+  }
+  std::string dir;
+};
+
+}  // namespace
+
+TEST_CASE("services mock-web, task packs: /task/<category>/<task_id>/ serves that task's own pages, others 404") {
+  Packs p;
+  Site site(p.dir + "/www", p.dir + "/tasks");
+  CHECK(site.get("/task/web/shop_1/").body == "task home");
+  CHECK(site.get("/task/web/shop_1").body == "task home");
+  CHECK(site.get("/task/web/shop_1/home.html").body == "task page");
+  CHECK(site.get("/task/web/shop_1/sub/detail.html").body == "detail");
+  CHECK(site.get("/task/web/shop_1/mock_web/extra.html").body == "mock_web page");
+  CHECK(site.get("/task/web/shop_1/data.json").content_type == "application/json");
+  CHECK(site.get("/task/web/shop_1/www/page.html").body == "www page");  // the task's www/, copied once
+  CHECK(site.get("/task/web/shop_1/www/").body == "www home");
+  CHECK(site.get("/task/tests/t9/p.html").body == "category named tests");  // a category names a directory
+  // Another category or id than the task's: nothing, not the task's pages under a wrong name.
+  for (const char* t : {"/task/shop/shop_1/home.html", "/task/web/shop_2/home.html", "/task/web/shop_1/nope.html",
+                        "/task/web/", "/task/WEB/shop_1/home.html"}) {
+    CAPTURE(t);
+    CHECK(site.get(t).status == 404);
+  }
+  // Without --tasks-root the old reading holds: <path> under www/, whatever the category and id.
+  Site plain(p.dir + "/www", "");
+  CHECK(plain.get("/task/any/thing/page.html").body == "www page");
+}
+
+TEST_CASE("services mock-web, task packs: /<name>.html is www/'s, then the task directory's, then its mock_web/'s") {
+  Packs p;
+  Site site(p.dir + "/www", p.dir + "/tasks");
+  CHECK(site.get("/page.html").body == "www page");  // www/ first: a www/ task reads as before
+  CHECK(site.get("/index.html").body == "www home");
+  CHECK(site.get("/").body == "www home");
+  CHECK(site.get("/home.html").body == "task page");
+  CHECK(site.get("/extra.html").body == "mock_web page");
+  CHECK(site.get("/p.html").body == "category named tests");
+  CHECK(site.get("/nope.html").status == 404);
+  CHECK(site.get("/detail.html").status == 404);  // one name, not a search of every subdirectory
+  CHECK(site.get("/data.json").status == 404);    // /<path> other than *.html is www/'s alone
+}
+
+TEST_CASE("services mock-web, task packs: grading material and links out are refused on every route") {
+  Packs p;
+  Site site(p.dir + "/www", p.dir + "/tasks");
+  for (std::string prefix : {"/task/web/shop_1", "/task/web/shop_1/mock_web", ""}) {
+    for (const char* f : {"/task.yaml", "/grading.yaml", "/grading.yml", "/checks.py", "/tests/test.html", "/tests/",
+                          "/fixtures/db.json", "/solution.html", "/solution/answer.html", "/expected_state.json",
+                          "/.env", "/notes.md", "/app.py", "/sub/.hidden.html", "/alias.html", "/Grading.yaml"}) {
+      std::string t = prefix + f;
+      CAPTURE(t);
+      auto r = site.get(t);
+      CHECK(r.status == 404);
+      CHECK(r.body == R"({"message":"not found"})");
+    }
+  }
+  CHECK(site.get("/task/web/shop_1/sideways.html").status == 403);  // into another task's directory
+  CHECK(site.get("/sideways.html").status == 403);
+  for (const char* t : {"/task/web/shop_1/../other_task/secret.html", "/task/web/%2e%2e/web/other_task/secret.html",
+                        "/task/web/shop_1/..%2fother_task%2fsecret.html", "/task/..%2f..%2f/x/grading.yaml"}) {
+    CAPTURE(t);
+    CHECK(site.get(t).status == 400);
+  }
+}
+
+TEST_CASE("services mock-web, task packs: the tasks root may appear after start, and may not be a task directory") {
+  Packs p;
+  Site site(p.dir + "/www", p.dir + "/later");
+  CHECK(site.get("/task/web/shop_1/home.html").status == 404);
+  CHECK(site.get("/home.html").status == 404);
+  fs::create_directories(p.dir + "/later/web");
+  fs::rename(p.dir + "/tasks/web/shop_1", p.dir + "/later/web/shop_1");  // what the trial's copy does
+  CHECK(site.get("/task/web/shop_1/home.html").body == "task page");
+  CHECK(site.get("/home.html").body == "task page");
+
+  MockWebOptions o;
+  o.tasks_root = p.dir + "/later/web/shop_1";  // holds task.yaml
+  auto r = MockWeb::open(p.dir + "/www", o);
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().message.find("refusing to serve a task directory; point --tasks-root") != std::string::npos);
+  o.tasks_root = p.dir + "/www/index.html";
+  CHECK(MockWeb::open(p.dir + "/www", o).error().code == Errc::kInvalid);
 }

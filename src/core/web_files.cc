@@ -1,0 +1,63 @@
+// Page types and withheld names (web_files.h).
+#include "core/web_files.h"
+
+#include "core/strings.h"
+
+namespace forge {
+
+std::optional<std::string> page_content_type(std::string_view file_name) {
+  static const std::pair<const char*, const char*> kTypes[] = {
+      {".html", "text/html; charset=utf-8"},
+      {".htm", "text/html; charset=utf-8"},
+      {".css", "text/css; charset=utf-8"},
+      {".js", "text/javascript; charset=utf-8"},
+      {".mjs", "text/javascript; charset=utf-8"},
+      {".json", "application/json"},
+      {".txt", "text/plain; charset=utf-8"},
+      {".csv", "text/csv; charset=utf-8"},
+      {".xml", "application/xml"},
+      {".svg", "image/svg+xml"},
+      {".png", "image/png"},
+      {".jpg", "image/jpeg"},
+      {".jpeg", "image/jpeg"},
+      {".gif", "image/gif"},
+      {".webp", "image/webp"},
+      {".ico", "image/x-icon"},
+      {".woff", "font/woff"},
+      {".woff2", "font/woff2"},
+      {".avif", "image/avif"},
+      {".bmp", "image/bmp"},
+      {".ttf", "font/ttf"},
+      {".otf", "font/otf"},
+      {".mp3", "audio/mpeg"},
+      {".wav", "audio/wav"},
+      {".ogg", "audio/ogg"},
+      {".mp4", "video/mp4"},
+      {".webm", "video/webm"},
+      {".wasm", "application/wasm"},
+      {".pdf", "application/pdf"},
+  };
+  // The extension of the last component; a leading dot alone (".html") is a dot file, not a type.
+  auto slash = file_name.find_last_of('/');
+  std::string_view base = slash == std::string_view::npos ? file_name : file_name.substr(slash + 1);
+  auto dot = base.find_last_of('.');
+  if (dot == std::string_view::npos || dot == 0) return std::nullopt;
+  std::string ext = to_lower(base.substr(dot));
+  for (const auto& [e, type] : kTypes)
+    if (ext == e) return std::string(type);
+  return std::nullopt;
+}
+
+bool is_withheld_name(std::string_view name) {
+  std::string n = to_lower(name);
+  for (const char* exact : {"task.yaml", "task.yml", "grading.yaml", "grading.yml", "tests", "fixtures", "checks.py"})
+    if (n == exact) return true;
+  return starts_with(n, ".") || starts_with(n, "solution") || starts_with(n, "expected_");
+}
+
+bool is_route_segment(std::string_view name) {
+  return !name.empty() && name.size() <= 255 && name != "." && name != ".." &&
+         name.find_first_of(std::string_view("/\\\0", 3)) == std::string_view::npos;
+}
+
+}  // namespace forge

@@ -1,0 +1,24 @@
+// What mock-web may hold and serve: the page and asset file types, and the names never served.
+// One definition for the host (what a trial copies into mock-web) and the server (what it answers).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace forge {
+
+// The Content-Type of a page or asset file, by its name's extension (case-insensitive); nullopt
+// for anything else (.py, .yaml, .md, .sh, no extension): such files are never copied or served.
+std::optional<std::string> page_content_type(std::string_view file_name);
+
+// True for names mock-web never holds nor serves, at any depth: task.yaml, grading.yaml (and
+// .yml), tests, fixtures, checks.py, solution*, expected_*, and dot files (.env). Case-insensitive.
+bool is_withheld_name(std::string_view name);
+
+// A name usable as one segment of mock-web's /task/<category>/<task_id>/ route and as one
+// directory name in its container: non-empty, at most 255 bytes, not "." or "..", and without
+// '/', '\\' or NUL.
+bool is_route_segment(std::string_view name);
+
+}  // namespace forge

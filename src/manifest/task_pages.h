@@ -1,0 +1,34 @@
+// What of a task a trial copies into mock-web (docs/services.md, "What a trial copies"): its www/
+// and its own page files, filtered on the host before anything is copied, so that mock-web's
+// container never holds a grading file whatever its server would answer.
+#pragma once
+
+#include <functional>
+
+#include "core/confined_dir.h"
+#include "manifest/task_config.h"
+
+namespace forge::manifest {
+
+using PageVisit = std::function<Status(const TreeEntry&)>;
+
+// Every page file under the task's www/ (`rel` relative to www/): a page or asset type
+// (core/web_files.h) with no withheld component. A symlink is also judged by where it lands (in
+// the task directory: by the same rules, and not on a file the task names as an input; outside
+// it: the walk refuses it). kNotFound when there is no www/.
+Status walk_www_pages(const TaskConfig& task, const ConfinedDir& task_dir, const PageVisit& visit);
+
+// Every page file of the task directory outside www/ (`rel` relative to the task directory),
+// filtered as www/'s are, and leaving out whatever the task names as an input of forgectl (its
+// grading file, test scripts and checks with their imports, json_db, system prompt, solution
+// script) whatever its name or type. Directories are not visited.
+Status walk_task_pages(const TaskConfig& task, const ConfinedDir& task_dir, const PageVisit& visit);
+
+// Whether the task's category and task_id can name its directory under mock-web's tasks root
+// (core/web_files.h's is_route_segment); a Harbor task never has one.
+bool has_task_pages_route(const TaskConfig& task);
+
+// Whether the task's stack has a service named mock-web (where a trial copies the pages).
+bool has_mock_web_service(const TaskConfig& task);
+
+}  // namespace forge::manifest

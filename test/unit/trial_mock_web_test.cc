@@ -1,0 +1,253 @@
+// initial_state.mock_web on the host, no daemon: a core-stack task gets full.yaml's mock-web
+// through the run's own loader (so keying and image resolution see it), a stack that cannot have
+// one is a preflight error naming the base_url's line, and what a trial would copy into mock-web
+// is exactly the task's page files — no grading asset, whatever its type or place.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "core/files.h"
+#include "core/strings.h"
+#include "engine/tar.h"
+#include "manifest/stacks.h"
+#include "manifest/task_parse.h"
+#include "support/manifest_helpers.h"
+#include "support/tf_web_task.h"
+#include "sweep/run_plan.h"
+#include "sweep/task_set.h"
+#include "trial/mock_web_use.h"
+#include "trial/trial_setup.h"
+
+using namespace forge;
+using namespace forge::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+sweep::TaskSet load_set(const std::string& dir) { return sweep::load_task_set({dir}, "", trial::PreflightInput{}); }
+
+// Every problem's text, one per line.
+std::string problems_of(const sweep::TaskSet& set) { return set.report(); }
+
+std::string read_file(const std::string& path) {
+  auto t = read_text(path);
+  REQUIRE(t.has_value());
+  return *t;
+}
+
+// The archive's file paths, under `prefix`, with their content.
+std::vector<std::pair<std::string, std::string>> files_of(const std::optional<std::string>& tar,
+                                                          const std::string& prefix) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!tar) return out;
+  auto entries = engine::read_tar(*tar);
+  REQUIRE_MESSAGE(entries.has_value(), (entries ? "" : entries.error().what()));
+  for (const auto& e : *entries)
+    if (e.type == engine::EntryType::kFile) out.emplace_back(prefix + e.path, e.content);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("mock-web use: a core-stack task with a base_url gets full.yaml's mock-web from the run's loader") {
+  TempFiles dir("forgectl-tfweb-");
+  tf_web::write_task(dir.dir());
+  auto set = load_set(dir.dir());
+  INFO(problems_of(set));
+  REQUIRE(set.ok());
+  REQUIRE(set.tasks.size() == 1);
+  const auto& compose = set.tasks[0].environment.compose;
+  const manifest::ComposeService* web = compose.find("mock-web");
+  REQUIRE(web != nullptr);
+  CHECK(compose.find("json-db") == nullptr);  // not used by this task: dropped, as before
+  auto full = manifest::builtin_stack("full");
+  REQUIRE(full.has_value());
+  const manifest::ComposeService* def = full->find("mock-web");
+  REQUIRE(def != nullptr);
+  CHECK(web->image == def->image);
+  REQUIRE(web->command.has_value());
+  CHECK(*web->command == *def->command);
+  CHECK(has(join(*web->command, " "), "--tasks-root /srv/task"));
+  bool alias = false;
+  for (const auto& [net, aliases] : web->networks)
+    for (const auto& a : aliases) alias = alias || a == "tolokaforge-mock-web";
+  CHECK(alias);
+
+  // Only the run's loader adds it: the task as written names no service.
+  auto plain = manifest::load_task(dir.dir() + "/task.yaml");
+  REQUIRE(plain.has_value());
+  CHECK(plain->environment.compose.find("mock-web") == nullptr);
+  auto added = trial::add_mock_web(*plain);
+  REQUIRE(added.has_value());
+  CHECK(*added);
+  added = trial::add_mock_web(*plain);  // once
+  REQUIRE(added.has_value());
+  CHECK_FALSE(*added);
+}
+
+TEST_CASE("mock-web use: a base_url on a stack without mock-web is a preflight error at its line") {
+  SUBCASE("a compose file with no mock-web service") {
+    TempFiles dir("forgectl-tfweb-");
+    tf_web::write_task(dir.dir(), "environment: {compose_file: compose.yaml}\n");
+    dir.write("compose.yaml", "services:\n  web:\n    image: forgectl/services:local\n");
+    auto set = load_set(dir.dir());
+    CHECK_FALSE(set.ok());
+    std::string text = problems_of(set);
+    CAPTURE(text);
+    CHECK(has(text,
+              "task.yaml:10:15: initial_state.mock_web.base_url 'http://mock-web:8080/task/webshop/order_lookup/': "
+              "the compose file '"));
+    CHECK(has(text, "' has no service named mock-web, so nothing would serve the task's pages"));
+  }
+  SUBCASE("stack: none") {
+    TempFiles dir("forgectl-tfweb-");
+    tf_web::write_task(dir.dir(), "environment: {stack: none}\n");
+    std::string text = problems_of(load_set(dir.dir()));
+    CHECK(has(text, "`stack: none` starts no services, so nothing would serve the task's pages"));
+  }
+  SUBCASE("a category that cannot name a directory") {
+    TempFiles dir("forgectl-tfweb-");
+    std::string yaml = tf_web::write_task(dir.dir());
+    std::string text = read_file(yaml);
+    text.replace(text.find("category: webshop"), 17, "category: \"shop/east\"");
+    dir.write("task.yaml", text);
+    auto set = load_set(dir.dir());
+    CHECK_FALSE(set.ok());
+    CHECK(has(problems_of(set),
+              "category 'shop/east' cannot name the task's directory in mock-web's "
+              "/task/<category>/<task_id>/ route"));
+  }
+  SUBCASE("a compose file with mock-web, and stack: full, are fine") {
+    TempFiles dir("forgectl-tfweb-");
+    tf_web::write_task(dir.dir(), "environment: {stack: full}\n");
+    auto set = load_set(dir.dir());
+    INFO(problems_of(set));
+    CHECK(set.ok());
+    TempFiles own("forgectl-tfweb-");
+    tf_web::write_task(own.dir(), "environment: {compose_file: compose.yaml}\n");
+    own.write("compose.yaml", "services:\n  mock-web:\n    image: forgectl/services:local\n");
+    auto set2 = load_set(own.dir());
+    INFO(problems_of(set2));
+    CHECK(set2.ok());
+  }
+}
+
+TEST_CASE("mock-web use: what a trial copies is the task's page files and nothing meant for grading") {
+  TempFiles dir("forgectl-tfweb-");
+  auto task = manifest::load_task(tf_web::write_task(dir.dir()));
+  REQUIRE_MESSAGE(task.has_value(), (task ? "" : task.error().what()));
+  auto www = trial::www_tar(*task);
+  REQUIRE_MESSAGE(www.has_value(), (www ? "" : www.error().what()));
+  auto pages = trial::task_pages_tar(*task);
+  REQUIRE_MESSAGE(pages.has_value(), (pages ? "" : pages.error().what()));
+  auto files = files_of(*www, "www/");
+  for (auto& f : files_of(*pages, "")) files.push_back(f);
+  std::vector<std::string> paths;
+  for (const auto& [p, content] : files) {
+    CAPTURE(p);
+    CHECK(!has(content, tf_web::kGradingMarker));
+    paths.push_back(p);
+  }
+  std::sort(paths.begin(), paths.end());
+  std::vector<std::string> want(std::begin(tf_web::kCopiedPages), std::end(tf_web::kCopiedPages));
+  std::sort(want.begin(), want.end());
+  CHECK(paths == want);
+
+  // Whatever the task names as grading, its json_db or its prompt stays out, whatever its type.
+  dir.write("grade.json", "{\"transcript_rules\": {\"communicate_info\": [\"" + tf_web::kGradingMarker + "\"]}}\n");
+  dir.write("prompt.txt", "You are the shop's clerk. " + tf_web::kGradingMarker);
+  std::string yaml = read_file(dir.dir() + "/task.yaml");
+  yaml.replace(yaml.find("grading: grading.yaml"), 21, "grading: grade.json\nsystem_prompt: prompt.txt");
+  dir.write("task.yaml", yaml);
+  task = manifest::load_task(dir.dir() + "/task.yaml");
+  REQUIRE_MESSAGE(task.has_value(), (task ? "" : task.error().what()));
+  pages = trial::task_pages_tar(*task);
+  REQUIRE(pages.has_value());
+  for (const auto& [p, content] : files_of(*pages, "")) {
+    CAPTURE(p);
+    CHECK(!has(content, tf_web::kGradingMarker));
+    CHECK(!has(p, "grade.json"));
+    CHECK(!has(p, "prompt.txt"));
+  }
+}
+
+TEST_CASE("mock-web use: a page-named link is judged by where it lands, never copied as grading material") {
+  TempFiles dir("forgectl-tfweb-");
+  tf_web::write_task(dir.dir());
+  const fs::path d(dir.dir());
+  dir.write("prompt.txt", "You are the shop's clerk. " + tf_web::kGradingMarker);
+  // Links inside the task, with page names, onto what must stay out.
+  fs::create_symlink("grading.yaml", d / "alias.html");
+  fs::create_symlink("tests/expected.html", d / "peek.html");
+  fs::create_symlink("prompt.txt", d / "prompt-copy.txt");  // a task input, by its own name a page
+  fs::create_symlink("../expected_state.json", d / "www/state.json");
+  fs::create_symlink("../solution/steps.txt", d / "www/steps.txt");
+  // And one onto a page, which is that page.
+  fs::create_symlink("../orders/1187.html", d / "www/order.html");
+  std::string yaml = read_file(dir.dir() + "/task.yaml");
+  yaml.replace(yaml.find("grading: grading.yaml"), 21, "grading: grading.yaml\nsystem_prompt: prompt.txt");
+  dir.write("task.yaml", yaml);
+  auto task = manifest::load_task(dir.dir() + "/task.yaml");
+  REQUIRE_MESSAGE(task.has_value(), (task ? "" : task.error().what()));
+  auto www = trial::www_tar(*task);
+  REQUIRE_MESSAGE(www.has_value(), (www ? "" : www.error().what()));
+  auto pages = trial::task_pages_tar(*task);
+  REQUIRE_MESSAGE(pages.has_value(), (pages ? "" : pages.error().what()));
+  auto files = files_of(*www, "www/");
+  for (auto& f : files_of(*pages, "")) files.push_back(f);
+  bool order = false;
+  for (const auto& [p, content] : files) {
+    CAPTURE(p);
+    CHECK(!has(content, tf_web::kGradingMarker));
+    CHECK(!has(content, "You are the shop's clerk."));
+    for (const char* gone : {"alias.html", "peek.html", "prompt-copy.txt", "state.json", "steps.txt"})
+      CHECK(!has(p, gone));
+    order = order || (p == "www/order.html" && has(content, tf_web::kTracking));
+  }
+  CHECK(order);
+}
+
+TEST_CASE("mock-web use: a task page that links out of the task is refused at load, naming it") {
+  TempFiles dir("forgectl-tfweb-");
+  TempFiles outside("forgectl-tfweb-out-");
+  std::string secret = outside.write("secret.html", "host secret");
+  tf_web::write_task(dir.dir());
+  fs::create_symlink(secret, fs::path(dir.dir()) / "leak.html");
+  auto t = manifest::load_task(dir.dir() + "/task.yaml");
+  REQUIRE_FALSE(t.has_value());
+  CHECK(has(t.error().what(), "the task's pages (copied to mock-web): 'leak.html' leads outside the task directory"));
+  CHECK(!has(t.error().what(), "host secret"));
+  // A link that is no page is never copied, so it is no reason to refuse the task.
+  fs::remove(fs::path(dir.dir()) / "leak.html");
+  fs::create_symlink(secret, fs::path(dir.dir()) / "leak.conf");
+  CHECK(manifest::load_task(dir.dir() + "/task.yaml").has_value());
+}
+
+TEST_CASE("mock-web use: the run's plan resolves mock-web's image for the task and gives its trials a network") {
+  TempFiles dir("forgectl-tfweb-");
+  tf_web::write_task(dir.dir());
+  manifest::RunConfig run;
+  sweep::PlanInput in;
+  in.task_paths = {dir.dir()};
+  in.agents = {trial::AgentChoice{trial::AgentChoice::Kind::kNoop}};
+  in.run = &run;
+  std::vector<std::string> asked;
+  auto plan = sweep::make_plan(in, [&](const std::string& ref) -> Result<std::string> {
+    asked.push_back(ref);
+    return "sha256:" + ref;
+  });
+  REQUIRE_MESSAGE(plan.has_value(), (plan ? "" : plan.error().what()));
+  CHECK(std::find(asked.begin(), asked.end(), "forgectl/services:local") != asked.end());
+  CHECK((*plan)->networks_per_trial >= 1);  // the runner alone would have none
+  REQUIRE((*plan)->jobs.size() == 1);
+
+  // A services image that is not on the engine stops the run before its first trial, naming it.
+  auto missing = sweep::make_plan(in, [](const std::string& ref) -> Result<std::string> {
+    if (ref == "forgectl/services:local") return fail(Errc::kNotFound, "no such image");
+    return "sha256:" + ref;
+  });
+  REQUIRE_FALSE(missing.has_value());
+  CHECK(has(missing.error().what(),
+            "task order_lookup: service 'mock-web' image forgectl/services:local is not on the engine"));
+}
