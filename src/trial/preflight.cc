@@ -7,6 +7,7 @@
 #include "agent/agent.h"
 #include "agent/llm_factory.h"
 #include "core/jsonpath.h"
+#include "policy/topology.h"
 #include "tools/builtin_tools.h"
 #include "trial/golden_replay.h"
 #include "trial/local_trial.h"
@@ -67,6 +68,15 @@ void check_golden(const manifest::TaskConfig& t, std::vector<Problem>& out) {
     out.push_back({t.grading.path, "state_checks.hash: " + st.error().message});
 }
 
+// What only the environment and its compose file together show (reserved names, allowlisted
+// hosts shadowed, upstreams nobody could reach), as `forgectl up` would find it: planned with
+// placeholder subnets and every passthrough variable set, without a daemon.
+void check_topology(const manifest::TaskConfig& t, std::vector<Problem>& out) {
+  policy::PlanOptions o{"fg-preflight-000000", {}, "proxy", [](const std::string&) { return std::optional<std::string>("x"); }};
+  std::vector<policy::Ipv4Net> nets(policy::network_keys(t.environment).size(), policy::Ipv4Net{0x0ae70000, 28});
+  if (auto plan = policy::plan_stack(t.environment, o, nets); !plan) out.push_back({t.path, plan.error().message});
+}
+
 // A model a task routes to ("judge", "user", a model_ref) must be an entry of the run config (or
 // provider/name) whose provider, base_url and key resolve.
 void check_route(const std::string& key, const std::string& why, const std::string& where, const PreflightInput& in,
@@ -101,6 +111,8 @@ std::vector<Problem> check_task(const manifest::TaskConfig& t, const PreflightIn
   check_golden(t, out);
   if (runs_locally(t))
     for (auto& p : check_local(t)) out.push_back(std::move(p));
+  else
+    check_topology(t, out);
   if (runs_locally(t) && in.local_needs_consent && !in.allow_local && in.executor != manifest::ExecutorKind::kLocal)
     out.push_back({t.path,
                    "tools.executor: local runs this task's shell on this host with your rights; a task "
