@@ -1,6 +1,7 @@
 // The preflight checks.
 #include "trial/preflight.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
@@ -30,6 +31,17 @@ bool has_agent(const PreflightInput& in, AgentChoice::Kind k) {
   for (const auto& a : in.agents)
     if (a.kind == k) return true;
   return false;
+}
+
+// A scripted user's own tool calls go through the executor as the user: each must be a tool
+// tools.user.enabled lists, or every trial would end with the call refused.
+void check_user_calls(const manifest::TaskConfig& t, std::vector<Problem>& out) {
+  const auto& enabled = t.environment.tools.user_enabled;
+  for (std::size_t i = 0; i < t.user_simulator.scripted_flow.size(); ++i)
+    for (const auto& c : t.user_simulator.scripted_flow[i].tool_calls)
+      if (std::find(enabled.begin(), enabled.end(), c.name) == enabled.end())
+        out.push_back({t.path, "user_simulator.scripted_flow[" + std::to_string(i) + "] calls '" + c.name +
+                                   "', which tools.user.enabled does not list"});
 }
 
 // The tool names a task enables must exist: forgectl's built-ins, or its MCP server's (known
@@ -107,6 +119,7 @@ std::string location(const manifest::SourceLocation& w, const std::string& fallb
 std::vector<Problem> check_task(const manifest::TaskConfig& t, const PreflightInput& in) {
   std::vector<Problem> out;
   check_tools(t, out);
+  check_user_calls(t, out);
   check_jsonpaths(t, out);
   check_golden(t, out);
   if (runs_locally(t))

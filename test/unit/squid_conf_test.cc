@@ -198,10 +198,6 @@ TEST_CASE("squid.conf: only the upstream network is exempt from the private-dest
   CHECK_FALSE(check_squid_options(o).has_value());
 }
 
-TEST_CASE("squid.conf: a client that half-closes after its request (nc) still gets the answer") {
-  CHECK(has_line(squid_conf(options()), "half_closed_clients on"));
-}
-
 TEST_CASE("squid.conf: the plain-HTTP variant allows GET/HEAD on port 80 and strips X-Forwarded-For") {
   SquidOptions o = options();
   o.allow_plain_http = true;
