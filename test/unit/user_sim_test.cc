@@ -1,10 +1,18 @@
 // The scripted user without Docker: which rule answers, and a rule's own tool calls made through
-// the executor as the user (dual control), refused when the task did not enable them.
+// the executor as the user (dual control), refused when the task did not enable them; and what
+// preflight refuses of them and of a task's stack.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include "agent/user_sim.h"
+#include "manifest/task_parse.h"
 #include "tools/calculator.h"
 #include "tools/executor.h"
+#include "trial/preflight.h"
 
 using namespace forge;
 using namespace forge::agent;
@@ -76,4 +84,46 @@ TEST_CASE("scripted user: a call of a tool the user was not given is refused by 
   // Without an executor at all, a rule with calls is an error rather than a silent skip.
   auto none = scripted_user(flow())->reply(said("add them"), Deadline::in(Millis(5000)));
   CHECK_FALSE(none.has_value());
+}
+
+// Preflight of the scripted user's calls and of the stack plan: what `forgectl validate` and
+// `run` refuse before any trial.
+
+namespace {
+
+std::string preflight_of(const std::string& task_yaml, const std::string& compose = "") {
+  auto dir = std::filesystem::temp_directory_path() / ("forgectl-pf-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "task.yaml") << task_yaml;
+  std::ofstream(dir / "grading.yaml") << "transcript_rules: {must_contain: [done]}\n";
+  if (!compose.empty()) std::ofstream(dir / "compose.yaml") << compose;
+  auto t = manifest::load_task((dir / "task.yaml").string());
+  std::filesystem::remove_all(dir);
+  REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
+  std::string out;
+  for (const auto& p : trial::check_task(*t, {})) out += p.message + "\n";
+  return out;
+}
+
+const std::string kHead = "task_id: t\nname: t\ncategory: t\ndescription: t\ngrading: grading.yaml\n";
+
+}  // namespace
+
+TEST_CASE("preflight: a scripted user may call only the tools tools.user.enabled gives it") {
+  const std::string flow = "user_simulator:\n  mode: scripted\n  scripted_flow:\n"
+                           "    - {default: \"ok ###STOP###\", tool_calls: [{name: read_file}, {name: bash}]}\n";
+  std::string out = preflight_of(kHead + "environment: {stack: none}\n"
+                                         "tools: {agent: {enabled: [read_file]}, user: {enabled: [read_file]}}\n" + flow);
+  CHECK(out == "user_simulator.scripted_flow[0] calls 'bash', which tools.user.enabled does not list\n");
+}
+
+TEST_CASE("preflight: the stack is planned, so an upstream nobody could reach is refused before any trial") {
+  const std::string compose = "services:\n  idx:\n    image: x\n    x-forgectl: {upstream: true}\n";
+  std::string out = preflight_of(kHead + "environment:\n  network_policy: limited_internet\n"
+                                         "  limited_internet_allowlist: [pypi.org]\n  compose_file: compose.yaml\n",
+                                 compose);
+  CHECK(out.find("upstream 'idx': none of its names (idx) is on limited_internet_allowlist") != std::string::npos);
+  CHECK(preflight_of(kHead + "environment:\n  network_policy: limited_internet\n"
+                             "  limited_internet_allowlist: [idx]\n  compose_file: compose.yaml\n",
+                     compose) == "");
 }
