@@ -275,7 +275,7 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
     so.allow_plain_http = m.allow_plain_http;
     so.connect_ports = m.connect_ports;
     for (const auto& n : plan.networks)
-      if (n.key == "upstream") so.upstream_subnet = n.subnet.str();
+      if (n.key == "upstream") so.upstream_subnet = n.subnet.str(), so.upstream_gateway = n.subnet.gateway();
     plan.squid_conf = squid_conf(so);
   }
   return plan;

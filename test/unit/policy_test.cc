@@ -121,6 +121,7 @@ TEST_CASE("limited_internet: an upstream sits on its own internal network with t
   CHECK(has_env(p.runner, "NO_PROXY=localhost,127.0.0.1,::1,json-db,db-service,tolokaforge-db-service,runner"));
   CHECK(p.squid_conf.find("acl to_upstream_egr dst " + p.networks[2].subnet.str()) != std::string::npos);
   CHECK(p.squid_conf.find("http_access deny to_private_egr !to_upstream_egr") != std::string::npos);
+  CHECK(p.squid_conf.find("acl to_upstream_gw_egr dst " + p.networks[2].subnet.gateway() + "/32") != std::string::npos);
   // Without an upstream, nothing changes.
   CHECK(network_keys(env_with(NetworkPolicy::kLimitedInternet)) == std::vector<std::string>{"internal", "edge"});
 }
