@@ -18,35 +18,61 @@ const ChatMessage* last_of(const std::vector<ChatMessage>& t, ChatMessage::Role 
 
 class ScriptedUser final : public UserSimulator {
  public:
-  explicit ScriptedUser(manifest::UserSimulatorConfig cfg) : cfg_(std::move(cfg)) {}
+  ScriptedUser(manifest::UserSimulatorConfig cfg, tools::ToolExecutor* t) : cfg_(std::move(cfg)), tools_(t) {}
   Result<UserReply> reply(const std::vector<ChatMessage>& t, Deadline) override {
     UserReply r;
-    r.text = pick(t);
+    const manifest::ScriptedRule* rule = pick(t);
+    r.text = rule ? rule->user : fallback(t);
+    // The rule's own tool calls first (dual control), through the same executor as the agent's,
+    // as the user: a call the task did not enable for the user is refused there.
+    if (rule && !rule->tool_calls.empty()) {
+      if (!tools_) return fail(Errc::kInvalid, "user simulator: a scripted rule calls tools, but the user has none");
+      ChatMessage calls{ChatMessage::Role::kAssistant, ""};
+      for (std::size_t i = 0; i < rule->tool_calls.size(); ++i)
+        calls.tool_calls.push_back({"user_call_" + std::to_string(++calls_made_), rule->tool_calls[i].name,
+                                    rule->tool_calls[i].arguments_json});
+      r.tool_turns.push_back(calls);
+      for (const auto& call : calls.tool_calls) {
+        auto out = tools_->call(tools::Actor::kUser, call.name, call.arguments);
+        ChatMessage tm{ChatMessage::Role::kTool, out.content};
+        tm.tool_call_id = call.id;
+        tm.name = call.name;
+        r.tool_turns.push_back(tm);
+      }
+    }
     r.stop = r.text.find(kStopMarker) != std::string::npos;
     return r;
   }
 
  private:
-  std::string pick(const std::vector<ChatMessage>& t) {
+  // The rule that answers, or null when none does.
+  const manifest::ScriptedRule* pick(const std::vector<ChatMessage>& t) const {
     // In-order messages, each once: skipped when an earlier user message already said it.
     for (const auto& rule : cfg_.scripted_flow) {
       if (rule.is_default || !rule.if_assistant_contains.empty()) continue;
       bool said = std::any_of(t.begin(), t.end(), [&](const ChatMessage& m) {
         return m.role == ChatMessage::Role::kUser && m.content == rule.user;
       });
-      if (!said) return rule.user;
+      if (!said) return &rule;
     }
     const ChatMessage* last = last_of(t, ChatMessage::Role::kAssistant);
     std::string said = last ? to_lower(last->content) : "";
     for (const auto& rule : cfg_.scripted_flow)
       if (!rule.if_assistant_contains.empty() && said.find(to_lower(rule.if_assistant_contains)) != std::string::npos)
-        return rule.user;
+        return &rule;
     for (auto it = cfg_.scripted_flow.rbegin(); it != cfg_.scripted_flow.rend(); ++it)
-      if (it->is_default) return it->user;
-    return said.find('?') != std::string::npos ? "Yes, please proceed." : "Okay.";
+      if (it->is_default) return &*it;
+    return nullptr;
+  }
+
+  static std::string fallback(const std::vector<ChatMessage>& t) {
+    const ChatMessage* last = last_of(t, ChatMessage::Role::kAssistant);
+    return last && last->content.find('?') != std::string::npos ? "Yes, please proceed." : "Okay.";
   }
 
   manifest::UserSimulatorConfig cfg_;
+  tools::ToolExecutor* tools_;
+  int calls_made_ = 0;
 };
 
 constexpr const char* kUserRules =
@@ -114,8 +140,8 @@ class LlmUser final : public UserSimulator {
 
 }  // namespace
 
-std::unique_ptr<UserSimulator> scripted_user(const manifest::UserSimulatorConfig& cfg) {
-  return std::make_unique<ScriptedUser>(cfg);
+std::unique_ptr<UserSimulator> scripted_user(const manifest::UserSimulatorConfig& cfg, tools::ToolExecutor* user_tools) {
+  return std::make_unique<ScriptedUser>(cfg, user_tools);
 }
 
 std::unique_ptr<UserSimulator> llm_user(std::shared_ptr<LlmClient> client, const manifest::UserSimulatorConfig& cfg,

@@ -30,8 +30,10 @@ class UserSimulator {
 
 // Ordered messages first (each once), then the first `if_assistant_contains` rule that matches
 // the last assistant text (case-insensitive), then the last `default`, then "Yes, please
-// proceed." for a question and "Okay." otherwise.
-std::unique_ptr<UserSimulator> scripted_user(const manifest::UserSimulatorConfig& cfg);
+// proceed." for a question and "Okay." otherwise. A rule's `tool_calls` are made through
+// `user_tools` (may be null when no rule has any) as Actor::kUser before its reply.
+std::unique_ptr<UserSimulator> scripted_user(const manifest::UserSimulatorConfig& cfg,
+                                             tools::ToolExecutor* user_tools = nullptr);
 
 // A model playing the user: the task's backstory and persona as instructions, roles swapped so
 // the model speaks as the user, ###STOP### when every step is done. `user_tools` (may be null)

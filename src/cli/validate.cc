@@ -40,7 +40,7 @@ Status check_environment(const std::string& p) {
   if (!env) return env.fail();
   // Planning catches what only the combination shows (reserved names, shadowed hosts).
   policy::PlanOptions o{"fg-validate-000000", {}, "proxy", [](const std::string&) { return std::optional<std::string>("x"); }};
-  std::vector<policy::Ipv4Net> nets(policy::network_keys(env->manifest.network_policy).size(), policy::Ipv4Net{0x0ae70000, 28});
+  std::vector<policy::Ipv4Net> nets(policy::network_keys(*env).size(), policy::Ipv4Net{0x0ae70000, 28});
   auto plan = policy::plan_stack(*env, o, nets);
   if (!plan) return plan.fail();
   return {};

@@ -54,6 +54,11 @@ struct ComposeService {
   std::int64_t pids_limit = 0;
   std::map<std::string, std::string> labels;
   std::vector<std::string> expose;  // "8080" or "8080/tcp"
+  // `x-forgectl: {upstream: true}`: a test-only stand-in for an internet host under
+  // limited_internet. It sits on a network of its own with the egress proxy (never the task
+  // network, never the internet), so the runner reaches it only through the proxy and only when
+  // one of its names is on the allowlist (docs/compose.md, "Upstreams").
+  bool upstream = false;
 };
 
 struct ComposeNetwork {

@@ -250,6 +250,13 @@ void parse_expose(YamlReader& r, const Field& f, std::string_view what, ComposeS
   }
 }
 
+// `x-forgectl`: forgectl's own extension, read as strictly as any key (other `x-*` are ignored).
+void parse_forgectl_extension(YamlReader& r, const Field& f, std::string_view what, ComposeService& s) {
+  std::string ext_what = prefix(what) + "x-forgectl";
+  for (const auto& k : r.known_keys(r.mapping(f, what), ext_what, {"upstream"}))
+    if (auto v = r.boolean(k, ext_what)) s.upstream = *v;
+}
+
 }  // namespace
 
 ComposeService parse_service(YamlReader& r, const Field& entry, const std::filesystem::path& dir, ServiceRefs& refs) {
@@ -268,6 +275,10 @@ ComposeService parse_service(YamlReader& r, const Field& entry, const std::files
   auto entries = r.mapping(body, what);
   for (const auto& f : entries) {
     const std::string& k = f.key;
+    if (k == "x-forgectl") {
+      parse_forgectl_extension(r, f, what, s);
+      continue;
+    }
     if (k.rfind("x-", 0) == 0) continue;  // compose extension fields: free-form by definition
     if (k == "image") {
       if (auto v = r.string(f, what)) {

@@ -10,7 +10,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::vector<std::string> kRuleKeys = {"user", "if_assistant_contains", "default"};
+const std::vector<std::string> kRuleKeys = {"user", "if_assistant_contains", "default", "tool_calls"};
 
 std::optional<std::string> non_empty(YamlReader& r, const Field& f, const std::string& what) {
   auto s = r.string(f, what);
@@ -53,6 +53,30 @@ std::optional<ScriptedRule> read_role_rule(YamlReader& r, const Field& item, con
   return rule;
 }
 
+// `[{name, arguments}]`: tool calls written out (the oracle's solution, a scripted user's own).
+std::vector<GoldenAction> read_tool_calls(YamlReader& r, const Field& list, const std::string& owner) {
+  std::vector<GoldenAction> out;
+  for (const auto& item : r.sequence(list, owner)) {
+    const std::string what = owner + "." + item.key;
+    GoldenAction a;
+    a.arguments_json = "{}";
+    bool named = false, has_name = false;
+    for (const auto& e : r.known_keys(r.mapping(item, what), what, {"name", "arguments"})) {
+      if (e.key == "name") {
+        has_name = true;
+        if (auto v = non_empty(r, e, what)) a.name = *v, named = true;
+      } else if (!e.is_null() && !e.node.IsMap()) {
+        r.error(e, what + ".arguments must be a mapping of the tool's arguments");
+      } else if (!e.is_null()) {
+        if (auto j = yaml_to_json(r, e, what + ".arguments")) a.arguments_json = *j;
+      }
+    }
+    if (item.node.IsMap() && !has_name) r.error(item, what + " needs the tool's 'name'");
+    if (named) out.push_back(std::move(a));
+  }
+  return out;
+}
+
 std::optional<ScriptedRule> read_rule(YamlReader& r, const Field& item) {
   const std::string what = "user_simulator." + item.key;
   if (!item.node.IsMap()) {
@@ -68,6 +92,10 @@ std::optional<ScriptedRule> read_rule(YamlReader& r, const Field& item) {
   std::vector<Field> known = r.known_keys(entries, what, kRuleKeys);
   if (known.size() != entries.size()) return std::nullopt;
   for (const auto& e : known) {
+    if (e.key == "tool_calls") {
+      if (!e.is_null()) rule.tool_calls = read_tool_calls(r, e, what);
+      continue;
+    }
     auto v = non_empty(r, e, what);
     ok = ok && v.has_value();
     if (!v) continue;
@@ -163,24 +191,7 @@ Solution read_solution(YamlReader& r, const Field& block, const std::string& dir
     if (k.key == "tool_calls") {
       calls = &k;
       if (k.is_null()) continue;
-      for (const auto& item : r.sequence(k, "solution")) {
-        const std::string what = "solution." + item.key;
-        GoldenAction a;
-        a.arguments_json = "{}";
-        bool named = false, has_name = false;
-        for (const auto& e : r.known_keys(r.mapping(item, what), what, {"name", "arguments"})) {
-          if (e.key == "name") {
-            has_name = true;
-            if (auto v = non_empty(r, e, what)) a.name = *v, named = true;
-          } else if (!e.is_null() && !e.node.IsMap()) {
-            r.error(e, what + ".arguments must be a mapping of the tool's arguments");
-          } else if (!e.is_null()) {
-            if (auto j = yaml_to_json(r, e, what + ".arguments")) a.arguments_json = *j;
-          }
-        }
-        if (item.node.IsMap() && !has_name) r.error(item, what + " needs the tool's 'name'");
-        if (named) s.tool_calls.push_back(std::move(a));
-      }
+      s.tool_calls = read_tool_calls(r, k, "solution");
     } else if (k.key == "script") {
       auto rel = r.string(k, "solution");
       if (rel && task_path(r, k, "solution.script", dir, *rel, PathKind::kFile, Reach::kGrader))

@@ -41,6 +41,9 @@ struct ScriptedRule {
   std::string if_assistant_contains;  // empty: an in-order message
   std::string user;                   // the reply
   bool is_default = false;            // `default: text`
+  // forgectl's addition: calls the user makes with its own tools (tools.user.enabled) when the
+  // rule fires, in order, before the reply: dual control without a model playing the user.
+  std::vector<GoldenAction> tool_calls;
 };
 
 struct UserSimulatorConfig {

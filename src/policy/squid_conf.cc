@@ -43,6 +43,10 @@ std::string ports_list(std::vector<int> ports) {
 Status check_squid_options(const SquidOptions& opts) {
   if (!is_cidr(opts.internal_subnet))
     return fail(Errc::kInvalid, "proxy client subnet '" + opts.internal_subnet + "' is not a CIDR (a.b.c.d/n)");
+  if (!opts.upstream_subnet.empty() && !is_cidr(opts.upstream_subnet))
+    return fail(Errc::kInvalid, "upstream subnet '" + opts.upstream_subnet + "' is not a CIDR (a.b.c.d/n)");
+  if (!opts.upstream_subnet.empty() && !is_cidr(opts.upstream_gateway + "/32"))
+    return fail(Errc::kInvalid, "upstream gateway '" + opts.upstream_gateway + "' is not an IPv4 address");
   if (opts.connect_ports.empty()) return fail(Errc::kInvalid, "no ports given for CONNECT through the proxy");
   for (int p : opts.connect_ports)
     if (p < 1 || p > 65535) return fail(Errc::kInvalid, "proxy CONNECT port " + std::to_string(p) + " is out of range");
@@ -83,6 +87,11 @@ std::string squid_conf(const SquidOptions& opts) {
   // to_linklocal is built in only from squid 6; a private name works with 5 and 6.
   line("acl to_linklocal_egr dst 169.254.0.0/16 fe80::/10");
   line("acl to_private_egr dst 10.0.0.0/8 172.16.0.0/12 192.168.0.0/16 100.64.0.0/10 fc00::/7");
+  const bool upstreams = !opts.upstream_subnet.empty();
+  if (upstreams) {
+    line("acl to_upstream_egr dst " + opts.upstream_subnet);
+    line("acl to_upstream_gw_egr dst " + opts.upstream_gateway + "/32");
+  }
   line("");
 
   line("http_access deny !task_clients");
@@ -102,8 +111,12 @@ std::string squid_conf(const SquidOptions& opts) {
   // Allowlisted names resolving to loopback, metadata or private addresses (DNS rebinding, SSRF).
   line("http_access deny to_localhost");
   line("http_access deny to_linklocal_egr");
-  line(opts.deny_private ? "http_access deny to_private_egr"
-                         : "# http_access deny to_private_egr  (private destinations allowed)");
+  // The host's address on the upstream network (an allowlisted name could be made to resolve there).
+  if (upstreams) line("http_access deny to_upstream_gw_egr");
+  // The task's upstreams have private addresses on a network of their own; only that one is exempt.
+  line(!opts.deny_private ? "# http_access deny to_private_egr  (private destinations allowed)"
+       : upstreams        ? "http_access deny to_private_egr !to_upstream_egr"
+                          : "http_access deny to_private_egr");
   line("http_access allow CONNECT");
   if (plain) line("http_access allow plain_methods");
   line("http_access deny all");

@@ -24,6 +24,9 @@ struct SquidOptions {
   bool deny_private = true;            // refuse RFC 1918 / CGNAT / ULA destinations (off only for local tests)
   bool allow_plain_http = false;       // also GET/HEAD over plain HTTP to allowlisted hosts on port 80
   std::vector<int> connect_ports{443};
+  // CIDR of the stack's upstream network (the task's own test-only hosts), exempt from
+  // deny_private, and its gateway (the host's side of that bridge), which stays refused; empty: none.
+  std::string upstream_subnet, upstream_gateway;
 };
 
 // Checks what squid_conf() relies on: a CIDR subnet, normalised allowlist entries (nothing that

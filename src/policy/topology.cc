@@ -22,15 +22,36 @@ std::vector<std::string> network_keys(NetworkPolicy p) {
   return {"internal"};
 }
 
+namespace {
+
+std::size_t upstream_count(const manifest::LoadedEnvironment& env) {
+  return static_cast<std::size_t>(std::count_if(env.compose.services.begin(), env.compose.services.end(),
+                                                [](const manifest::ComposeService& s) { return s.upstream; }));
+}
+
+}  // namespace
+
+std::vector<std::string> network_keys(const manifest::LoadedEnvironment& env) {
+  auto keys = network_keys(env.manifest.network_policy);
+  if (env.manifest.network_policy == NetworkPolicy::kLimitedInternet && upstream_count(env) > 0)
+    keys.push_back("upstream");
+  return keys;
+}
+
 bool network_free(const manifest::LoadedEnvironment& env) {
   return env.manifest.network_policy == NetworkPolicy::kNoInternet && env.compose.services.empty();
 }
 
 std::vector<int> network_prefixes(const manifest::LoadedEnvironment& env) {
-  // Services, the runner and a proxy share the task network; the edge holds only the proxy.
+  // Services, the runner and a proxy share the task network; the edge holds only the proxy, the
+  // upstream network the proxy and the upstreams (a /29 has room for 5).
   int members = static_cast<int>(env.compose.services.size()) + 2;
+  int upstream_members = static_cast<int>(upstream_count(env)) + 1;
   std::vector<int> out;
-  for (const auto& key : network_keys(env.manifest.network_policy)) out.push_back(key == "edge" ? 29 : prefix_for(members));
+  for (const auto& key : network_keys(env))
+    out.push_back(key == "edge"       ? 29
+                  : key == "upstream" ? (upstream_members <= 5 ? 29 : prefix_for(upstream_members))
+                                      : prefix_for(members));
   return out;
 }
 
@@ -55,6 +76,14 @@ Result<std::vector<std::string>> passthrough(const std::vector<std::string>& nam
     out.push_back(n + "=" + *v);
   }
   return out;
+}
+
+// Whether the allowlist (normalised: lower case, ".suffix" for a domain and its subdomains) admits `name`.
+bool allowlisted(const std::string& name, const std::vector<std::string>& allowlist) {
+  std::string n = to_lower(name);
+  for (const auto& a : allowlist)
+    if (n == a || (a.front() == '.' && (n == a.substr(1) || n.ends_with(a)))) return true;
+  return false;
 }
 
 std::string bridge_name(const std::string& stack, const std::string& key) {
@@ -92,7 +121,7 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
   StackPlan plan;
   plan.name = opts.stack_name;
   plan.policy = m.network_policy;
-  auto keys = opts.omit_unused_network && network_free(env) ? std::vector<std::string>{} : network_keys(m.network_policy);
+  auto keys = opts.omit_unused_network && network_free(env) ? std::vector<std::string>{} : network_keys(env);
   if (subnets.size() != keys.size())
     return fail(Errc::kInvalid, "planning stack '" + plan.name + "': " + std::to_string(keys.size()) + " subnets needed");
   for (std::size_t i = 0; i < keys.size(); ++i)
@@ -103,12 +132,19 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
   bool closed = networked && m.network_policy != NetworkPolicy::kFullInternet;
 
   // Every name a container answers to on the task network: services, their aliases, the runner.
+  // An upstream's names are on the upstream network only, where just the proxy resolves them.
   std::vector<std::string> names;
   std::set<std::string> taken{kRunnerKey, kProxyKey};
   for (const auto& svc : env.compose.services) {
+    const std::string at = env.compose.path + ":" + std::to_string(svc.where.line) + ": ";
     if (svc.name == kRunnerKey || svc.name == kProxyKey)
-      return fail(Errc::kInvalid, env.compose.path + ":" + std::to_string(svc.where.line) + ": service name '" + svc.name +
-                                      "' is reserved for forgectl's own " + (svc.name == kRunnerKey ? "runner" : "proxy"));
+      return fail(Errc::kInvalid, at + "service name '" + svc.name + "' is reserved for forgectl's own " +
+                                      (svc.name == kRunnerKey ? "runner" : "proxy"));
+    if (svc.upstream && m.network_policy != NetworkPolicy::kLimitedInternet)
+      return fail(Errc::kInvalid, at + "service '" + svc.name + "' is an upstream (x-forgectl: {upstream: true}), which only "
+                                      "network_policy: limited_internet has (this is " + manifest::policy_name(m.network_policy) +
+                                      "); make it an ordinary service, or use limited_internet");
+    if (svc.upstream) continue;
     names.push_back(svc.name);
     for (const auto& [net, aliases] : svc.networks) names.insert(names.end(), aliases.begin(), aliases.end());
   }
@@ -120,9 +156,28 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
     // An alias on the task network would answer for the real host of that name.
     for (const auto& n : names)
       for (const auto& a : allowlist)
-        if (to_lower(n) == a || (a.front() == '.' && (to_lower(n) == a.substr(1) || to_lower(n).ends_with(a))))
+        if (allowlisted(n, {a}))
           return fail(Errc::kInvalid, "service name or alias '" + n + "' would shadow the allowlisted host '" + a + "'");
+    // An upstream is reached through the proxy only, so one of its names must be allowlisted, and
+    // none may also be a name on the task network (the runner would go there directly).
+    for (const auto& svc : env.compose.services) {
+      if (!svc.upstream) continue;
+      std::vector<std::string> own{svc.name};
+      for (const auto& [net, aliases] : svc.networks) own.insert(own.end(), aliases.begin(), aliases.end());
+      bool reachable = false;
+      for (const auto& n : own) {
+        reachable = reachable || allowlisted(n, allowlist);
+        for (const auto& t : names)
+          if (to_lower(t) == to_lower(n))
+            return fail(Errc::kInvalid, "upstream '" + svc.name + "': the name '" + n + "' is also a name on the task network");
+      }
+      if (!reachable)
+        return fail(Errc::kInvalid, env.compose.path + ":" + std::to_string(svc.where.line) + ": upstream '" + svc.name +
+                                        "': none of its names (" + join(own, ", ") +
+                                        ") is on limited_internet_allowlist, so the proxy would never let anyone reach it");
+    }
   }
+  const bool has_upstreams = std::find(keys.begin(), keys.end(), "upstream") != keys.end();
   std::vector<std::string> no_proxy = names;
   no_proxy.push_back(kRunnerKey);
   std::vector<std::string> penv = m.network_policy == NetworkPolicy::kLimitedInternet ? proxy_env(no_proxy)
@@ -138,7 +193,7 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
     c.cmd = svc.command;
     c.entrypoint = svc.entrypoint;
     c.env = svc.environment;
-    c.env.insert(c.env.end(), penv.begin(), penv.end());
+    if (!svc.upstream) c.env.insert(c.env.end(), penv.begin(), penv.end());  // an upstream is no proxy client
     const manifest::ServiceIsolation* iso = nullptr;
     if (auto it = m.services.find(svc.name); it != m.services.end()) {
       iso = &it->second;
@@ -154,7 +209,7 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
     for (const auto& [net, as] : svc.networks)
       for (const auto& a : as)
         if (std::find(aliases.begin(), aliases.end(), a) == aliases.end()) aliases.push_back(a);
-    c.networks = {{task_net, aliases}};
+    c.networks = {{svc.upstream ? std::string("upstream") : task_net, aliases}};
     if (closed) c.dns_options = kFastDnsOptions;
     c.depends_on = svc.depends_on;
     plan.services.push_back(std::move(c));
@@ -210,6 +265,7 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
     p.image = opts.proxy_image;
     p.hardening = proxy_hardening();
     p.networks = {{task_net, {kProxyKey}}, {"edge", {}}};
+    if (has_upstreams) p.networks.push_back({"upstream", {}});
     p.volumes = {"/etc/squid"};  // the config goes in through the archive API before start
     plan.proxy = std::move(p);
     SquidOptions so;
@@ -218,6 +274,8 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
     so.deny_private = !m.allow_private;
     so.allow_plain_http = m.allow_plain_http;
     so.connect_ports = m.connect_ports;
+    for (const auto& n : plan.networks)
+      if (n.key == "upstream") so.upstream_subnet = n.subnet.str(), so.upstream_gateway = n.subnet.gateway();
     plan.squid_conf = squid_conf(so);
   }
   return plan;

@@ -31,7 +31,7 @@ inline constexpr const char* kTaskFilesMount = "/.forgectl-task";
 inline const std::vector<std::string> kFastDnsOptions{"timeout:1", "attempts:1"};
 
 struct NetworkPlan {
-  std::string key;   // "internal" | "edge" | "net" (full_internet)
+  std::string key;   // "internal" | "edge" | "upstream" (limited_internet) | "net" (full_internet)
   std::string name;  // the Docker network's name: "<stack>-<key>"
   bool internal = true;
   Ipv4Net subnet;
@@ -86,8 +86,12 @@ struct PlanOptions {
   bool omit_unused_network = false;
 };
 
-// The networks a stack of this environment needs, in order; their subnets are reserved first.
+// The networks a posture needs, in order: "internal" (no/limited), "edge" (limited), "net" (full).
 std::vector<std::string> network_keys(manifest::NetworkPolicy p);
+// The networks a stack of this environment needs, in order; their subnets are reserved first.
+// The posture's, plus "upstream" (internal: the proxy and the compose file's upstreams, see
+// compose.md) under limited_internet when the compose file declares an upstream.
+std::vector<std::string> network_keys(const manifest::LoadedEnvironment& env);
 // A no_internet stack without services (nor a proxy): its runner talks to nobody, so it needs
 // no network at all.
 bool network_free(const manifest::LoadedEnvironment& env);
@@ -100,7 +104,7 @@ bool parse_user_ids(const std::string& user, unsigned& uid, unsigned& gid);
 // Whether `image` is forgectl's own runner image (a read-only root, the agent user).
 bool is_own_runner_image(std::string_view image);
 
-// Plans the stack; `subnets` follow network_keys(). Errors name the offending service or key.
+// Plans the stack; `subnets` follow network_keys(env). Errors name the offending service or key.
 Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanOptions& opts,
                              const std::vector<Ipv4Net>& subnets);
 

@@ -25,6 +25,15 @@ std::size_t first_unsafe(std::string_view s, bool allow_tab) {
   return std::string_view::npos;
 }
 
+// Through the egress proxy: busybox nc shuts down its sending side at the end of stdin, and squid
+// takes a half-closed client for one that left, aborting the request unanswered (its
+// half_closed_clients option crashes squid 5). With -e, nc's program writes the request and reads
+// the answer on the socket, which stays open both ways until squid closes it. An nc without -e
+// (openbsd's) does not half-close unless asked, so it is run as it is.
+constexpr const char* kProxiedNc =
+    "if nc --help 2>&1 | grep -q -- '-e PROG'; then exec 3>&1 4<&0; "
+    "exec nc -w \"$1\" \"$2\" \"$3\" -e sh -c 'cat <&4; exec cat >&3'; fi; exec nc -w \"$1\" \"$2\" \"$3\"";
+
 bool header_name_ok(std::string_view k) {
   if (k.empty()) return false;
   for (char ch : k) {
@@ -123,8 +132,10 @@ std::shared_ptr<Tool> http_tool(const BuiltinOptions& o) {
         req += "\r\n" + body;
         long secs = std::max<long>(1, static_cast<long>(ctx.deadline.remaining().count() / 1000));
         RunRequest run;
-        run.argv = {"nc", "-w", std::to_string(secs), direct ? url->host : route.proxy_host,
-                    std::to_string(direct ? url->port : route.proxy_port)};
+        if (direct)
+          run.argv = {"nc", "-w", std::to_string(secs), url->host, std::to_string(url->port)};
+        else
+          run.argv = {"sh", "-c", kProxiedNc, "sh", std::to_string(secs), route.proxy_host, std::to_string(route.proxy_port)};
         run.stdin_data = req;
         run.timeout = ctx.deadline.remaining();
         auto r = sb->run(run);

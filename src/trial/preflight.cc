@@ -1,12 +1,14 @@
 // The preflight checks.
 #include "trial/preflight.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
 #include "agent/agent.h"
 #include "agent/llm_factory.h"
 #include "core/jsonpath.h"
+#include "policy/topology.h"
 #include "tools/builtin_tools.h"
 #include "trial/golden_replay.h"
 #include "trial/local_trial.h"
@@ -30,6 +32,17 @@ bool has_agent(const PreflightInput& in, AgentChoice::Kind k) {
   for (const auto& a : in.agents)
     if (a.kind == k) return true;
   return false;
+}
+
+// A scripted user's own tool calls go through the executor as the user: each must be a tool
+// tools.user.enabled lists, or every trial would end with the call refused.
+void check_user_calls(const manifest::TaskConfig& t, std::vector<Problem>& out) {
+  const auto& enabled = t.environment.tools.user_enabled;
+  for (std::size_t i = 0; i < t.user_simulator.scripted_flow.size(); ++i)
+    for (const auto& c : t.user_simulator.scripted_flow[i].tool_calls)
+      if (std::find(enabled.begin(), enabled.end(), c.name) == enabled.end())
+        out.push_back({t.path, "user_simulator.scripted_flow[" + std::to_string(i) + "] calls '" + c.name +
+                                   "', which tools.user.enabled does not list"});
 }
 
 // The tool names a task enables must exist: forgectl's built-ins, or its MCP server's (known
@@ -68,6 +81,15 @@ void check_golden(const manifest::TaskConfig& t, std::vector<Problem>& out) {
     out.push_back({t.grading.path, "state_checks.hash: " + st.error().message});
 }
 
+// What only the environment and its compose file together show (reserved names, allowlisted
+// hosts shadowed, upstreams nobody could reach), as `forgectl up` would find it: planned with
+// placeholder subnets and every passthrough variable set, without a daemon.
+void check_topology(const manifest::TaskConfig& t, std::vector<Problem>& out) {
+  policy::PlanOptions o{"fg-preflight-000000", {}, "proxy", [](const std::string&) { return std::optional<std::string>("x"); }};
+  std::vector<policy::Ipv4Net> nets(policy::network_keys(t.environment).size(), policy::Ipv4Net{0x0ae70000, 28});
+  if (auto plan = policy::plan_stack(t.environment, o, nets); !plan) out.push_back({t.path, plan.error().message});
+}
+
 // A model a task routes to ("judge", "user", a model_ref) must be an entry of the run config (or
 // provider/name) whose provider, base_url and key resolve.
 void check_route(const std::string& key, const std::string& why, const std::string& where, const PreflightInput& in,
@@ -98,11 +120,14 @@ std::string location(const manifest::SourceLocation& w, const std::string& fallb
 std::vector<Problem> check_task(const manifest::TaskConfig& t, const PreflightInput& in) {
   std::vector<Problem> out;
   check_tools(t, out);
+  check_user_calls(t, out);
   check_jsonpaths(t, out);
   check_golden(t, out);
   for (auto& p : check_mock_web(t)) out.push_back(std::move(p));
   if (runs_locally(t))
     for (auto& p : check_local(t)) out.push_back(std::move(p));
+  else
+    check_topology(t, out);
   if (runs_locally(t) && in.local_needs_consent && !in.allow_local && in.executor != manifest::ExecutorKind::kLocal)
     out.push_back({t.path,
                    "tools.executor: local runs this task's shell on this host with your rights; a task "

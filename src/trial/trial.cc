@@ -274,7 +274,7 @@ class TrialRun {
 
   Result<std::unique_ptr<agent::UserSimulator>> make_user() {
     if (task_.user_simulator.mode == manifest::UserSimulatorConfig::Mode::kScripted)
-      return agent::scripted_user(task_.user_simulator);
+      return agent::scripted_user(task_.user_simulator, tools_.executor.get());
     if (choice_.kind != AgentChoice::Kind::kLlm && !env_.run->models.count("user"))
       return std::unique_ptr<agent::UserSimulator>();
     auto client = env_.models("user");

@@ -210,6 +210,71 @@ TEST_CASE("limited_internet: CONNECT to an allowlisted host tunnels, everything 
   CHECK(logs->out.find("CONNECT denied.example.test:443 403") != std::string::npos);
 }
 
+TEST_CASE("limited_internet: a task's upstream is reached only through the proxy, only by an allowlisted name, and "
+          "reaches no internet itself") {
+  TempDir dir;
+  dir.write("compose.yaml", R"(services:
+  index:
+    image: forgectl/runner:local
+    x-forgectl: {upstream: true}
+    networks: {default: {aliases: [pkgs.example.test, other.example.test]}}
+    command: ["sh", "-c", "mkdir -p /tmp/w && echo hello-upstream > /tmp/w/index.html && exec httpd -f -p 80 -h /tmp/w"]
+    healthcheck:
+      test: ["CMD-SHELL", "printf 'GET /index.html HTTP/1.0\\r\\n\\r\\n' | nc 127.0.0.1 80 | grep -q hello-upstream"]
+      interval: 1s
+      retries: 30
+  api:
+    image: forgectl/runner:local
+    command: ["sh", "-c", "mkdir -p /tmp/w && echo api-ok > /tmp/w/index.html && exec httpd -f -p 8080 -h /tmp/w"]
+)");
+  auto manifest = dir.write("env.yaml",
+                            "network_policy: limited_internet\n"
+                            "limited_internet_allowlist: [pkgs.example.test]\n"
+                            "limited_internet_allow_http: true\n"
+                            "compose_file: compose.yaml\n");
+  FakeInternet inet;
+  TestStack s(manifest);
+  std::string runner = s.id("runner"), api = s.id("api"), index = s.id("index");
+  auto info = engine::inspect_container(*docker_env().client, index);
+  REQUIRE(info.has_value());
+  // On the upstream network alone (with the proxy): not the task network, not the edge.
+  REQUIRE(info->networks.size() == 1);
+  CHECK(info->networks.begin()->first == s.result.name + "-upstream");
+  CHECK(info->host.cap_drop == std::vector<std::string>{"ALL"});
+  std::string index_ip = info->networks.begin()->second.ip_address;
+
+  // squid aborts a request whose client half-closes, so this client keeps its side open a moment.
+  auto through_proxy = [&](const std::string& from, const std::string& host) {
+    return sh(from, "(printf 'GET http://" + host + "/index.html HTTP/1.1\\r\\nHost: " + host +
+                        "\\r\\nConnection: close\\r\\n\\r\\n'; sleep 1) | nc -w 3 egress-proxy 3128");
+  };
+  for (const auto& from : {runner, api}) {
+    CAPTURE(from);
+    std::string ok = through_proxy(from, "pkgs.example.test");
+    CHECK(ok.find("HTTP/1.1 200 OK") == 0);
+    CHECK(ok.find("hello-upstream") != std::string::npos);
+    // Its other name is not allowlisted: the proxy refuses it, though it is the same container.
+    CHECK(through_proxy(from, "other.example.test").find("HTTP/1.1 403 Forbidden") == 0);
+    // Directly, neither its name nor its address answers.
+    CHECK(http_get(from, "pkgs.example.test", "80") == "");
+    CHECK(http_get(from, index_ip, "80") == "");
+  }
+  // NO_PROXY leaves the upstream out: the runner's clients go through the proxy for it.
+  CHECK(sh(runner, "echo $NO_PROXY") == "localhost,127.0.0.1,::1,api,runner\n");
+  // The upstream itself reaches neither the fake internet nor the task's services, which the
+  // runner reaches directly.
+  std::string got;
+  for (int i = 0; i < 20 && got != "api-ok\n"; ++i) got = http_get(runner, "api", "8080");
+  CHECK(got == "api-ok\n");
+  CHECK(http_get(index, "api", "8080") == "");
+  CHECK(http_get(index, inet.ip, "80") == "");
+
+  auto logs = engine::container_logs(*docker_env().client, s.id("egress-proxy"));
+  REQUIRE(logs.has_value());
+  CHECK(logs->out.find("GET http://pkgs.example.test/index.html 200") != std::string::npos);
+  CHECK(logs->out.find("GET http://other.example.test/index.html 403") != std::string::npos);
+}
+
 TEST_CASE("a stack's containers carry their hardening, and the kernel enforces it") {
   TempDir dir;
   dir.write("compose.yaml", R"(services:

@@ -153,6 +153,21 @@ TEST_CASE("manifest: harmless capabilities may be added, unknown ones are named"
   CHECK(only(diags, "'NOPE' in 'cap_drop'").line == 5);
 }
 
+TEST_CASE("manifest: x-forgectl marks an upstream and is read strictly; other x- keys are ignored") {
+  Diagnostics diags;
+  auto c = parse_compose("services:\n  a:\n    image: x\n    x-forgectl: {upstream: true}\n    x-notes: anything\n"
+                         "  b:\n    image: x\n",
+                         "compose.yaml", diags);
+  CHECK(diags.empty());
+  REQUIRE(c.services.size() == 2);
+  CHECK(c.services[0].upstream);
+  CHECK_FALSE(c.services[1].upstream);
+  auto bad = parse_errors("services:\n  a:\n    image: x\n    x-forgectl: {upstreem: true}\n  b:\n    image: x\n"
+                          "    x-forgectl: {upstream: yes}\n");
+  CHECK(only(bad, "unsupported key 'upstreem'").hint == "did you mean 'upstream'?");
+  CHECK(only(bad, "yes").line == 7);
+}
+
 TEST_CASE("manifest: refused and unknown top-level compose keys") {
   auto diags = parse_errors(
       "services:\n  a:\n    image: x\nvolumes:\n  data: {}\nsecrets: {}\nconfigs: {}\nnetwork:\n  n: {}\nx-anything: "

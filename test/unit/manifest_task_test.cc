@@ -319,6 +319,38 @@ TEST_CASE("task: scripted flow shapes, and the ones Tolokaforge silently ignored
   CHECK(has(text, f + ":6:24: user_simulator.mode must be 'scripted' or 'llm', got 'human'"));
 }
 
+TEST_CASE("task: a scripted rule's tool_calls are the user's own calls, each named, with mapping arguments") {
+  TempTask t;
+  TaskConfig task = loads(t.task("user_simulator:\n"
+                                 "  mode: scripted\n"
+                                 "  scripted_flow:\n"
+                                 "    - if_assistant_contains: \"vpn2\"\n"
+                                 "      tool_calls:\n"
+                                 "        - {name: replace_lines, arguments: {path: a.conf, old_text: x, new_text: y}}\n"
+                                 "        - {name: read_file}\n"
+                                 "      user: \"Done. ###STOP###\"\n"
+                                 "    - {default: \"Which server?\"}\n"));
+  const auto& flow = task.user_simulator.scripted_flow;
+  REQUIRE(flow.size() == 2);
+  REQUIRE(flow[0].tool_calls.size() == 2);
+  CHECK(flow[0].tool_calls[0].name == "replace_lines");
+  CHECK(flow[0].tool_calls[0].arguments_json == R"({"path":"a.conf","old_text":"x","new_text":"y"})");
+  CHECK(flow[0].tool_calls[1].arguments_json == "{}");
+  CHECK(flow[1].tool_calls.empty());
+
+  std::string f = t.file("task.yaml");
+  std::string text = errors(t.task("user_simulator:\n"
+                                   "  mode: scripted\n"
+                                   "  scripted_flow:\n"
+                                   "    - {tool_calls: [{name: read_file}]}\n"
+                                   "    - {user: Hi, tool_calls: [{arguments: {path: a}}]}\n"
+                                   "    - {user: Hi, tool_calls: [{name: read_file, arguments: [a]}]}\n"));
+  INFO(text);
+  CHECK(has(text, f + ":9:7: user_simulator.scripted_flow[0] is empty"));
+  CHECK(has(text, "user_simulator.scripted_flow[1].tool_calls[0] needs the tool's 'name'"));
+  CHECK(has(text, "user_simulator.scripted_flow[2].tool_calls[0].arguments must be a mapping"));
+}
+
 TEST_CASE("task: initial_state errors, each at its line") {
   TempTask t;
   t.write("fixtures/a.txt", "a");

@@ -31,7 +31,7 @@ manifest::LoadedEnvironment env_with(NetworkPolicy p, const char* stack = "core"
 
 StackPlan plan(const manifest::LoadedEnvironment& env) {
   std::vector<Ipv4Net> nets;
-  for (std::size_t i = 0; i < network_keys(env.manifest.network_policy).size(); ++i)
+  for (std::size_t i = 0; i < network_keys(env).size(); ++i)
     nets.push_back(Ipv4Net{0x0ae70000u + static_cast<unsigned>(i) * 16, 28});
   PlanOptions o{"fg-t-1", {}, "forgectl/squid:local", [](const std::string& k) -> std::optional<std::string> {
                   if (k == "HF_TOKEN") return std::string("hf-123");
@@ -90,6 +90,69 @@ TEST_CASE("limited_internet: a proxy on internal and edge, proxy variables in bo
   CHECK(p.squid_conf.find("api.example.com") != std::string::npos);
   CHECK(p.squid_conf.find(".pypi.org") != std::string::npos);
   CHECK(p.squid_conf.find("acl task_clients src 10.231.0.0/28") != std::string::npos);
+}
+
+TEST_CASE("limited_internet: an upstream sits on its own internal network with the proxy, off the task network") {
+  auto env = env_with(NetworkPolicy::kLimitedInternet);
+  manifest::ComposeService up;
+  up.name = "index";
+  up.image = "forgectl/runner:local";
+  up.upstream = true;
+  up.networks["default"] = {"pkgs.example.test"};
+  env.compose.services.push_back(up);
+  env.manifest.allowlist = {"pkgs.example.test"};
+  CHECK(network_keys(env) == std::vector<std::string>{"internal", "edge", "upstream"});
+  CHECK(network_prefixes(env) == std::vector<int>{28, 29, 29});
+  auto p = plan(env);
+  REQUIRE(p.networks.size() == 3);
+  CHECK(p.networks[2].key == "upstream");
+  CHECK(p.networks[2].internal);  // the upstream reaches nothing but the proxy: no internet
+  REQUIRE(p.services.size() == 2);
+  const auto& u = p.services[1];
+  REQUIRE(u.networks.size() == 1);
+  CHECK(u.networks[0].network_key == "upstream");
+  CHECK(u.networks[0].aliases == std::vector<std::string>{"index", "pkgs.example.test"});
+  CHECK(u.hardening.cap_drop == std::vector<std::string>{"ALL"});  // hardened like every service
+  for (const auto& e : u.env) CHECK(e.find("PROXY") == std::string::npos);
+  REQUIRE(p.proxy.has_value());
+  REQUIRE(p.proxy->networks.size() == 3);
+  CHECK(p.proxy->networks[2].network_key == "upstream");
+  // The runner goes through the proxy for it: its names are not in NO_PROXY.
+  CHECK(has_env(p.runner, "NO_PROXY=localhost,127.0.0.1,::1,json-db,db-service,tolokaforge-db-service,runner"));
+  CHECK(p.squid_conf.find("acl to_upstream_egr dst " + p.networks[2].subnet.str()) != std::string::npos);
+  CHECK(p.squid_conf.find("http_access deny to_private_egr !to_upstream_egr") != std::string::npos);
+  CHECK(p.squid_conf.find("acl to_upstream_gw_egr dst " + p.networks[2].subnet.gateway() + "/32") != std::string::npos);
+  // Without an upstream, nothing changes.
+  CHECK(network_keys(env_with(NetworkPolicy::kLimitedInternet)) == std::vector<std::string>{"internal", "edge"});
+}
+
+TEST_CASE("planning refuses an upstream outside limited_internet, one nobody could reach, and one shadowing a task name") {
+  manifest::ComposeService up;
+  up.name = "index";
+  up.image = "forgectl/runner:local";
+  up.upstream = true;
+  up.where.line = 3;
+  auto no = env_with(NetworkPolicy::kNoInternet);
+  no.compose.path = "/t/compose.yaml";
+  no.compose.services.push_back(up);
+  auto r = plan_stack(no, {"s", {}, "p", {}}, {Ipv4Net{0x0ae70000u, 28}});
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().what().find("/t/compose.yaml:3: service 'index' is an upstream") != std::string::npos);
+  CHECK(r.error().what().find("this is no_internet") != std::string::npos);
+
+  auto lim = env_with(NetworkPolicy::kLimitedInternet);
+  lim.compose.path = "/t/compose.yaml";
+  lim.compose.services.push_back(up);
+  const std::vector<Ipv4Net> three{Ipv4Net{0x0ae70000u, 28}, Ipv4Net{0x0ae70010u, 29}, Ipv4Net{0x0ae70018u, 29}};
+  auto unreachable = plan_stack(lim, {"s", {}, "p", {}}, three);
+  REQUIRE_FALSE(unreachable.has_value());
+  CHECK(unreachable.error().what().find("none of its names (index) is on limited_internet_allowlist") != std::string::npos);
+
+  lim.manifest.allowlist = {"index", "json-db.example"};
+  lim.compose.services.back().networks["default"] = {"json-db"};
+  auto clash = plan_stack(lim, {"s", {}, "p", {}}, three);
+  REQUIRE_FALSE(clash.has_value());
+  CHECK(clash.error().what().find("the name 'json-db' is also a name on the task network") != std::string::npos);
 }
 
 TEST_CASE("full_internet: the stack on one ordinary network, nothing injected") {

@@ -184,6 +184,24 @@ TEST_CASE("squid.conf: private destinations are denied unless allowed (local tes
   CHECK(position(rules, "deny to_linklocal_egr") < position(rules, "allow CONNECT"));
 }
 
+TEST_CASE("squid.conf: only the upstream network is exempt from the private-destination rule") {
+  SquidOptions o = options();
+  o.upstream_subnet = "10.231.0.24/29";
+  o.upstream_gateway = "10.231.0.25";
+  REQUIRE(check_squid_options(o).has_value());
+  std::string conf = squid_conf(o);
+  CHECK(has_line(conf, "acl to_upstream_egr dst 10.231.0.24/29"));
+  Strings rules = access_rules(conf);
+  // The host's side of the upstream bridge stays closed, before the exemption.
+  CHECK(has_line(conf, "acl to_upstream_gw_egr dst 10.231.0.25/32"));
+  CHECK(position(rules, "deny to_upstream_gw_egr") < position(rules, "deny to_private_egr !to_upstream_egr"));
+  CHECK(std::find(rules.begin(), rules.end(), "deny to_private_egr") == rules.end());
+  CHECK(position(rules, "deny to_private_egr !to_upstream_egr") < position(rules, "allow CONNECT"));
+  CHECK(rules[1] == "deny !allowlist");  // an upstream's name must still be allowlisted
+  o.upstream_subnet = "10.231.0.24/29\nhttp_access allow all";
+  CHECK_FALSE(check_squid_options(o).has_value());
+}
+
 TEST_CASE("squid.conf: the plain-HTTP variant allows GET/HEAD on port 80 and strips X-Forwarded-For") {
   SquidOptions o = options();
   o.allow_plain_http = true;
