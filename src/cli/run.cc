@@ -259,7 +259,7 @@ void print_summary(Context& ctx, const sweep::RunSummary& sum, const std::string
     ctx.out << "leak audit: " << sum.leaks.size() << " object(s) of run " << sum.run_id << " left:\n";
     for (const auto& l : sum.leaks) ctx.out << "  " << l << '\n';
   }
-  ctx.out << "results: " << dir << " (report.html, aggregate.json, trials.jsonl)\n";
+  ctx.out << "results: " << dir << " (report.html, aggregate.json, trials.jsonl; Tolokaforge's files in tolokaforge/)\n";
 }
 
 // docs/errors.md: 2 a setup error, 130 interrupted (resumable), 1 infra errors left / a stopped
