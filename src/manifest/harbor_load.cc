@@ -29,6 +29,12 @@ const HarborNetwork& agent_network(const HarborTask& t, const StepConfig* step) 
   return t.environment.network;
 }
 
+const HarborNetwork& verifier_network(const HarborTask& t, const StepConfig* step) {
+  if (step && step->verifier.network) return *step->verifier.network;
+  if (t.verifier.network) return *t.verifier.network;
+  return t.environment.network;
+}
+
 const std::vector<std::string>& harbor_agent_tools() {
   static const std::vector<std::string> tools = {"bash",          "read_file",  "write_file", "append_file",
                                                  "list_dir",      "replace_lines", "move_file", "copy_file",

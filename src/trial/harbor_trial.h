@@ -13,6 +13,7 @@
 #include "grading/evidence.h"
 #include "manifest/harbor_task.h"
 #include "trial/grading_sources.h"
+#include "trial/verifier_run.h"
 
 namespace forge::trial {
 
@@ -49,9 +50,29 @@ struct HarborVerdict {
   std::string verifier_logs;   // /logs/verifier as a tar ("verifier/…"); may be empty
 };
 
+// Who the tests run as: [verifier].user when given — a uid, "uid:gid", or a name looked up in the
+// image's /etc/passwd (a container of the image, created and removed unstarted: the agent never
+// touched it) — else forgectl's verifier, 2000:2000. Refused (kInvalid): root, and the agent's
+// uid or gid 1000 (check_verifier_ids).
+Result<VerifierIdentity> harbor_verifier_identity(engine::Client& c, const GraderSpec& where,
+                                                  const manifest::HarborTask& task);
+
+// kInvalid unless uid and gid are neither root's nor the agent's (1000, which owns the workspace
+// copy and runs the programs behind $FORGECTL_AS_AGENT in the grader): with the agent's ids,
+// whatever the agent left would act as the verifier and could write the reward; root is what
+// forgectl's helper never runs anything as. `what` names the setting.
+Status check_verifier_ids(unsigned uid, unsigned gid, const std::string& what);
+
+struct HarborVerifierOptions {
+  const struct VerifierNetwork* network = nullptr;  // verifier_network.h; null: no network at all
+  VerifierIdentity as;                              // harbor_verifier_identity
+};
+
 // Runs the task's tests in a fresh grader container of the runner's image (Harbor's "separate"
-// verifier): the workspace copied as the agent's, tests/ at /tests as the verifier (2000), the
-// [verifier] timeout, no network, and the reward read after every process is dead.
-Result<HarborVerdict> run_harbor_verifier(engine::Client& c, const GraderSpec& where, const manifest::HarborTask& task);
+// verifier): the workspace copied as the agent's, tests/ at /tests as the verifier (`o.as`), the
+// [verifier] timeout, the network `o.network` (none without), and the reward read after every
+// process is dead.
+Result<HarborVerdict> run_harbor_verifier(engine::Client& c, const GraderSpec& where, const manifest::HarborTask& task,
+                                          const HarborVerifierOptions& o = {});
 
 }  // namespace forge::trial

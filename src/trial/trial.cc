@@ -9,27 +9,30 @@
 #include <optional>
 
 #include "core/files.h"
+#include "core/scope_guard.h"
 #include "core/service_token.h"
 #include "engine/containers.h"
 #include "grading/grader.h"
+#include "manifest/harbor_load.h"
 #include "policy/hardening.h"
 #include "stack/quiesce.h"
 #include "stack/teardown.h"
 #include "stack/up.h"
 #include "stack/workspace.h"
+#include "tools/python_server.h"
 #include "tools/stack_tools.h"
+#include "trial/checks_run.h"
 #include "trial/db_client.h"
 #include "trial/fault.h"
 #include "trial/golden_replay.h"
 #include "trial/grading_sources.h"
 #include "trial/harbor_trial.h"
 #include "trial/local_trial.h"
-#include "trial/sandbox_watch.h"
-#include "trial/sandbox_prep.h"
-#include "trial/checks_run.h"
 #include "trial/python_state.h"
-#include "tools/python_server.h"
+#include "trial/sandbox_prep.h"
+#include "trial/sandbox_watch.h"
 #include "trial/trial_setup.h"
+#include "trial/verifier_network.h"
 
 namespace forge::trial {
 
@@ -431,7 +434,25 @@ class TrialRun {
     auto logs = collect_harbor_logs(docker_, runner_);
     if (!logs) return classify_running(logs.error().with_context("collecting /logs"), InfraKind::kDaemon);
     r_.log_tars = std::move(*logs);
-    auto v = run_harbor_verifier(docker_, grader_spec(), *task_.harbor);
+    const GraderSpec where = grader_spec();
+    HarborVerifierOptions vo;
+    auto as = harbor_verifier_identity(docker_, where, *task_.harbor);
+    if (!as)
+      return as.error().code == Errc::kInvalid ? Fault::setup(as.error().what())
+                                               : classify_running(as.error(), InfraKind::kGrader);
+    vo.as = *as;
+    // The verifier's own network, when its mode asks for one (verifier_network.h).
+    auto net = up_verifier_network(docker_, *task_.harbor, manifest::verifier_network(*task_.harbor),
+                                   verifier_network_options());
+    if (!net) return classify_running(net.error(), InfraKind::kDaemon);
+    ScopeGuard drop_net([&] {
+      if (!*net) return;
+      if (auto why = remove_verifier_network(docker_, **net); !why.empty() && env_.log)
+        env_.log->warn("trial " + r_.task_id + "/" + std::to_string(r_.trial_index) +
+                       ": the verifier's network: " + why);
+    });
+    if (*net) vo.network = &**net;
+    auto v = run_harbor_verifier(docker_, where, *task_.harbor, vo);
     if (!v) {
       if (v.error().code == Errc::kInvalid) return Fault::setup(v.error().what());
       return classify_running(v.error(), InfraKind::kGrader);
@@ -505,6 +526,21 @@ class TrialRun {
     gs.workspace_limit = workspace_limit();
     gs.cancel = env_.interrupted;
     return gs;
+  }
+  // The verifier's network stack: the trial's run, lease and interruption, the task's image as its
+  // (idle) runner, so nothing beyond what the trial already has must be on the daemon.
+  VerifierNetworkOptions verifier_network_options() const {
+    VerifierNetworkOptions o;
+    o.up.host = env_.host;
+    o.up.mode = stack::OwnerMode::kAttached;
+    o.up.run_id = env_.run_id;
+    o.up.interrupted = env_.interrupted;
+    o.up.lease = std::chrono::duration_cast<std::chrono::seconds>(env_.run->episode_timeout) + std::chrono::hours(1);
+    o.up.omit_unused_network = true;
+    o.up.runner_image = up_->plan.runner.image;
+    // A Harbor task cannot set it; a test whose "internet" is on a private subnet does, for both phases.
+    o.allow_private = task_.environment.manifest.allow_private;
+    return o;
   }
   std::uint64_t workspace_limit() const { return policy::workspace_limit_bytes(task_.environment.manifest.runner); }
 

@@ -357,3 +357,197 @@ TEST_CASE("harbor trial: allowlist reaches only its host through the egress prox
   CHECK(cout_.find("PROXY=\n") != std::string::npos);
   CHECK(cout_.find("rc=0") == std::string::npos);
 }
+
+namespace {
+
+// The verifier's probe: waits for /tmp/go (the test's signal, holding the fake internet's
+// address, once it has joined the verifier's network), then tries the upstream directly by name
+// and address and through $HTTPS_PROXY, for an allowed and a denied name. reward.json holds
+// each outcome as a key; "reward" is 1.
+const char* kVerifierProbe = R"SH(i=0; while [ ! -f /tmp/go ] && [ $i -lt 900 ]; do sleep 0.1; i=$((i+1)); done
+ip=$(cat /tmp/go 2>/dev/null)
+get() { (printf 'GET /index.html HTTP/1.0\r\n\r\n'; sleep 1) | nc -w 3 "$1" "$2" 2>/dev/null | grep -c hello-internet; }
+direct_ip=$(get "$ip" 443)
+direct_name=$(get allowed.example.test 443)
+allowed=0; denied=0
+if [ -n "$HTTPS_PROXY" ]; then
+  allowed=$( (printf 'CONNECT allowed.example.test:443 HTTP/1.1\r\n\r\nGET /index.html HTTP/1.0\r\n\r\n'; sleep 1) | nc -w 3 egress-proxy 3128 2>/dev/null | grep -c hello-internet)
+  denied=$( (printf 'CONNECT denied.example.test:443 HTTP/1.1\r\n\r\nGET /index.html HTTP/1.0\r\n\r\n'; sleep 1) | nc -w 3 egress-proxy 3128 2>/dev/null | grep -c hello-internet)
+fi
+echo "ip=$ip direct_ip=$direct_ip direct_name=$direct_name allowed=$allowed denied=$denied proxy=$HTTPS_PROXY"
+printf '{"reward": 1, "direct_ip": %s, "direct_name": %s, "proxy_allowed": %s, "proxy_denied": %s, "uid": %s}' \
+  "${direct_ip:-0}" "${direct_name:-0}" "${allowed:-0}" "${denied:-0}" "$(id -u)" > /logs/verifier/reward.json
+)SH";
+
+// A task whose agent phase has no network and whose verifier's is `verifier_toml` ([verifier] lines).
+manifest::TaskConfig verifier_net_task(const TempFiles& d, const std::string& name, const std::string& base,
+                                       const std::string& verifier_toml) {
+  auto dir = write_task(d, name, base, kVerifierProbe);
+  d.write(name + "/task.toml", "version = \"1.0\"\n[verifier]\ntimeout_sec = 120\n" + verifier_toml +
+                                   "[environment]\nnetwork_mode = \"no-network\"\n");
+  auto t = load(dir);
+  t.environment.manifest.allow_private = true;  // the fake internet sits on a private subnet
+  return t;
+}
+
+// Runs the task's trial; once its grader runs, an httpd answering as allowed.example.test and
+// denied.example.test joins the verifier's network whose name ends in `suffix` (when there is one;
+// else a network of the test's own), and its address goes to the grader's /tmp/go.
+trial::TrialResult run_with_upstream(HarborRig& rig, const manifest::TaskConfig& task, const std::string& suffix,
+                                     bool& joined) {
+  trial::TrialResult r;
+  std::thread t([&] { r = rig.run(task, trial::AgentChoice::Kind::kOracle); });
+  std::string grader, net;
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(240);
+  while (grader.empty() && std::chrono::steady_clock::now() < until) {
+    for (const auto& c : run_containers(rig.env.run_id, "grader"))
+      if (c.state == "running") grader = c.id;
+    if (grader.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (!suffix.empty()) {
+    auto nets = engine::list_networks(*docker_env().client, {{"label", {"io.forgectl.run=" + rig.env.run_id}}});
+    if (nets)
+      for (const auto& n : *nets)
+        if (n.name.ends_with(suffix)) net = n.name;
+  }
+  joined = !net.empty();
+  std::optional<TestNetwork> own;
+  if (net.empty()) {
+    engine::NetworkSpec s{"forgectl-test-inet-" + random_hex(4)};
+    s.ipam = engine::IpamConfig{free_test_subnet(), ""};
+    own.emplace(s);
+    net = own->id;
+  }
+  std::optional<TestContainer> inet;
+  if (!grader.empty()) {
+    engine::ContainerSpec s;
+    s.network = net;
+    s.aliases = {"allowed.example.test", "denied.example.test"};
+    s.cmd = std::vector<std::string>{"sh", "-c",
+                                     "mkdir -p /tmp/w && echo hello-internet > /tmp/w/index.html && "
+                                     "exec httpd -f -p 443 -h /tmp/w"};
+    inet.emplace(s);
+    auto info = engine::inspect_container(*docker_env().client, inet->id);
+    if (info && !info->networks.empty()) {
+      engine::ExecOptions go{{"sh", "-c", "echo " + info->networks.begin()->second.ip_address + " > /tmp/go"}};
+      go.timeout = Millis(20000);
+      (void)engine::exec_run(*docker_env().client, grader, go);
+    }
+  }
+  t.join();
+  return r;
+}
+
+// Nothing of the run is left: the verifier's network stack went with the trial.
+void check_nothing_left(const HarborRig& rig) {
+  auto nets = engine::list_networks(*docker_env().client, {{"label", {"io.forgectl.run=" + rig.env.run_id}}});
+  REQUIRE(nets.has_value());
+  CHECK(nets->empty());
+  auto cs = engine::list_containers(*docker_env().client, {{"label", {"io.forgectl.run=" + rig.env.run_id}}});
+  REQUIRE(cs.has_value());
+  CHECK(cs->empty());
+}
+
+}  // namespace
+
+TEST_CASE("harbor verifier network: allowlist reaches only its hosts through a proxy of its own; no-network nothing") {
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-vnet-");
+  auto allow = verifier_net_task(d, "vallow", rig.base,
+                                 "network_mode = \"allowlist\"\nallowed_hosts = [\"allowed.example.test\"]\n");
+  rig.runner_tag(allow);
+  bool joined = false;
+  auto r = run_with_upstream(rig, allow, "-edge", joined);
+  CAPTURE(r.error);
+  CAPTURE(r.verifier_output);
+  CHECK(joined);
+  REQUIRE(r.outcome == results::Outcome::kGraded);
+  CHECK(r.grade.score == 1.0);
+  CHECK(r.grade.components.at("reward.proxy_allowed") == 1.0);  // the listed host, through the proxy
+  CHECK(r.grade.components.at("reward.proxy_denied") == 0.0);   // any other name: refused
+  CHECK(r.grade.components.at("reward.direct_ip") == 0.0);      // no way around the proxy
+  CHECK(r.grade.components.at("reward.direct_name") == 0.0);
+  CHECK(r.verifier_output.find("proxy=http://egress-proxy:3128") != std::string::npos);
+  check_nothing_left(rig);
+
+  // The same probe with no [verifier] network: the baseline no-network, no interface but lo.
+  auto closed = verifier_net_task(d, "vclosed", rig.base, "");
+  rig.runner_tag(closed);
+  auto c = run_with_upstream(rig, closed, "", joined);
+  CAPTURE(c.error);
+  CAPTURE(c.verifier_output);
+  REQUIRE(c.outcome == results::Outcome::kGraded);
+  CHECK(c.grade.components.at("reward.direct_ip") == 0.0);
+  CHECK(c.grade.components.at("reward.proxy_allowed") == 0.0);
+  CHECK(c.verifier_output.find("proxy= ") == std::string::npos);
+  CHECK(c.verifier_output.find("proxy=\n") != std::string::npos);
+  check_nothing_left(rig);
+}
+
+TEST_CASE("harbor verifier network: public joins a network of its own whose upstream answers directly") {
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-vpub-");
+  auto pub = verifier_net_task(d, "vpublic", rig.base, "network_mode = \"public\"\n");
+  rig.runner_tag(pub);
+  bool joined = false;
+  auto r = run_with_upstream(rig, pub, "-net", joined);
+  CAPTURE(r.error);
+  CAPTURE(r.verifier_output);
+  CHECK(joined);
+  REQUIRE(r.outcome == results::Outcome::kGraded);
+  CHECK(r.grade.components.at("reward.direct_ip") == 1.0);
+  CHECK(r.grade.components.at("reward.direct_name") == 1.0);
+  CHECK(r.grade.components.at("reward.proxy_allowed") == 0.0);  // no proxy in public
+  check_nothing_left(rig);
+}
+
+TEST_CASE("harbor verifier user: a uid or an image's user name runs the tests; root and the agent's ids are refused") {
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-vuser-");
+  auto with_user = [&](const std::string& name, const std::string& user_toml) {
+    auto dir = write_task(d, name, rig.base,
+                          "printf '{\"reward\": 1, \"uid\": %s, \"tests_owner\": %s}' \"$(id -u)\" "
+                          "\"$(stat -c %u /tests/test.sh)\" > /logs/verifier/reward.json\n");
+    d.write(name + "/task.toml", "version = \"1.0\"\n[verifier]\ntimeout_sec = 60\n" + user_toml +
+                                     "[environment]\nnetwork_mode = \"no-network\"\n");
+    // The image's own users: a checker at 2500, and a name for the agent's uid.
+    d.write(name + "/environment/passwd",
+            "root:x:0:0:root:/root:/bin/sh\nagent:x:1000:1000::/home/agent:/bin/sh\n"
+            "checker:x:2500:2501::/tmp:/bin/sh\n");
+    d.write(name + "/environment/Dockerfile",
+            "FROM " + rig.base + "\nCOPY passwd /etc/passwd\nWORKDIR /work\nUSER 1000:1000\n");
+    auto t = load(dir);
+    rig.runner_tag(t);
+    return t;
+  };
+
+  auto by_uid = rig.run(with_user("vuid", "user = 2345\n"), trial::AgentChoice::Kind::kOracle);
+  CAPTURE(by_uid.error);
+  REQUIRE(by_uid.outcome == results::Outcome::kGraded);
+  CHECK(by_uid.grade.components.at("reward.uid") == 2345.0);
+  CHECK(by_uid.grade.components.at("reward.tests_owner") == 2345.0);
+
+  auto by_name = rig.run(with_user("vname", "user = \"checker\"\n"), trial::AgentChoice::Kind::kOracle);
+  CAPTURE(by_name.error);
+  REQUIRE(by_name.outcome == results::Outcome::kGraded);
+  CHECK(by_name.grade.components.at("reward.uid") == 2500.0);
+
+  auto unset = rig.run(with_user("vdefault", ""), trial::AgentChoice::Kind::kOracle);
+  REQUIRE(unset.outcome == results::Outcome::kGraded);
+  CHECK(unset.grade.components.at("reward.uid") == 2000.0);
+
+  for (auto [name, toml, why] :
+       {std::tuple{"vagent", "user = 1000\n", "shares the agent's uid or gid 1000"},
+        std::tuple{"vagentname", "user = \"agent\"\n", "shares the agent's uid or gid 1000"},
+        std::tuple{"vagentgid", "user = \"3000:1000\"\n", "shares the agent's uid or gid 1000"},
+        std::tuple{"vroot", "user = \"root\"\n", "is root"},
+        std::tuple{"vnobody", "user = \"nobody-here\"\n", "has no user 'nobody-here'"}}) {
+    CAPTURE(name);
+    auto r = rig.run(with_user(name, toml), trial::AgentChoice::Kind::kOracle);
+    CAPTURE(r.error);
+    CHECK(r.outcome == results::Outcome::kSetupError);
+    CHECK(r.error.find(why) != std::string::npos);
+    CHECK(r.error.find("[verifier].user") != std::string::npos);
+  }
+  check_nothing_left(rig);
+}
