@@ -2,6 +2,7 @@
 // verifier as a fresh grader with its reward files read after the kill.
 #include "trial/harbor_trial.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include "engine/containers.h"
 #include "engine/exec.h"
 #include "engine/tar.h"
+#include "manifest/harbor_load.h"
 #include "manifest/pytest_output.h"
 #include "policy/topology.h"
 #include "stack/labels.h"
@@ -173,8 +175,27 @@ Status put_harbor_logs(engine::Client& c, const std::string& runner, unsigned ui
   return {};
 }
 
+Result<HarborEnv> resolve_harbor_env(const manifest::HarborTask& task, const std::vector<std::string>& passthrough,
+                                     const EnvLookup& host) {
+  auto allowed = [&](const std::string& name) {
+    return std::find(passthrough.begin(), passthrough.end(), name) != passthrough.end();
+  };
+  auto lookup = [&](const std::string& name) { return host ? host(name.c_str()) : std::nullopt; };
+  HarborEnv out;
+  auto env = manifest::resolve_env(task.environment.env, allowed, lookup);
+  if (!env) return env.fail_with(task.config_path + ": [environment].env");
+  auto ver = manifest::resolve_env(task.verifier.env, allowed, lookup);
+  if (!ver) return ver.fail_with(task.config_path + ": [verifier].env");
+  auto sol = manifest::resolve_env(task.solution_env, allowed, lookup);
+  if (!sol) return sol.fail_with(task.config_path + ": [solution].env");
+  out.environment = std::move(*env);
+  out.verifier = std::move(*ver);
+  out.solution = std::move(*sol);
+  return out;
+}
+
 Status put_harbor_solution(engine::Client& c, const std::string& runner, const manifest::HarborTask& task,
-                           unsigned uid, unsigned gid) {
+                           unsigned uid, unsigned gid, const std::vector<std::string>& env) {
   const std::string what = "copying the solution to /solution";
   auto dir = ConfinedDir::open(task.dir);
   if (!dir) return dir.fail_with(what);
@@ -191,6 +212,23 @@ Status put_harbor_solution(engine::Client& c, const std::string& runner, const m
     if (auto st = engine::put_archive(c, runner, "/", std::move(*t)); !st) return st.fail_with(what);
   }
   if (auto st = engine::put_archive(c, runner, "/", std::move(*bytes)); !st) return st.fail_with(what);
+  if (!env.empty()) {
+    // K='v' lines, each ' written as '\'' : the shell reads the value back byte for byte.
+    std::string text;
+    for (const auto& kv : env) {
+      const auto eq = kv.find('=');
+      std::string quoted;
+      for (char ch : kv.substr(eq + 1)) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+      text += kv.substr(0, eq) + "='" + quoted + "'\n";
+    }
+    engine::TarWriter tar;
+    auto e = entry(std::string(kSolutionEnvFile).substr(1), engine::EntryType::kFile, 0600, uid, gid);
+    e.content = std::move(text);
+    if (auto st = tar.add_entry(e); !st) return st.fail_with(what);
+    auto t = tar.finish();
+    if (!t) return t.fail_with(what);
+    if (auto st = engine::put_archive(c, runner, "/", std::move(*t)); !st) return st.fail_with(what);
+  }
   return {};
 }
 
@@ -260,12 +298,7 @@ Result<HarborVerdict> run_harbor_verifier(engine::Client& c, const GraderSpec& w
   v.command = "if command -v bash >/dev/null 2>&1; then exec bash /tests/" + script + "; else exec sh /tests/" +
               script + "; fi";
   v.env = {"TEST_DIR=/tests", "T_BENCH_TEST_DIR=/tests"};
-  for (const auto& e : task.verifier.env) {
-    if (e.is_template() && !e.fallback)
-      return fail(Errc::kInvalid, task.config_path + ": [verifier].env " + e.name + " = \"" + e.value +
-                                      "\": forgectl passes no host variable to the verifier; give a fallback");
-    v.env.push_back(e.name + "=" + (e.is_template() ? *e.fallback : e.value));
-  }
+  v.env.insert(v.env.end(), o.env.begin(), o.env.end());
   if (o.network) {
     v.network = o.network->network;
     v.dns_options = o.network->dns_options;

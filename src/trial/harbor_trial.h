@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/host_settings.h"
 #include "core/result.h"
 #include "engine/client.h"
 #include "grading/evidence.h"
@@ -27,10 +28,26 @@ Result<AgentIds> runner_ids(engine::Client& c, const std::string& runner);
 // runner before the agent starts: Harbor's agents and tasks write there.
 Status put_harbor_logs(engine::Client& c, const std::string& runner, unsigned uid, unsigned gid);
 
+// A Harbor task's env tables as "K=V": each "${VAR}" / "${VAR:-fallback}" template reads the host
+// only when the run passes VAR (forgectl run --env-passthrough VAR), else takes its fallback, else
+// is kInvalid naming the entry and the flag. Literal values as written.
+struct HarborEnv {
+  std::vector<std::string> environment;  // [environment].env: the runner's and the verifier's
+  std::vector<std::string> verifier;     // [verifier].env: the tests', after the environment's
+  std::vector<std::string> solution;     // [solution].env: the oracle's solve.sh
+};
+Result<HarborEnv> resolve_harbor_env(const manifest::HarborTask& task, const std::vector<std::string>& passthrough,
+                                     const EnvLookup& host);
+
+// Where the oracle's command finds [solution].env: a file of `K='v'` lines it sources first
+// (harbor_load.cc's oracle command), so no value appears in the tool call or its log.
+inline constexpr const char* kSolutionEnvFile = "/solution/.forgectl-env";
+
 // The task's solution/ (TB1: solution.sh alone) at /solution in the runner, owned by the agent's
-// uid: only for the oracle, only when its agent phase starts.
+// uid: only for the oracle, only when its agent phase starts; with `env` ([solution].env,
+// resolved) in kSolutionEnvFile when not empty.
 Status put_harbor_solution(engine::Client& c, const std::string& runner, const manifest::HarborTask& task,
-                           unsigned uid, unsigned gid);
+                           unsigned uid, unsigned gid, const std::vector<std::string>& env = {});
 
 // /logs/agent and /logs/artifacts of the runner after the agent phase, as tars named
 // "agent/…" and "artifacts/…" (missing directories give no tar).
@@ -65,7 +82,9 @@ Status check_verifier_ids(unsigned uid, unsigned gid, const std::string& what);
 
 struct HarborVerifierOptions {
   const struct VerifierNetwork* network = nullptr;  // verifier_network.h; null: no network at all
-  VerifierIdentity as;                              // harbor_verifier_identity
+  VerifierIdentity as;                               // harbor_verifier_identity
+  // [environment].env then [verifier].env, resolved (resolve_harbor_env), for the tests.
+  std::vector<std::string> env;
 };
 
 // Runs the task's tests in a fresh grader container of the runner's image (Harbor's "separate"

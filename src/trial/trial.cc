@@ -163,6 +163,9 @@ class TrialRun {
     if (!files) return classify_running(files.error(), InfraKind::kDaemon);
     r_.initial_files = std::move(*files);
     if (task_.harbor) {
+      auto resolved = resolve_harbor_env(*task_.harbor, env_.run->env_passthrough, env_.host.env);
+      if (!resolved) return Fault::setup(resolved.error().what());
+      harbor_env_ = std::move(*resolved);
       auto ids = runner_ids(docker_, runner_);
       if (!ids) return classify_running(ids.error(), InfraKind::kSandbox);
       agent_ids_ = *ids;
@@ -297,7 +300,8 @@ class TrialRun {
     PhaseTimer t(r_, "agent");
     // Harbor's oracle: solution/ enters the runner now, and only for the oracle.
     if (task_.harbor && choice_.kind == AgentChoice::Kind::kOracle && !local_) {
-      if (auto st = put_harbor_solution(docker_, runner_, *task_.harbor, agent_ids_.uid, agent_ids_.gid); !st)
+      if (auto st = put_harbor_solution(docker_, runner_, *task_.harbor, agent_ids_.uid, agent_ids_.gid, harbor_env_.solution);
+          !st)
         return classify_running(st.error(), InfraKind::kDaemon);
     }
     auto agent = make_agent();
@@ -441,6 +445,8 @@ class TrialRun {
       return as.error().code == Errc::kInvalid ? Fault::setup(as.error().what())
                                                : classify_running(as.error(), InfraKind::kGrader);
     vo.as = *as;
+    vo.env = harbor_env_.environment;
+    vo.env.insert(vo.env.end(), harbor_env_.verifier.begin(), harbor_env_.verifier.end());
     // The verifier's own network, when its mode asks for one (verifier_network.h).
     auto net = up_verifier_network(docker_, *task_.harbor, manifest::verifier_network(*task_.harbor),
                                    verifier_network_options());
@@ -563,6 +569,7 @@ class TrialRun {
   tools::StackTools tools_;
   std::unique_ptr<LocalTrial> local_;  // the local executor's sandbox; null for a container trial
   AgentIds agent_ids_;                 // a Harbor task's: who owns /logs/agent and /solution
+  HarborEnv harbor_env_;               // a Harbor task's env tables, resolved in setup
   std::mutex log_mu_;
   bool grading_ = false;
   std::mutex progress_mu_;

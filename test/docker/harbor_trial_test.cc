@@ -551,3 +551,53 @@ TEST_CASE("harbor verifier user: a uid or an image's user name runs the tests; r
   }
   check_nothing_left(rig);
 }
+
+TEST_CASE("harbor env: ${VAR} templates read the host only for --env-passthrough names, in every table") {
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-env-");
+  std::map<std::string, std::string> host{{"FORGECTL_TEST_HVAR", "it's $ok"}, {"FORGECTL_TEST_HSECRET", "leaked"}};
+  rig.env.host.env = [host](const char* k) -> std::optional<std::string> {
+    auto it = host.find(k);
+    return it == host.end() ? std::nullopt : std::optional<std::string>(it->second);
+  };
+  rig.cfg.env_passthrough = {"FORGECTL_TEST_HVAR"};
+  auto dir = write_task(d, "envs", rig.base,
+                        "ok() { [ \"$1\" = \"$2\" ] && echo 1 || echo 0; }\n"
+                        "printf '{\"reward\": 1, \"solution\": %s, \"environment\": %s, \"verifier\": %s, "
+                        "\"not_passed\": %s, \"literal\": %s}' "
+                        "\"$(ok \"$(cat answer.txt)\" \"it's \\$ok|it's \\$ok\")\" \"$(ok \"$FROM_ENV\" \"it's \\$ok\")\" "
+                        "\"$(ok \"$V\" \"it's \\$ok\")\" \"$(ok \"$SECRET\" fallback)\" \"$(ok \"$LIT\" '${NOT_A_TEMPLATE} x')\" "
+                        "> /logs/verifier/reward.json\n");
+  d.write("envs/task.toml",
+          "version = \"1.0\"\n"
+          "[verifier]\ntimeout_sec = 60\nenv = { V = \"${FORGECTL_TEST_HVAR}\", SECRET = \"${FORGECTL_TEST_HSECRET:-fallback}\" }\n"
+          "[environment]\nnetwork_mode = \"no-network\"\n"
+          "env = { FROM_ENV = \"${FORGECTL_TEST_HVAR}\", LIT = \"${NOT_A_TEMPLATE} x\" }\n"
+          "[solution]\nenv = { S = \"${FORGECTL_TEST_HVAR}\" }\n");
+  d.write("envs/solution/solve.sh", "printf '%s|%s' \"$S\" \"$FROM_ENV\" > answer.txt\n");
+  auto task = load(dir);
+  rig.runner_tag(task);
+  auto r = rig.run(task, trial::AgentChoice::Kind::kOracle);
+  CAPTURE(r.error);
+  CAPTURE(r.verifier_output);
+  REQUIRE(r.outcome == results::Outcome::kGraded);
+  CHECK(r.grade.components.at("reward.solution") == 1.0);     // [solution].env and [environment].env in solve.sh
+  CHECK(r.grade.components.at("reward.environment") == 1.0);  // [environment].env in the verifier too
+  CHECK(r.grade.components.at("reward.verifier") == 1.0);
+  CHECK(r.grade.components.at("reward.not_passed") == 1.0);   // set on the host, not passed: the fallback
+  CHECK(r.grade.components.at("reward.literal") == 1.0);
+  // The value never shows in the oracle's tool call.
+  REQUIRE(r.tool_log.size() == 1);
+  CHECK(r.tool_log[0].record.arguments.find("it's") == std::string::npos);
+
+  // A template without a fallback whose variable the run does not pass stops the trial as a setup
+  // error naming the flag; nothing of it is left.
+  d.write("envs/task.toml", "version = \"1.0\"\n[environment]\nnetwork_mode = \"no-network\"\n"
+                            "env = { KEY = \"${FORGECTL_TEST_HSECRET}\" }\n");
+  auto bad = load(dir);
+  auto b = rig.run(bad, trial::AgentChoice::Kind::kOracle);
+  CHECK(b.outcome == results::Outcome::kSetupError);
+  CHECK(b.error.find("--env-passthrough FORGECTL_TEST_HSECRET") != std::string::npos);
+  CHECK(b.error.find("[environment].env") != std::string::npos);
+  check_nothing_left(rig);
+}
