@@ -26,6 +26,7 @@
 #include "trial/fault.h"
 #include "trial/golden_replay.h"
 #include "trial/grading_sources.h"
+#include "trial/harbor_health.h"
 #include "trial/harbor_trial.h"
 #include "trial/local_trial.h"
 #include "trial/python_state.h"
@@ -174,7 +175,19 @@ class TrialRun {
     }
     if (auto it = up_->containers.find("mock-web"); it != up_->containers.end())
       if (auto st = copy_www(docker_, it->second, task_); !st) return classify_running(st.error(), InfraKind::kDaemon);
+    if (task_.harbor && task_.harbor->environment.healthcheck) return harbor_healthcheck();
     return std::nullopt;
+  }
+
+  // [environment.healthcheck], before the agent: an environment that never becomes healthy is the
+  // task's (an infra error of the sandbox, retried in a fresh one), never the model's score.
+  Step harbor_healthcheck() {
+    progress("healthcheck");
+    auto h = wait_harbor_healthy(docker_, runner_, *task_.harbor->environment.healthcheck, env_.interrupted);
+    if (h) return std::nullopt;
+    if (h.error().code == Errc::kCancelled) return Fault::interruption();
+    if (h.error().code == Errc::kUnavailable) return Fault::infra(InfraKind::kSandbox, h.error().what());
+    return classify_running(h.error(), InfraKind::kSandbox);
   }
 
   // The host's own channel to json-db, never through the runner (db_client.h). The address is

@@ -601,3 +601,47 @@ TEST_CASE("harbor env: ${VAR} templates read the host only for --env-passthrough
   CHECK(b.error.find("[environment].env") != std::string::npos);
   check_nothing_left(rig);
 }
+
+TEST_CASE("harbor healthcheck: the agent starts once the check passes; a check that never does is the environment's") {
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-hc-");
+  auto with_check = [&](const std::string& name, const std::string& hc_toml) {
+    auto dir = write_task(d, name, rig.base);
+    d.write(name + "/task.toml", "version = \"1.0\"\n[verifier]\ntimeout_sec = 60\n"
+                                 "[environment]\nnetwork_mode = \"no-network\"\n[environment.healthcheck]\n" + hc_toml);
+    auto t = load(dir);
+    rig.runner_tag(t);
+    return t;
+  };
+  // Passes on its third run: the count it keeps in /tmp is what the agent finds.
+  auto ok = with_check("hcok", "command = 'n=$(cat /tmp/hc 2>/dev/null || echo 0); n=$((n+1)); echo $n > /tmp/hc; "
+                               "[ $n -ge 3 ]'\ninterval_sec = 0.2\nretries = 5\n");
+  auto r = rig.run(ok, trial::AgentChoice::Kind::kReplay, write_replay(d, "cat /tmp/hc; echo 42 > answer.txt"));
+  CAPTURE(r.error);
+  REQUIRE(r.outcome == results::Outcome::kGraded);
+  REQUIRE(r.tool_log.size() == 1);
+  CHECK(r.tool_log[0].record.content.find("3") == 0);
+  CHECK(r.grade.score == 1.0);
+
+  // Failures during start_period do not count; afterwards `retries` in a row end the trial before
+  // the agent, as an infra error of the sandbox (retried), not the model's 0.
+  auto never = with_check("hcbad", "command = 'echo not-yet; date +%s%N >> /tmp/tries; exit 3'\ninterval_sec = 0.1\n"
+                                   "retries = 2\nstart_period_sec = 1\nstart_interval_sec = 0.2\n");
+  auto b = rig.run(never, trial::AgentChoice::Kind::kOracle);
+  CAPTURE(b.error);
+  CHECK(b.outcome == results::Outcome::kInfraError);
+  CHECK(b.infra_kind == results::InfraKind::kSandbox);
+  CHECK(b.error.find("did not become healthy") != std::string::npos);
+  CHECK(b.error.find("failed 2 time(s) in a row") != std::string::npos);
+  CHECK(b.error.find("exit code 3: not-yet") != std::string::npos);
+  CHECK(b.error.find(" 2 attempt(s)") == std::string::npos);  // the start period's attempts came first
+  CHECK(b.tool_log.empty());
+
+  // A check past its timeout counts as a failure.
+  auto slow = with_check("hcslow", "command = 'sleep 30'\ntimeout_sec = 1\nretries = 1\n");
+  auto s = rig.run(slow, trial::AgentChoice::Kind::kOracle);
+  CAPTURE(s.error);
+  CHECK(s.outcome == results::Outcome::kInfraError);
+  CHECK(s.error.find("timed out after 1") != std::string::npos);
+  check_nothing_left(rig);
+}
