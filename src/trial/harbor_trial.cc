@@ -278,6 +278,7 @@ Result<HarborVerdict> run_harbor_verifier(engine::Client& c, const GraderSpec& w
   v.where = where;
   v.timeout_s = task.verifier.timeout_sec;
   v.as = o.as;
+  v.agent_tars = o.artifact_tars;
   if (auto st = check_verifier_ids(v.as.uid, v.as.gid, "the verifier's user"); !st) return st.fail();
   // Read before anything is created: a link out of the task refuses the verifier.
   auto dir = ConfinedDir::open(task.dir);

@@ -85,6 +85,8 @@ struct HarborVerifierOptions {
   VerifierIdentity as;                               // harbor_verifier_identity
   // [environment].env then [verifier].env, resolved (resolve_harbor_env), for the tests.
   std::vector<std::string> env;
+  // The declared artifacts outside the workspace (harbor_artifacts.h), the agent's, put in first.
+  std::vector<std::string> artifact_tars;
 };
 
 // Runs the task's tests in a fresh grader container of the runner's image (Harbor's "separate"

@@ -26,6 +26,7 @@
 #include "trial/fault.h"
 #include "trial/golden_replay.h"
 #include "trial/grading_sources.h"
+#include "trial/harbor_artifacts.h"
 #include "trial/harbor_health.h"
 #include "trial/harbor_trial.h"
 #include "trial/local_trial.h"
@@ -453,6 +454,18 @@ class TrialRun {
     r_.log_tars = std::move(*logs);
     const GraderSpec where = grader_spec();
     HarborVerifierOptions vo;
+    // The declared artifacts: into the trial's logs/artifacts/, and those outside the workspace
+    // into the verifier's fresh container, which otherwise holds only the workspace.
+    if (!task_.harbor->artifacts.empty()) {
+      std::map<std::string, std::string> containers = up_->containers;
+      containers["main"] = runner_;
+      auto arts = collect_harbor_artifacts(docker_, containers, task_.harbor->artifacts, workspace());
+      if (!arts) return classify_running(arts.error(), InfraKind::kDaemon);
+      if (env_.log)
+        for (const auto& n : arts->notes) env_.log->warn("trial " + r_.task_id + "/" + std::to_string(r_.trial_index) + ": artifacts: " + n);
+      if (!arts->trial_tar.empty()) r_.log_tars.push_back(std::move(arts->trial_tar));
+      if (!arts->verifier_tar.empty()) vo.artifact_tars.push_back(std::move(arts->verifier_tar));
+    }
     auto as = harbor_verifier_identity(docker_, where, *task_.harbor);
     if (!as)
       return as.error().code == Errc::kInvalid ? Fault::setup(as.error().what())

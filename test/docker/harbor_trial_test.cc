@@ -645,3 +645,57 @@ TEST_CASE("harbor healthcheck: the agent starts once the check passes; a check t
   CHECK(s.error.find("timed out after 1") != std::string::npos);
   check_nothing_left(rig);
 }
+
+TEST_CASE("harbor artifacts: declared paths reach the trial directory and the verifier; links and exclusions do not") {
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-art-");
+  auto with_artifacts = [&](const std::string& name, const std::string& artifacts_toml) {
+    auto dir = write_task(d, name, rig.base,
+                          "v() { if eval \"$1\"; then echo 1; else echo 0; fi; }\n"
+                          "printf '{\"reward\": 1, \"seen\": %s, \"owner\": %s, \"link\": %s, \"excluded\": %s}' "
+                          "\"$(v 'grep -q hello /outdir/result.txt')\" \"$(stat -c %u /outdir/result.txt 2>/dev/null || echo -1)\" "
+                          "\"$(v '[ -L /outdir/link ] || [ -e /outdir/link ]')\" \"$(v '[ -e /outdir/junk.tmp ]')\" "
+                          "> /logs/verifier/reward.json\n");
+    d.write(name + "/task.toml", "version = \"1.0\"\n" + artifacts_toml + "[verifier]\ntimeout_sec = 60\n"
+                                 "[environment]\nnetwork_mode = \"no-network\"\n");
+    d.write(name + "/environment/outdir/.keep", "");
+    d.write(name + "/environment/Dockerfile",
+            "FROM " + rig.base + "\nCOPY --chown=1000:1000 outdir /outdir\nWORKDIR /work\nUSER 1000:1000\n");
+    auto t = load(dir);
+    rig.runner_tag(t);
+    return t;
+  };
+  const std::string replay = write_replay(
+      d, "echo hello > /outdir/result.txt; ln -s /etc/passwd /outdir/link; echo x > /outdir/junk.tmp; echo 42 > answer.txt");
+
+  auto task = with_artifacts("arts", "artifacts = [{ source = \"/outdir\", exclude = [\"*.tmp\"] }, "
+                                     "{ source = \"/work/answer.txt\", destination = \"answer-copy.txt\" }, \"/missing\"]\n");
+  auto r = rig.run(task, trial::AgentChoice::Kind::kReplay, replay);
+  CAPTURE(r.error);
+  CAPTURE(r.verifier_output);
+  REQUIRE(r.outcome == results::Outcome::kGraded);
+  CHECK(r.grade.components.at("reward.seen") == 1.0);  // outside the workspace, declared: it reached the verifier
+  CHECK(r.grade.components.at("reward.owner") == 1000.0);  // as the agent's
+  CHECK(r.grade.components.at("reward.link") == 0.0);      // a link is never followed nor copied
+  CHECK(r.grade.components.at("reward.excluded") == 0.0);
+
+  TempFiles out_dir("forgectl-harbor-art-out-");
+  auto run = results::RunDir::open(out_dir.dir(), [](std::string_view t) { return std::string(t); });
+  REQUIRE(run.has_value());
+  REQUIRE(trial::write_trial_files(*run, r, "").has_value());
+  const fs::path arts = fs::path(out_dir.dir()) / "trials" / "arts" / "0" / "logs" / "artifacts";
+  std::ifstream res(arts / "outdir" / "result.txt");
+  CHECK(std::string((std::istreambuf_iterator<char>(res)), {}) == "hello\n");
+  std::ifstream copy(arts / "answer-copy.txt");
+  CHECK(std::string((std::istreambuf_iterator<char>(copy)), {}) == "42\n");
+  CHECK_FALSE(fs::exists(arts / "outdir" / "link"));
+  CHECK_FALSE(fs::exists(arts / "outdir" / "junk.tmp"));
+
+  // Undeclared, the same file stays behind: the verifier holds only the workspace.
+  auto plain = with_artifacts("noarts", "");
+  auto p = rig.run(plain, trial::AgentChoice::Kind::kReplay, replay);
+  CAPTURE(p.error);
+  REQUIRE(p.outcome == results::Outcome::kGraded);
+  CHECK(p.grade.components.at("reward.seen") == 0.0);
+  check_nothing_left(rig);
+}
