@@ -17,10 +17,12 @@
 #include "engine/networks.h"
 #include "manifest/harbor_load.h"
 #include "results/run_dir.h"
+#include "results/trial_record.h"
 #include "stack/task_build.h"
 #include "support/containers.h"
 #include "support/docker_env.h"
 #include "support/manifest_helpers.h"
+#include "support/process.h"
 #include "trial/trial.h"
 #include "trial/trial_files.h"
 
@@ -698,4 +700,58 @@ TEST_CASE("harbor artifacts: declared paths reach the trial directory and the ve
   REQUIRE(p.outcome == results::Outcome::kGraded);
   CHECK(p.grade.components.at("reward.seen") == 0.0);
   check_nothing_left(rig);
+}
+
+TEST_CASE("harbor cli: forgectl run on a dataset mixing a Harbor and a Tolokaforge task; oracle passes both, noop neither") {
+  HarborRig rig;  // the tag the Harbor task builds FROM, and the built image's removal
+  TempFiles d("forgectl-harbor-cli-");
+  const std::string dataset = d.dir() + "/dataset";
+  auto harbor = load(write_task(d, "dataset/harbor-answer", rig.base));
+  rig.runner_tag(harbor);
+  d.write("dataset/tf-answer/task.yaml",
+          "task_id: tf_answer\nname: \"Write the answer\"\ncategory: files\ndescription: \"Write answer.txt with 42.\"\n"
+          "initial_user_message: \"Write 42 to answer.txt, then say 'done now'.\"\n"
+          "tools:\n  agent:\n    enabled: [write_file]\n  user:\n    enabled: []\n"
+          "user_simulator:\n  mode: scripted\n  scripted_flow:\n"
+          "    - {if_assistant_contains: \"done now\", user: \"Thanks. ###STOP###\"}\n    - {default: \"###STOP###\"}\n"
+          "grading: grading.yaml\n"
+          "solution:\n  tool_calls:\n    - {name: write_file, arguments: {path: answer.txt, content: \"42\\n\"}}\n"
+          "  final_message: \"done now\"\n");
+  d.write("dataset/tf-answer/grading.yaml",
+          "combine:\n  method: weighted\n  weights: {state_checks: 1.0}\n  pass_threshold: 0.8\n"
+          "state_checks:\n  jsonpaths:\n    - {path_glob: \"/env/fs/agent-visible/answer.txt\", contains_ci: \"42\"}\n");
+  d.write("dataset/README.md", "Two tasks of two formats.\n");
+
+  auto records = [](const std::string& out) {
+    auto log = results::read_trials_jsonl(out + "/trials.jsonl");
+    REQUIRE_MESSAGE(log.has_value(), (log ? "" : log.error().what()));
+    std::map<std::string, results::TrialRecord> by_task;
+    for (const auto& r : log->trials) by_task[r.task_id] = r;
+    return by_task;
+  };
+  auto oracle = run_forgectl({"run", dataset, "--agent", "oracle", "--out", d.dir() + "/oracle"}, Millis(400000));
+  REQUIRE(oracle.has_value());
+  CHECK_MESSAGE(oracle->code == 0, oracle->text());
+  auto o = records(d.dir() + "/oracle");
+  REQUIRE(o.size() == 2);
+  REQUIRE(o.count("harbor-answer"));
+  REQUIRE(o.count("tf_answer"));
+  for (const auto& [id, r] : o) {
+    CAPTURE(id);
+    CHECK(r.graded());
+    CHECK(r.score == 1.0);
+  }
+
+  auto noop = run_forgectl({"run", dataset, "--agent", "noop", "--out", d.dir() + "/noop"}, Millis(400000));
+  REQUIRE(noop.has_value());
+  CHECK_MESSAGE(noop->code == 0, noop->text());  // every trial graded: failed tasks are results, not errors
+  CHECK(noop->out.find("0/2 graded trials passed") != std::string::npos);
+  auto n = records(d.dir() + "/noop");
+  REQUIRE(n.size() == 2);
+  for (const auto& [id, r] : n) {
+    CAPTURE(id);
+    CHECK(r.graded());
+    CHECK(r.score == 0.0);
+  }
+  CHECK(noop->out.find("leak audit: nothing of run") != std::string::npos);
 }
