@@ -93,3 +93,61 @@ TEST_CASE("dockerfile bases: every FROM image, stages and scratch left out") {
                                 "FROM \\\n  b:2\nFROM a:1\n") == std::vector<std::string>{"a:1", "b:2"});
   CHECK(stack::dockerfile_bases("ARG B=x\nFROM $B\n") == std::vector<std::string>{"$B"});
 }
+
+TEST_CASE("verifier ids: root and the agent's uid or gid are refused, naming the setting; others run") {
+  CHECK(trial::check_verifier_ids(2000, 2000, "x").has_value());
+  CHECK(trial::check_verifier_ids(2500, 2501, "x").has_value());
+  for (auto [uid, gid] : {std::pair{0u, 0u}, {2000u, 0u}, {0u, 2000u}}) {
+    auto st = trial::check_verifier_ids(uid, gid, "[verifier].user = 0");
+    REQUIRE_FALSE(st.has_value());
+    CHECK(st.error().code == Errc::kInvalid);
+    CHECK(st.error().what().find("[verifier].user = 0 is root") != std::string::npos);
+  }
+  for (auto [uid, gid] : {std::pair{1000u, 1000u}, {1000u, 2000u}, {3000u, 1000u}}) {
+    auto st = trial::check_verifier_ids(uid, gid, "[verifier].user");
+    REQUIRE_FALSE(st.has_value());
+    CHECK(st.error().what().find("shares the agent's uid or gid 1000") != std::string::npos);
+  }
+}
+
+TEST_CASE("harbor verifier network: [verifier]'s own mode, else the baseline (not the agent's override)") {
+  test::TempFiles d("forgectl-harbor-");
+  write_harbor(d, "own", "version = \"1.0\"\n[agent]\nnetwork_mode = \"public\"\n"
+                         "[verifier]\nallowed_hosts = [\"pypi.org\"]\n[environment]\nnetwork_mode = \"no-network\"\n");
+  write_harbor(d, "base", "version = \"1.0\"\n[agent]\nnetwork_mode = \"no-network\"\n[environment]\nnetwork_mode = \"public\"\n");
+  auto own = manifest::load_harbor_task_config(d.dir() + "/own");
+  REQUIRE_MESSAGE(own.has_value(), (own ? "" : own.error().what()));
+  CHECK(manifest::verifier_network(*own->harbor).mode == manifest::NetworkMode::kAllowlist);
+  CHECK(manifest::verifier_network(*own->harbor).allowed_hosts == std::vector<std::string>{"pypi.org"});
+  CHECK(manifest::agent_network(*own->harbor).mode == manifest::NetworkMode::kPublic);
+  auto base = manifest::load_harbor_task_config(d.dir() + "/base");
+  REQUIRE(base.has_value());
+  CHECK(manifest::verifier_network(*base->harbor).mode == manifest::NetworkMode::kPublic);
+  CHECK(base->environment.manifest.network_policy == manifest::NetworkPolicy::kNoInternet);
+}
+
+TEST_CASE("harbor env: templates read only passed host variables; fallbacks; literals; an error names the flag") {
+  test::TempFiles d("forgectl-harbor-");
+  write_harbor(d, "env", "version = \"1.0\"\n[verifier]\nenv = { A = \"${PASSED}\", B = \"${UNPASSED:-fb}\" }\n"
+                         "[environment]\nenv = { C = \"${PASSED:-unused}\", D = \"plain\" }\n"
+                         "[solution]\nenv = { E = \"${PASSED_UNSET:-none}\" }\n");
+  auto t = manifest::load_harbor_task_config(d.dir() + "/env");
+  REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
+  EnvLookup host = [](const char* k) -> std::optional<std::string> {
+    if (std::string(k) == "PASSED") return std::string("from-host");
+    if (std::string(k) == "UNPASSED") return std::string("secret");
+    return std::nullopt;
+  };
+  auto e = trial::resolve_harbor_env(*t->harbor, {"PASSED", "PASSED_UNSET"}, host);
+  REQUIRE_MESSAGE(e.has_value(), (e ? "" : e.error().what()));
+  CHECK(e->verifier == std::vector<std::string>{"A=from-host", "B=fb"});  // UNPASSED is set but not passed
+  CHECK(e->environment == std::vector<std::string>{"C=from-host", "D=plain"});
+  CHECK(e->solution == std::vector<std::string>{"E=none"});
+
+  auto none = trial::resolve_harbor_env(*t->harbor, {}, host);
+  REQUIRE_FALSE(none.has_value());
+  CHECK(none.error().code == Errc::kInvalid);
+  CHECK(none.error().what().find("[verifier].env") != std::string::npos);
+  CHECK(none.error().what().find("PASSED is not passed to this run and has no fallback (forgectl run "
+                                  "--env-passthrough PASSED)") != std::string::npos);
+}
