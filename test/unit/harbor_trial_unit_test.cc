@@ -7,6 +7,7 @@
 #include "support/manifest_helpers.h"
 #include "sweep/task_set.h"
 #include "trial/harbor_trial.h"
+#include "trial/preflight.h"
 
 using namespace forge;
 
@@ -150,4 +151,27 @@ TEST_CASE("harbor env: templates read only passed host variables; fallbacks; lit
   CHECK(none.error().what().find("[verifier].env") != std::string::npos);
   CHECK(none.error().what().find("PASSED is not passed to this run and has no fallback (forgectl run "
                                   "--env-passthrough PASSED)") != std::string::npos);
+}
+
+TEST_CASE("preflight: a Harbor verifier user refused by id and an env template the run does not pass stop the run first") {
+  test::TempFiles d("forgectl-harbor-");
+  write_harbor(d, "bad", "version = \"1.0\"\n[verifier]\nuser = 1000\nenv = { K = \"${HOST_ONLY}\", F = \"${OTHER:-ok}\" }\n");
+  write_harbor(d, "named", "version = \"1.0\"\n[verifier]\nuser = \"checker\"\n");
+  auto bad = manifest::load_harbor_task_config(d.dir() + "/bad");
+  REQUIRE_MESSAGE(bad.has_value(), (bad ? "" : bad.error().what()));
+  trial::PreflightInput in;
+  auto problems = trial::check_task(*bad, in);
+  REQUIRE(problems.size() == 2);
+  CHECK(problems[0].text().find("task.toml: [verifier].user = \"1000\" (1000:1000) shares the agent's uid") !=
+        std::string::npos);
+  CHECK(problems[1].text().find("task.toml:4: [verifier].env K = \"${HOST_ONLY}\": HOST_ONLY is not passed to this "
+                                "run and has no fallback (forgectl run --env-passthrough HOST_ONLY)") != std::string::npos);
+  manifest::RunConfig run;
+  run.env_passthrough = {"HOST_ONLY"};
+  in.run = &run;
+  CHECK(trial::check_task(*bad, in).size() == 1);  // passed: the host's value is the trial's to read
+
+  auto named = manifest::load_harbor_task_config(d.dir() + "/named");
+  REQUIRE(named.has_value());
+  CHECK(trial::check_task(*named, trial::PreflightInput{}).empty());  // a name is looked up in the image, per trial
 }
