@@ -211,7 +211,8 @@ Result<Setup> make_setup(RunArgs& a, const CLI::App& cmd) {
   }
   for (const auto& n : a.env_passthrough) {
     const bool name_ok = !n.empty() && n.size() <= 128 && !std::isdigit(static_cast<unsigned char>(n[0])) &&
-                         std::all_of(n.begin(), n.end(), [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; });
+                         std::all_of(n.begin(), n.end(),
+                                     [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; });
     if (!name_ok) return fail(Errc::kInvalid, "--env-passthrough '" + n + "' is not a variable name");
   }
   s.cfg.env_passthrough = a.env_passthrough;

@@ -159,9 +159,10 @@ Result<TaskConfig> load_harbor_task_config(const std::string& path) {
     // Harbor runs solve.sh with bash; an image without bash (busybox) gets sh.
     const std::string script = h->format == HarborFormat::kHarbor ? "/solution/solve.sh" : "/solution/solution.sh";
     // [solution].env, resolved on the host, waits in a file beside it (trial/harbor_trial.h).
-    run.arguments_json = "{\"command\":\"if [ -f /solution/.forgectl-env ]; then set -a; . /solution/.forgectl-env; "
-                         "set +a; fi; if command -v bash >/dev/null 2>&1; then bash " + script + "; else sh " +
-                         script + "; fi\"}";
+    run.arguments_json =
+        "{\"command\":\"if [ -f /solution/.forgectl-env ]; then set -a; . /solution/.forgectl-env; "
+        "set +a; fi; if command -v bash >/dev/null 2>&1; then bash " +
+        script + "; else sh " + script + "; fi\"}";
     t.solution.tool_calls.push_back(std::move(run));
   }
 

@@ -36,7 +36,8 @@ bool inside(const std::string& path, const std::string& dir) {
 
 }  // namespace
 
-Result<CollectedArtifacts> collect_harbor_artifacts(engine::Client& c, const std::map<std::string, std::string>& containers,
+Result<CollectedArtifacts> collect_harbor_artifacts(engine::Client& c,
+                                                    const std::map<std::string, std::string>& containers,
                                                     const std::vector<manifest::Artifact>& artifacts,
                                                     const std::string& workspace) {
   CollectedArtifacts out;
@@ -53,7 +54,8 @@ Result<CollectedArtifacts> collect_harbor_artifacts(engine::Client& c, const std
     }
     std::string source = fs::path(a.source).lexically_normal().generic_string();
     if (source.size() > 1 && source.back() == '/') source.pop_back();
-    if (source.empty() || source.front() != '/') source = fs::path(workspace).append(source).lexically_normal().generic_string();
+    if (source.empty() || source.front() != '/')
+      source = fs::path(workspace).append(source).lexically_normal().generic_string();
     std::string dest = a.destination.empty() ? source.substr(1) : a.destination;
     const std::string parent = fs::path(source).parent_path().generic_string();
     const bool to_verifier = service == "main" && !inside(source, workspace);

@@ -32,7 +32,8 @@ struct CollectedArtifacts {
 // and the compose services by name → container id), never following a link: symlinks, hard links
 // and special files are left out, as are entries matching an `exclude` glob (against the path
 // below the artifact and against the file's name). A missing source is a note, not an error.
-Result<CollectedArtifacts> collect_harbor_artifacts(engine::Client& c, const std::map<std::string, std::string>& containers,
+Result<CollectedArtifacts> collect_harbor_artifacts(engine::Client& c,
+                                                    const std::map<std::string, std::string>& containers,
                                                     const std::vector<manifest::Artifact>& artifacts,
                                                     const std::string& workspace);
 

@@ -194,8 +194,8 @@ Result<HarborEnv> resolve_harbor_env(const manifest::HarborTask& task, const std
   return out;
 }
 
-Status put_harbor_solution(engine::Client& c, const std::string& runner, const manifest::HarborTask& task,
-                           unsigned uid, unsigned gid, const std::vector<std::string>& env) {
+Status put_harbor_solution(engine::Client& c, const std::string& runner, const manifest::HarborTask& task, unsigned uid,
+                           unsigned gid, const std::vector<std::string>& env) {
   const std::string what = "copying the solution to /solution";
   auto dir = ConfinedDir::open(task.dir);
   if (!dir) return dir.fail_with(what);

@@ -46,8 +46,8 @@ inline constexpr const char* kSolutionEnvFile = "/solution/.forgectl-env";
 // The task's solution/ (TB1: solution.sh alone) at /solution in the runner, owned by the agent's
 // uid: only for the oracle, only when its agent phase starts; with `env` ([solution].env,
 // resolved) in kSolutionEnvFile when not empty.
-Status put_harbor_solution(engine::Client& c, const std::string& runner, const manifest::HarborTask& task,
-                           unsigned uid, unsigned gid, const std::vector<std::string>& env = {});
+Status put_harbor_solution(engine::Client& c, const std::string& runner, const manifest::HarborTask& task, unsigned uid,
+                           unsigned gid, const std::vector<std::string>& env = {});
 
 // /logs/agent and /logs/artifacts of the runner after the agent phase, as tars named
 // "agent/…" and "artifacts/…" (missing directories give no tar).
@@ -82,7 +82,7 @@ Status check_verifier_ids(unsigned uid, unsigned gid, const std::string& what);
 
 struct HarborVerifierOptions {
   const struct VerifierNetwork* network = nullptr;  // verifier_network.h; null: no network at all
-  VerifierIdentity as;                               // harbor_verifier_identity
+  VerifierIdentity as;                              // harbor_verifier_identity
   // [environment].env then [verifier].env, resolved (resolve_harbor_env), for the tests.
   std::vector<std::string> env;
   // The declared artifacts outside the workspace (harbor_artifacts.h), the agent's, put in first.

@@ -108,7 +108,8 @@ void check_harbor(const manifest::TaskConfig& t, const PreflightInput& in, std::
   const std::vector<std::string> none;
   const auto& passed = in.run ? in.run->env_passthrough : none;
   for (auto [table, entries] : {std::pair{"[environment].env", &h.environment.env},
-                                {"[verifier].env", &h.verifier.env}, {"[solution].env", &h.solution_env}})
+                                {"[verifier].env", &h.verifier.env},
+                                {"[solution].env", &h.solution_env}})
     for (const auto& e : *entries)
       if (e.is_template() && !e.fallback && std::find(passed.begin(), passed.end(), e.host_var) == passed.end())
         out.push_back({e.where.file.empty() ? h.config_path : e.where.file + ":" + std::to_string(e.where.line),

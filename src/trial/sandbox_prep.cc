@@ -19,8 +19,8 @@ Result<PreparedSandbox> bring_up(const manifest::TaskConfig& task, const TrialEn
   // A Harbor task's [environment].env, its templates resolved for the names the run passes.
   std::optional<manifest::LoadedEnvironment> with_env;
   if (task.harbor && !task.harbor->environment.env.empty()) {
-    auto resolved = resolve_harbor_env(*task.harbor, env.run ? env.run->env_passthrough : std::vector<std::string>{},
-                                       env.host.env);
+    auto resolved =
+        resolve_harbor_env(*task.harbor, env.run ? env.run->env_passthrough : std::vector<std::string>{}, env.host.env);
     if (!resolved) return resolved.fail();
     with_env = task.environment;
     auto& runner_env = with_env->manifest.runner.env;

@@ -314,7 +314,8 @@ class TrialRun {
     PhaseTimer t(r_, "agent");
     // Harbor's oracle: solution/ enters the runner now, and only for the oracle.
     if (task_.harbor && choice_.kind == AgentChoice::Kind::kOracle && !local_) {
-      if (auto st = put_harbor_solution(docker_, runner_, *task_.harbor, agent_ids_.uid, agent_ids_.gid, harbor_env_.solution);
+      if (auto st = put_harbor_solution(docker_, runner_, *task_.harbor, agent_ids_.uid, agent_ids_.gid,
+                                        harbor_env_.solution);
           !st)
         return classify_running(st.error(), InfraKind::kDaemon);
     }
@@ -446,6 +447,34 @@ class TrialRun {
     return std::nullopt;
   }
 
+  // The declared artifacts: into the trial's logs/artifacts/, and those outside the workspace
+  // into the verifier's fresh container, which otherwise holds only the workspace.
+  Step harbor_artifacts(HarborVerifierOptions& vo) {
+    if (task_.harbor->artifacts.empty()) return std::nullopt;
+    std::map<std::string, std::string> containers = up_->containers;
+    containers["main"] = runner_;
+    auto arts = collect_harbor_artifacts(docker_, containers, task_.harbor->artifacts, workspace());
+    if (!arts) return classify_running(arts.error(), InfraKind::kDaemon);
+    if (env_.log)
+      for (const auto& n : arts->notes)
+        env_.log->warn("trial " + r_.task_id + "/" + std::to_string(r_.trial_index) + ": artifacts: " + n);
+    if (!arts->trial_tar.empty()) r_.log_tars.push_back(std::move(arts->trial_tar));
+    if (!arts->verifier_tar.empty()) vo.artifact_tars.push_back(std::move(arts->verifier_tar));
+    return std::nullopt;
+  }
+
+  // Who the tests run as ([verifier].user, refused when unsafe: a setup error) and their env.
+  Step harbor_verifier(const GraderSpec& where, HarborVerifierOptions& vo) {
+    auto as = harbor_verifier_identity(docker_, where, *task_.harbor);
+    if (!as)
+      return as.error().code == Errc::kInvalid ? Fault::setup(as.error().what())
+                                               : classify_running(as.error(), InfraKind::kGrader);
+    vo.as = *as;
+    vo.env = harbor_env_.environment;
+    vo.env.insert(vo.env.end(), harbor_env_.verifier.begin(), harbor_env_.verifier.end());
+    return std::nullopt;
+  }
+
   // /logs/agent and /logs/artifacts from the runner, then the task's verifier in a fresh container.
   Step grade_harbor() {
     if (local_) return Fault::setup("a Harbor task runs in containers only, not on the local executor");
@@ -454,25 +483,8 @@ class TrialRun {
     r_.log_tars = std::move(*logs);
     const GraderSpec where = grader_spec();
     HarborVerifierOptions vo;
-    // The declared artifacts: into the trial's logs/artifacts/, and those outside the workspace
-    // into the verifier's fresh container, which otherwise holds only the workspace.
-    if (!task_.harbor->artifacts.empty()) {
-      std::map<std::string, std::string> containers = up_->containers;
-      containers["main"] = runner_;
-      auto arts = collect_harbor_artifacts(docker_, containers, task_.harbor->artifacts, workspace());
-      if (!arts) return classify_running(arts.error(), InfraKind::kDaemon);
-      if (env_.log)
-        for (const auto& n : arts->notes) env_.log->warn("trial " + r_.task_id + "/" + std::to_string(r_.trial_index) + ": artifacts: " + n);
-      if (!arts->trial_tar.empty()) r_.log_tars.push_back(std::move(arts->trial_tar));
-      if (!arts->verifier_tar.empty()) vo.artifact_tars.push_back(std::move(arts->verifier_tar));
-    }
-    auto as = harbor_verifier_identity(docker_, where, *task_.harbor);
-    if (!as)
-      return as.error().code == Errc::kInvalid ? Fault::setup(as.error().what())
-                                               : classify_running(as.error(), InfraKind::kGrader);
-    vo.as = *as;
-    vo.env = harbor_env_.environment;
-    vo.env.insert(vo.env.end(), harbor_env_.verifier.begin(), harbor_env_.verifier.end());
+    if (auto f = harbor_artifacts(vo)) return f;
+    if (auto f = harbor_verifier(where, vo)) return f;
     // The verifier's own network, when its mode asks for one (verifier_network.h).
     auto net = up_verifier_network(docker_, *task_.harbor, manifest::verifier_network(*task_.harbor),
                                    verifier_network_options());

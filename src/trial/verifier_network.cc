@@ -39,7 +39,8 @@ Result<std::optional<VerifierNetwork>> up_verifier_network(engine::Client& c, co
   m.runner.disk_mb = manifest::kMinDiskMb;
   m.runner.workdir = "/.forgectl-verifier-net";
   auto up = stack::up_stack(c, env, o.up);
-  if (!up) return up.fail_with("bringing up the verifier's network (" + std::string(manifest::to_string(net.mode)) + ")");
+  if (!up)
+    return up.fail_with("bringing up the verifier's network (" + std::string(manifest::to_string(net.mode)) + ")");
   VerifierNetwork out;
   out.stack = up->name;
   out.networks = up->networks;

@@ -17,10 +17,10 @@
 namespace forge::trial {
 
 struct VerifierNetwork {
-  std::string stack;    // the verifier network's own stack, removed by remove_verifier_network
-  std::string network;  // the Docker network the grader joins
-  std::vector<std::string> env;          // the proxy variables (allowlist), "K=V"
-  std::vector<std::string> dns_options;  // fast failures on a closed network
+  std::string stack;                            // the verifier network's own stack, removed by remove_verifier_network
+  std::string network;                          // the Docker network the grader joins
+  std::vector<std::string> env;                 // the proxy variables (allowlist), "K=V"
+  std::vector<std::string> dns_options;         // fast failures on a closed network
   std::map<std::string, std::string> networks;  // plan key ("net" | "internal" | "edge") → id
 };
 

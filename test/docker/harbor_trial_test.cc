@@ -563,16 +563,18 @@ TEST_CASE("harbor env: ${VAR} templates read the host only for --env-passthrough
     return it == host.end() ? std::nullopt : std::optional<std::string>(it->second);
   };
   rig.cfg.env_passthrough = {"FORGECTL_TEST_HVAR"};
-  auto dir = write_task(d, "envs", rig.base,
-                        "ok() { [ \"$1\" = \"$2\" ] && echo 1 || echo 0; }\n"
-                        "printf '{\"reward\": 1, \"solution\": %s, \"environment\": %s, \"verifier\": %s, "
-                        "\"not_passed\": %s, \"literal\": %s}' "
-                        "\"$(ok \"$(cat answer.txt)\" \"it's \\$ok|it's \\$ok\")\" \"$(ok \"$FROM_ENV\" \"it's \\$ok\")\" "
-                        "\"$(ok \"$V\" \"it's \\$ok\")\" \"$(ok \"$SECRET\" fallback)\" \"$(ok \"$LIT\" '${NOT_A_TEMPLATE} x')\" "
-                        "> /logs/verifier/reward.json\n");
+  auto dir = write_task(
+      d, "envs", rig.base,
+      "ok() { [ \"$1\" = \"$2\" ] && echo 1 || echo 0; }\n"
+      "printf '{\"reward\": 1, \"solution\": %s, \"environment\": %s, \"verifier\": %s, "
+      "\"not_passed\": %s, \"literal\": %s}' "
+      "\"$(ok \"$(cat answer.txt)\" \"it's \\$ok|it's \\$ok\")\" \"$(ok \"$FROM_ENV\" \"it's \\$ok\")\" "
+      "\"$(ok \"$V\" \"it's \\$ok\")\" \"$(ok \"$SECRET\" fallback)\" \"$(ok \"$LIT\" '${NOT_A_TEMPLATE} x')\" "
+      "> /logs/verifier/reward.json\n");
   d.write("envs/task.toml",
           "version = \"1.0\"\n"
-          "[verifier]\ntimeout_sec = 60\nenv = { V = \"${FORGECTL_TEST_HVAR}\", SECRET = \"${FORGECTL_TEST_HSECRET:-fallback}\" }\n"
+          "[verifier]\ntimeout_sec = 60\nenv = { V = \"${FORGECTL_TEST_HVAR}\", SECRET = "
+          "\"${FORGECTL_TEST_HSECRET:-fallback}\" }\n"
           "[environment]\nnetwork_mode = \"no-network\"\n"
           "env = { FROM_ENV = \"${FORGECTL_TEST_HVAR}\", LIT = \"${NOT_A_TEMPLATE} x\" }\n"
           "[solution]\nenv = { S = \"${FORGECTL_TEST_HVAR}\" }\n");
@@ -586,7 +588,7 @@ TEST_CASE("harbor env: ${VAR} templates read the host only for --env-passthrough
   CHECK(r.grade.components.at("reward.solution") == 1.0);     // [solution].env and [environment].env in solve.sh
   CHECK(r.grade.components.at("reward.environment") == 1.0);  // [environment].env in the verifier too
   CHECK(r.grade.components.at("reward.verifier") == 1.0);
-  CHECK(r.grade.components.at("reward.not_passed") == 1.0);   // set on the host, not passed: the fallback
+  CHECK(r.grade.components.at("reward.not_passed") == 1.0);  // set on the host, not passed: the fallback
   CHECK(r.grade.components.at("reward.literal") == 1.0);
   // The value never shows in the oracle's tool call.
   REQUIRE(r.tool_log.size() == 1);
@@ -594,8 +596,9 @@ TEST_CASE("harbor env: ${VAR} templates read the host only for --env-passthrough
 
   // A template without a fallback whose variable the run does not pass stops the trial as a setup
   // error naming the flag; nothing of it is left.
-  d.write("envs/task.toml", "version = \"1.0\"\n[environment]\nnetwork_mode = \"no-network\"\n"
-                            "env = { KEY = \"${FORGECTL_TEST_HSECRET}\" }\n");
+  d.write("envs/task.toml",
+          "version = \"1.0\"\n[environment]\nnetwork_mode = \"no-network\"\n"
+          "env = { KEY = \"${FORGECTL_TEST_HSECRET}\" }\n");
   auto bad = load(dir);
   auto b = rig.run(bad, trial::AgentChoice::Kind::kOracle);
   CHECK(b.outcome == results::Outcome::kSetupError);
@@ -609,15 +612,18 @@ TEST_CASE("harbor healthcheck: the agent starts once the check passes; a check t
   TempFiles d("forgectl-harbor-hc-");
   auto with_check = [&](const std::string& name, const std::string& hc_toml) {
     auto dir = write_task(d, name, rig.base);
-    d.write(name + "/task.toml", "version = \"1.0\"\n[verifier]\ntimeout_sec = 60\n"
-                                 "[environment]\nnetwork_mode = \"no-network\"\n[environment.healthcheck]\n" + hc_toml);
+    d.write(name + "/task.toml",
+            "version = \"1.0\"\n[verifier]\ntimeout_sec = 60\n"
+            "[environment]\nnetwork_mode = \"no-network\"\n[environment.healthcheck]\n" +
+                hc_toml);
     auto t = load(dir);
     rig.runner_tag(t);
     return t;
   };
   // Passes on its third run: the count it keeps in /tmp is what the agent finds.
-  auto ok = with_check("hcok", "command = 'n=$(cat /tmp/hc 2>/dev/null || echo 0); n=$((n+1)); echo $n > /tmp/hc; "
-                               "[ $n -ge 3 ]'\ninterval_sec = 0.2\nretries = 5\n");
+  auto ok = with_check("hcok",
+                       "command = 'n=$(cat /tmp/hc 2>/dev/null || echo 0); n=$((n+1)); echo $n > /tmp/hc; "
+                       "[ $n -ge 3 ]'\ninterval_sec = 0.2\nretries = 5\n");
   auto r = rig.run(ok, trial::AgentChoice::Kind::kReplay, write_replay(d, "cat /tmp/hc; echo 42 > answer.txt"));
   CAPTURE(r.error);
   REQUIRE(r.outcome == results::Outcome::kGraded);
@@ -627,8 +633,9 @@ TEST_CASE("harbor healthcheck: the agent starts once the check passes; a check t
 
   // Failures during start_period do not count; afterwards `retries` in a row end the trial before
   // the agent, as an infra error of the sandbox (retried), not the model's 0.
-  auto never = with_check("hcbad", "command = 'echo not-yet; date +%s%N >> /tmp/tries; exit 3'\ninterval_sec = 0.1\n"
-                                   "retries = 2\nstart_period_sec = 1\nstart_interval_sec = 0.2\n");
+  auto never = with_check("hcbad",
+                          "command = 'echo not-yet; date +%s%N >> /tmp/tries; exit 3'\ninterval_sec = 0.1\n"
+                          "retries = 2\nstart_period_sec = 1\nstart_interval_sec = 0.2\n");
   auto b = rig.run(never, trial::AgentChoice::Kind::kOracle);
   CAPTURE(b.error);
   CHECK(b.outcome == results::Outcome::kInfraError);
@@ -652,14 +659,16 @@ TEST_CASE("harbor artifacts: declared paths reach the trial directory and the ve
   HarborRig rig;
   TempFiles d("forgectl-harbor-art-");
   auto with_artifacts = [&](const std::string& name, const std::string& artifacts_toml) {
-    auto dir = write_task(d, name, rig.base,
-                          "v() { if eval \"$1\"; then echo 1; else echo 0; fi; }\n"
-                          "printf '{\"reward\": 1, \"seen\": %s, \"owner\": %s, \"link\": %s, \"excluded\": %s}' "
-                          "\"$(v 'grep -q hello /outdir/result.txt')\" \"$(stat -c %u /outdir/result.txt 2>/dev/null || echo -1)\" "
-                          "\"$(v '[ -L /outdir/link ] || [ -e /outdir/link ]')\" \"$(v '[ -e /outdir/junk.tmp ]')\" "
-                          "> /logs/verifier/reward.json\n");
-    d.write(name + "/task.toml", "version = \"1.0\"\n" + artifacts_toml + "[verifier]\ntimeout_sec = 60\n"
-                                 "[environment]\nnetwork_mode = \"no-network\"\n");
+    auto dir = write_task(
+        d, name, rig.base,
+        "v() { if eval \"$1\"; then echo 1; else echo 0; fi; }\n"
+        "printf '{\"reward\": 1, \"seen\": %s, \"owner\": %s, \"link\": %s, \"excluded\": %s}' "
+        "\"$(v 'grep -q hello /outdir/result.txt')\" \"$(stat -c %u /outdir/result.txt 2>/dev/null || echo -1)\" "
+        "\"$(v '[ -L /outdir/link ] || [ -e /outdir/link ]')\" \"$(v '[ -e /outdir/junk.tmp ]')\" "
+        "> /logs/verifier/reward.json\n");
+    d.write(name + "/task.toml", "version = \"1.0\"\n" + artifacts_toml +
+                                     "[verifier]\ntimeout_sec = 60\n"
+                                     "[environment]\nnetwork_mode = \"no-network\"\n");
     d.write(name + "/environment/outdir/.keep", "");
     d.write(name + "/environment/Dockerfile",
             "FROM " + rig.base + "\nCOPY --chown=1000:1000 outdir /outdir\nWORKDIR /work\nUSER 1000:1000\n");
@@ -667,16 +676,18 @@ TEST_CASE("harbor artifacts: declared paths reach the trial directory and the ve
     rig.runner_tag(t);
     return t;
   };
-  const std::string replay = write_replay(
-      d, "echo hello > /outdir/result.txt; ln -s /etc/passwd /outdir/link; echo x > /outdir/junk.tmp; echo 42 > answer.txt");
+  const std::string replay = write_replay(d,
+                                          "echo hello > /outdir/result.txt; ln -s /etc/passwd /outdir/link; echo x > "
+                                          "/outdir/junk.tmp; echo 42 > answer.txt");
 
-  auto task = with_artifacts("arts", "artifacts = [{ source = \"/outdir\", exclude = [\"*.tmp\"] }, "
-                                     "{ source = \"/work/answer.txt\", destination = \"answer-copy.txt\" }, \"/missing\"]\n");
+  auto task = with_artifacts("arts",
+                             "artifacts = [{ source = \"/outdir\", exclude = [\"*.tmp\"] }, "
+                             "{ source = \"/work/answer.txt\", destination = \"answer-copy.txt\" }, \"/missing\"]\n");
   auto r = rig.run(task, trial::AgentChoice::Kind::kReplay, replay);
   CAPTURE(r.error);
   CAPTURE(r.verifier_output);
   REQUIRE(r.outcome == results::Outcome::kGraded);
-  CHECK(r.grade.components.at("reward.seen") == 1.0);  // outside the workspace, declared: it reached the verifier
+  CHECK(r.grade.components.at("reward.seen") == 1.0);      // outside the workspace, declared: it reached the verifier
   CHECK(r.grade.components.at("reward.owner") == 1000.0);  // as the agent's
   CHECK(r.grade.components.at("reward.link") == 0.0);      // a link is never followed nor copied
   CHECK(r.grade.components.at("reward.excluded") == 0.0);
@@ -702,24 +713,27 @@ TEST_CASE("harbor artifacts: declared paths reach the trial directory and the ve
   check_nothing_left(rig);
 }
 
-TEST_CASE("harbor cli: forgectl run on a dataset mixing a Harbor and a Tolokaforge task; oracle passes both, noop neither") {
+TEST_CASE(
+    "harbor cli: forgectl run on a dataset mixing a Harbor and a Tolokaforge task; oracle passes both, noop neither") {
   HarborRig rig;  // the tag the Harbor task builds FROM, and the built image's removal
   TempFiles d("forgectl-harbor-cli-");
   const std::string dataset = d.dir() + "/dataset";
   auto harbor = load(write_task(d, "dataset/harbor-answer", rig.base));
   rig.runner_tag(harbor);
-  d.write("dataset/tf-answer/task.yaml",
-          "task_id: tf_answer\nname: \"Write the answer\"\ncategory: files\ndescription: \"Write answer.txt with 42.\"\n"
-          "initial_user_message: \"Write 42 to answer.txt, then say 'done now'.\"\n"
-          "tools:\n  agent:\n    enabled: [write_file]\n  user:\n    enabled: []\n"
-          "user_simulator:\n  mode: scripted\n  scripted_flow:\n"
-          "    - {if_assistant_contains: \"done now\", user: \"Thanks. ###STOP###\"}\n    - {default: \"###STOP###\"}\n"
-          "grading: grading.yaml\n"
-          "solution:\n  tool_calls:\n    - {name: write_file, arguments: {path: answer.txt, content: \"42\\n\"}}\n"
-          "  final_message: \"done now\"\n");
-  d.write("dataset/tf-answer/grading.yaml",
-          "combine:\n  method: weighted\n  weights: {state_checks: 1.0}\n  pass_threshold: 0.8\n"
-          "state_checks:\n  jsonpaths:\n    - {path_glob: \"/env/fs/agent-visible/answer.txt\", contains_ci: \"42\"}\n");
+  d.write(
+      "dataset/tf-answer/task.yaml",
+      "task_id: tf_answer\nname: \"Write the answer\"\ncategory: files\ndescription: \"Write answer.txt with 42.\"\n"
+      "initial_user_message: \"Write 42 to answer.txt, then say 'done now'.\"\n"
+      "tools:\n  agent:\n    enabled: [write_file]\n  user:\n    enabled: []\n"
+      "user_simulator:\n  mode: scripted\n  scripted_flow:\n"
+      "    - {if_assistant_contains: \"done now\", user: \"Thanks. ###STOP###\"}\n    - {default: \"###STOP###\"}\n"
+      "grading: grading.yaml\n"
+      "solution:\n  tool_calls:\n    - {name: write_file, arguments: {path: answer.txt, content: \"42\\n\"}}\n"
+      "  final_message: \"done now\"\n");
+  d.write(
+      "dataset/tf-answer/grading.yaml",
+      "combine:\n  method: weighted\n  weights: {state_checks: 1.0}\n  pass_threshold: 0.8\n"
+      "state_checks:\n  jsonpaths:\n    - {path_glob: \"/env/fs/agent-visible/answer.txt\", contains_ci: \"42\"}\n");
   d.write("dataset/README.md", "Two tasks of two formats.\n");
 
   auto records = [](const std::string& out) {

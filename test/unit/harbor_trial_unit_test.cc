@@ -113,9 +113,11 @@ TEST_CASE("verifier ids: root and the agent's uid or gid are refused, naming the
 
 TEST_CASE("harbor verifier network: [verifier]'s own mode, else the baseline (not the agent's override)") {
   test::TempFiles d("forgectl-harbor-");
-  write_harbor(d, "own", "version = \"1.0\"\n[agent]\nnetwork_mode = \"public\"\n"
-                         "[verifier]\nallowed_hosts = [\"pypi.org\"]\n[environment]\nnetwork_mode = \"no-network\"\n");
-  write_harbor(d, "base", "version = \"1.0\"\n[agent]\nnetwork_mode = \"no-network\"\n[environment]\nnetwork_mode = \"public\"\n");
+  write_harbor(d, "own",
+               "version = \"1.0\"\n[agent]\nnetwork_mode = \"public\"\n"
+               "[verifier]\nallowed_hosts = [\"pypi.org\"]\n[environment]\nnetwork_mode = \"no-network\"\n");
+  write_harbor(d, "base",
+               "version = \"1.0\"\n[agent]\nnetwork_mode = \"no-network\"\n[environment]\nnetwork_mode = \"public\"\n");
   auto own = manifest::load_harbor_task_config(d.dir() + "/own");
   REQUIRE_MESSAGE(own.has_value(), (own ? "" : own.error().what()));
   CHECK(manifest::verifier_network(*own->harbor).mode == manifest::NetworkMode::kAllowlist);
@@ -129,9 +131,10 @@ TEST_CASE("harbor verifier network: [verifier]'s own mode, else the baseline (no
 
 TEST_CASE("harbor env: templates read only passed host variables; fallbacks; literals; an error names the flag") {
   test::TempFiles d("forgectl-harbor-");
-  write_harbor(d, "env", "version = \"1.0\"\n[verifier]\nenv = { A = \"${PASSED}\", B = \"${UNPASSED:-fb}\" }\n"
-                         "[environment]\nenv = { C = \"${PASSED:-unused}\", D = \"plain\" }\n"
-                         "[solution]\nenv = { E = \"${PASSED_UNSET:-none}\" }\n");
+  write_harbor(d, "env",
+               "version = \"1.0\"\n[verifier]\nenv = { A = \"${PASSED}\", B = \"${UNPASSED:-fb}\" }\n"
+               "[environment]\nenv = { C = \"${PASSED:-unused}\", D = \"plain\" }\n"
+               "[solution]\nenv = { E = \"${PASSED_UNSET:-none}\" }\n");
   auto t = manifest::load_harbor_task_config(d.dir() + "/env");
   REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
   EnvLookup host = [](const char* k) -> std::optional<std::string> {
@@ -150,12 +153,14 @@ TEST_CASE("harbor env: templates read only passed host variables; fallbacks; lit
   CHECK(none.error().code == Errc::kInvalid);
   CHECK(none.error().what().find("[verifier].env") != std::string::npos);
   CHECK(none.error().what().find("PASSED is not passed to this run and has no fallback (forgectl run "
-                                  "--env-passthrough PASSED)") != std::string::npos);
+                                 "--env-passthrough PASSED)") != std::string::npos);
 }
 
-TEST_CASE("preflight: a Harbor verifier user refused by id and an env template the run does not pass stop the run first") {
+TEST_CASE(
+    "preflight: a Harbor verifier user refused by id and an env template the run does not pass stop the run first") {
   test::TempFiles d("forgectl-harbor-");
-  write_harbor(d, "bad", "version = \"1.0\"\n[verifier]\nuser = 1000\nenv = { K = \"${HOST_ONLY}\", F = \"${OTHER:-ok}\" }\n");
+  write_harbor(d, "bad",
+               "version = \"1.0\"\n[verifier]\nuser = 1000\nenv = { K = \"${HOST_ONLY}\", F = \"${OTHER:-ok}\" }\n");
   write_harbor(d, "named", "version = \"1.0\"\n[verifier]\nuser = \"checker\"\n");
   auto bad = manifest::load_harbor_task_config(d.dir() + "/bad");
   REQUIRE_MESSAGE(bad.has_value(), (bad ? "" : bad.error().what()));
@@ -165,7 +170,8 @@ TEST_CASE("preflight: a Harbor verifier user refused by id and an env template t
   CHECK(problems[0].text().find("task.toml: [verifier].user = \"1000\" (1000:1000) shares the agent's uid") !=
         std::string::npos);
   CHECK(problems[1].text().find("task.toml:4: [verifier].env K = \"${HOST_ONLY}\": HOST_ONLY is not passed to this "
-                                "run and has no fallback (forgectl run --env-passthrough HOST_ONLY)") != std::string::npos);
+                                "run and has no fallback (forgectl run --env-passthrough HOST_ONLY)") !=
+        std::string::npos);
   manifest::RunConfig run;
   run.env_passthrough = {"HOST_ONLY"};
   in.run = &run;
