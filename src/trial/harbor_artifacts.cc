@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "engine/archive.h"
+#include "engine/exec.h"
 #include "engine/tar.h"
 #include "trial/grader_setup.h"
 
@@ -133,6 +134,33 @@ Result<CollectedArtifacts> collect_harbor_artifacts(engine::Client& c,
     out.verifier_tar = std::move(*v);
   }
   return out;
+}
+
+Result<std::vector<std::string>> run_collect_hooks(engine::Client& c, const std::map<std::string, std::string>& containers,
+                                                   const std::vector<manifest::CollectHook>& hooks,
+                                                   const std::atomic<int>* interrupted) {
+  std::vector<std::string> notes;
+  for (const auto& h : hooks) {
+    auto it = containers.find(h.service.empty() ? "main" : h.service);
+    if (it == containers.end()) {
+      notes.push_back("collect hook '" + h.command + "': no service '" + h.service + "' in the trial");
+      continue;
+    }
+    engine::ExecOptions o;
+    o.cmd = {"sh", "-c", h.command};
+    o.user = h.user == "root" ? "0:0" : h.user;
+    o.timeout = Millis(static_cast<long long>(h.timeout_sec * 1000));
+    o.output_cap = 4096;
+    o.cancel = interrupted;
+    if (it->first == "main") o.helper = kGraderHelper;  // the runner has forgectl's helper volume
+    auto r = engine::exec_run(c, it->second, o);
+    if (!r) return r.fail_with("running the collect hook '" + h.command + "'");
+    if (r->cancelled) return fail(Errc::kCancelled, "running the collect hooks: interrupted");
+    if (r->timed_out || r->exit_code != 0)
+      notes.push_back("collect hook '" + h.command + "' in '" + it->first + "' " +
+                      (r->timed_out ? "timed out" : "exited with " + std::to_string(r->exit_code)));
+  }
+  return notes;
 }
 
 }  // namespace forge::trial

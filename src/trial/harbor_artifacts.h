@@ -3,6 +3,7 @@
 // verifier's container (Harbor's separate verifier gets "only the declared artifacts").
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -36,5 +37,13 @@ Result<CollectedArtifacts> collect_harbor_artifacts(engine::Client& c,
                                                     const std::map<std::string, std::string>& containers,
                                                     const std::vector<manifest::Artifact>& artifacts,
                                                     const std::string& workspace);
+
+// [[verifier.collect]]: each hook's command (sh -c) in its service's container, as its `user`
+// (unset: the container's), within its timeout_sec, in order, after the agent's processes are
+// killed and before the artifacts are read. A hook that fails, times out or names no service of
+// the trial is a note: the artifacts are then what they are. An engine failure is an error.
+Result<std::vector<std::string>> run_collect_hooks(engine::Client& c, const std::map<std::string, std::string>& containers,
+                                                   const std::vector<manifest::CollectHook>& hooks,
+                                                   const std::atomic<int>* interrupted);
 
 }  // namespace forge::trial

@@ -447,17 +447,28 @@ class TrialRun {
     return std::nullopt;
   }
 
-  // The declared artifacts: into the trial's logs/artifacts/, and those outside the workspace
-  // into the verifier's fresh container, which otherwise holds only the workspace.
+  // [[verifier.collect]] hooks, then the declared artifacts: into the trial's logs/artifacts/, and
+  // those outside the workspace into the verifier's fresh container, which otherwise holds only
+  // the workspace.
   Step harbor_artifacts(HarborVerifierOptions& vo) {
-    if (task_.harbor->artifacts.empty()) return std::nullopt;
     std::map<std::string, std::string> containers = up_->containers;
     containers["main"] = runner_;
+    containers.erase(policy::kRunnerKey);
+    containers.erase(policy::kProxyKey);
+    const std::string who = "trial " + r_.task_id + "/" + std::to_string(r_.trial_index);
+    if (!task_.harbor->verifier.collect.empty()) {
+      auto notes = run_collect_hooks(docker_, containers, task_.harbor->verifier.collect, env_.interrupted);
+      if (!notes && notes.error().code == Errc::kCancelled) return Fault::interruption();
+      if (!notes) return classify_running(notes.error(), InfraKind::kDaemon);
+      if (env_.log)
+        for (const auto& n : *notes) env_.log->warn(who + ": " + n);
+    }
+    if (task_.harbor->artifacts.empty()) return std::nullopt;
     auto arts = collect_harbor_artifacts(docker_, containers, task_.harbor->artifacts, workspace());
     if (!arts) return classify_running(arts.error(), InfraKind::kDaemon);
     if (env_.log)
       for (const auto& n : arts->notes)
-        env_.log->warn("trial " + r_.task_id + "/" + std::to_string(r_.trial_index) + ": artifacts: " + n);
+        env_.log->warn(who + ": artifacts: " + n);
     if (!arts->trial_tar.empty()) r_.log_tars.push_back(std::move(arts->trial_tar));
     if (!arts->verifier_tar.empty()) vo.artifact_tars.push_back(std::move(arts->verifier_tar));
     return std::nullopt;

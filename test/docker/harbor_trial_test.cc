@@ -658,7 +658,7 @@ TEST_CASE("harbor healthcheck: the agent starts once the check passes; a check t
 TEST_CASE("harbor artifacts: declared paths reach the trial directory and the verifier; links and exclusions do not") {
   HarborRig rig;
   TempFiles d("forgectl-harbor-art-");
-  auto with_artifacts = [&](const std::string& name, const std::string& artifacts_toml) {
+  auto with_artifacts = [&](const std::string& name, const std::string& artifacts_toml, const std::string& hooks = "") {
     auto dir = write_task(
         d, name, rig.base,
         "v() { if eval \"$1\"; then echo 1; else echo 0; fi; }\n"
@@ -667,8 +667,8 @@ TEST_CASE("harbor artifacts: declared paths reach the trial directory and the ve
         "\"$(v '[ -L /outdir/link ] || [ -e /outdir/link ]')\" \"$(v '[ -e /outdir/junk.tmp ]')\" "
         "> /logs/verifier/reward.json\n");
     d.write(name + "/task.toml", "version = \"1.0\"\n" + artifacts_toml +
-                                     "[verifier]\ntimeout_sec = 60\n"
-                                     "[environment]\nnetwork_mode = \"no-network\"\n");
+                                     "[verifier]\ntimeout_sec = 60\n" +
+                                     hooks + "[environment]\nnetwork_mode = \"no-network\"\n");
     d.write(name + "/environment/outdir/.keep", "");
     d.write(name + "/environment/Dockerfile",
             "FROM " + rig.base + "\nCOPY --chown=1000:1000 outdir /outdir\nWORKDIR /work\nUSER 1000:1000\n");
@@ -682,7 +682,10 @@ TEST_CASE("harbor artifacts: declared paths reach the trial directory and the ve
 
   auto task = with_artifacts("arts",
                              "artifacts = [{ source = \"/outdir\", exclude = [\"*.tmp\"] }, "
-                             "{ source = \"/work/answer.txt\", destination = \"answer-copy.txt\" }, \"/missing\"]\n");
+                             "{ source = \"/work/answer.txt\", destination = \"answer-copy.txt\" }, \"/missing\"]\n",
+                             // A hook that fails is a note; the next one still runs, before the copy.
+                             "[[verifier.collect]]\ncommand = \"exit 4\"\n"
+                             "[[verifier.collect]]\ncommand = \"echo collected > /outdir/hook.txt\"\n");
   auto r = rig.run(task, trial::AgentChoice::Kind::kReplay, replay);
   CAPTURE(r.error);
   CAPTURE(r.verifier_output);
@@ -701,6 +704,8 @@ TEST_CASE("harbor artifacts: declared paths reach the trial directory and the ve
   CHECK(std::string((std::istreambuf_iterator<char>(res)), {}) == "hello\n");
   std::ifstream copy(arts / "answer-copy.txt");
   CHECK(std::string((std::istreambuf_iterator<char>(copy)), {}) == "42\n");
+  std::ifstream hook(arts / "outdir" / "hook.txt");
+  CHECK(std::string((std::istreambuf_iterator<char>(hook)), {}) == "collected\n");  // [[verifier.collect]] ran first
   CHECK_FALSE(fs::exists(arts / "outdir" / "link"));
   CHECK_FALSE(fs::exists(arts / "outdir" / "junk.tmp"));
 
