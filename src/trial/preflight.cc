@@ -100,6 +100,11 @@ std::string location(const manifest::SourceLocation& w, const std::string& fallb
 void check_harbor(const manifest::TaskConfig& t, const PreflightInput& in, std::vector<Problem>& out) {
   if (!t.harbor) return;
   const manifest::HarborTask& h = *t.harbor;
+  // Run as one episode, a multi-step task would get no instruction and no step's tests: refused
+  // until its steps are run one by one (docs/harbor.md "Not yet").
+  if (!h.steps.empty())
+    out.push_back({h.config_path, "a multi-step task ([[steps]], " + std::to_string(h.steps.size()) +
+                                      " steps) is not run yet: forgectl runs single-step Harbor tasks only"});
   const std::string& user = h.verifier.user;
   unsigned uid = 0, gid = 0;
   if (user == "root" || policy::parse_user_ids(user, uid, gid))

@@ -181,3 +181,13 @@ TEST_CASE(
   REQUIRE(named.has_value());
   CHECK(trial::check_task(*named, trial::PreflightInput{}).empty());  // a name is looked up in the image, per trial
 }
+
+TEST_CASE("preflight: a multi-step Harbor task is refused until its steps are run one by one") {
+  auto t = manifest::load_harbor_task_config(std::string(FORGECTL_TEST_DATA) + "/harbor/multi-step");
+  REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
+  REQUIRE_FALSE(t->harbor->steps.empty());
+  auto problems = trial::check_task(*t, trial::PreflightInput{});
+  REQUIRE_FALSE(problems.empty());
+  CHECK(problems[0].text().find("a multi-step task ([[steps]]") != std::string::npos);
+  CHECK(problems[0].text().find("is not run yet") != std::string::npos);
+}
