@@ -32,6 +32,7 @@ const HarborNetwork& agent_network(const HarborTask& t, const StepConfig* step) 
 const HarborNetwork& verifier_network(const HarborTask& t, const StepConfig* step) {
   if (step && step->verifier.network) return *step->verifier.network;
   if (t.verifier.network) return *t.verifier.network;
+  if (t.verifier.environment && t.verifier.environment->network_set) return t.verifier.environment->network;
   return t.environment.network;
 }
 

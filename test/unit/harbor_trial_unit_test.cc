@@ -123,6 +123,17 @@ TEST_CASE("harbor verifier network: [verifier]'s own mode, else the baseline (no
   CHECK(manifest::verifier_network(*own->harbor).mode == manifest::NetworkMode::kAllowlist);
   CHECK(manifest::verifier_network(*own->harbor).allowed_hosts == std::vector<std::string>{"pypi.org"});
   CHECK(manifest::agent_network(*own->harbor).mode == manifest::NetworkMode::kPublic);
+  write_harbor(d, "sep", "version = \"1.0\"\n[verifier.environment]\nnetwork_mode = \"no-network\"\n"
+                         "[environment]\nnetwork_mode = \"public\"\n");
+  write_harbor(d, "sepdefault", "version = \"1.0\"\n[verifier.environment]\ncpus = 1\n"
+                                "[environment]\nnetwork_mode = \"no-network\"\n");
+  auto sep = manifest::load_harbor_task_config(d.dir() + "/sep");
+  REQUIRE_MESSAGE(sep.has_value(), (sep ? "" : sep.error().what()));
+  CHECK(manifest::verifier_network(*sep->harbor).mode == manifest::NetworkMode::kNoNetwork);
+  auto sepdefault = manifest::load_harbor_task_config(d.dir() + "/sepdefault");
+  REQUIRE_MESSAGE(sepdefault.has_value(), (sepdefault ? "" : sepdefault.error().what()));
+  // A verifier environment without network keys does not fall back to Harbor's default public.
+  CHECK(manifest::verifier_network(*sepdefault->harbor).mode == manifest::NetworkMode::kNoNetwork);
   auto base = manifest::load_harbor_task_config(d.dir() + "/base");
   REQUIRE(base.has_value());
   CHECK(manifest::verifier_network(*base->harbor).mode == manifest::NetworkMode::kPublic);
