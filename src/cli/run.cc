@@ -3,6 +3,8 @@
 // the sweep (docs/sweeps.md).
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <iomanip>
 #include <memory>
@@ -57,6 +59,7 @@ struct Limits {
 
 struct RunArgs {
   std::vector<std::string> tasks, agents, hosts;
+  std::vector<std::string> env_passthrough;  // not in run.json: --resume needs it again
   std::string config, out, shard, progress = "auto";
   std::string executor = "container";
   int trials = 0, concurrency = 0;
@@ -122,6 +125,10 @@ void add_flags(CLI::App* cmd, RunArgs& a) {
       ->check(CLI::IsMember({"container", "local"}));
   cmd->add_flag("--allow-local", a.allow_local,
                 "honour tasks that ask for tools.executor: local (their shell runs on this host with your rights)");
+  cmd->add_option("--env-passthrough", a.env_passthrough,
+                  "a host variable a Harbor task's \"${NAME}\" env template may read (repeat for several); "
+                  "no other host variable reaches a sandbox")
+      ->allow_extra_args(false);
   cmd->add_flag("--keep-local", a.keep_local,
                 "keep each local trial's sandbox directory (DIR/local/...) after grading");
   cmd->add_option("--max-builds", a.limits.builds, "image builds at once")->default_val(a.limits.builds);
@@ -202,6 +209,13 @@ Result<Setup> make_setup(RunArgs& a, const CLI::App& cmd) {
     if (!c) return c.fail();
     s.plan_in.agents.push_back(*c);
   }
+  for (const auto& n : a.env_passthrough) {
+    const bool name_ok = !n.empty() && n.size() <= 128 && !std::isdigit(static_cast<unsigned char>(n[0])) &&
+                         std::all_of(n.begin(), n.end(),
+                                     [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; });
+    if (!name_ok) return fail(Errc::kInvalid, "--env-passthrough '" + n + "' is not a variable name");
+  }
+  s.cfg.env_passthrough = a.env_passthrough;
   s.plan_in.executor = a.executor == "local" ? manifest::ExecutorKind::kLocal : manifest::ExecutorKind::kContainer;
   s.plan_in.allow_local = a.allow_local;
   s.tty = a.progress == "live" || (a.progress == "auto" && ::isatty(STDERR_FILENO));

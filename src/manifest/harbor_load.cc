@@ -29,6 +29,13 @@ const HarborNetwork& agent_network(const HarborTask& t, const StepConfig* step) 
   return t.environment.network;
 }
 
+const HarborNetwork& verifier_network(const HarborTask& t, const StepConfig* step) {
+  if (step && step->verifier.network) return *step->verifier.network;
+  if (t.verifier.network) return *t.verifier.network;
+  if (t.verifier.environment && t.verifier.environment->network_set) return t.verifier.environment->network;
+  return t.environment.network;
+}
+
 const std::vector<std::string>& harbor_agent_tools() {
   static const std::vector<std::string> tools = {"bash",          "read_file",  "write_file", "append_file",
                                                  "list_dir",      "replace_lines", "move_file", "copy_file",
@@ -152,8 +159,11 @@ Result<TaskConfig> load_harbor_task_config(const std::string& path) {
     run.name = "bash";
     // Harbor runs solve.sh with bash; an image without bash (busybox) gets sh.
     const std::string script = h->format == HarborFormat::kHarbor ? "/solution/solve.sh" : "/solution/solution.sh";
-    run.arguments_json = "{\"command\":\"if command -v bash >/dev/null 2>&1; then bash " + script + "; else sh " +
-                         script + "; fi\"}";
+    // [solution].env, resolved on the host, waits in a file beside it (trial/harbor_trial.h).
+    run.arguments_json =
+        "{\"command\":\"if [ -f /solution/.forgectl-env ]; then set -a; . /solution/.forgectl-env; "
+        "set +a; fi; if command -v bash >/dev/null 2>&1; then bash " +
+        script + "; else sh " + script + "; fi\"}";
     t.solution.tool_calls.push_back(std::move(run));
   }
 

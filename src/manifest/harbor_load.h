@@ -22,6 +22,11 @@ NetworkPolicy harbor_posture(NetworkMode m);
 // The network of the agent's phase (of `step`, when given): its override, else the baseline.
 const HarborNetwork& agent_network(const HarborTask& t, const StepConfig* step = nullptr);
 
+// The network of the verification phase (of `step`, when given): [verifier]'s override, else a
+// separate verifier's [verifier.environment] network when it sets one, else the baseline
+// [environment]'s (docs/harbor.md "The verifier's network").
+const HarborNetwork& verifier_network(const HarborTask& t, const StepConfig* step = nullptr);
+
 // The built-in tools a Harbor task's agent gets: a shell and the file tools, in the workspace.
 const std::vector<std::string>& harbor_agent_tools();
 

@@ -305,7 +305,10 @@ void read_environment(TomlReader& r, const TomlField& f, std::string_view table,
               toml_subject(table, storage_mb ? "storage_mb" : "storage") +
                   " has no effect: the verifier's container has no disk cap of its own",
               "the task's [environment] storage_mb caps the workspace");
-  if (auto p = read_network(r, net, table)) into.network = *p;
+  if (auto p = read_network(r, net, table)) {
+    into.network = *p;
+    into.network_set = true;
+  }
 }
 
 }  // namespace forge::manifest

@@ -68,6 +68,7 @@ struct EnvironmentConfig {
   std::optional<std::int64_t> cpus, memory_mb, storage_mb;
   std::int64_t gpus = 0;  // always 0: more is refused
   HarborNetwork network;  // the baseline every phase starts from (allow_internet folded in)
+  bool network_set = false;  // the table gave network_mode, allowed_hosts or allow_internet
   std::vector<EnvEntry> env;
   std::vector<McpServer> mcp_servers;
   std::optional<HealthcheckConfig> healthcheck;

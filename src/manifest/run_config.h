@@ -30,6 +30,9 @@ struct StuckHeuristics {
 
 struct RunConfig {
   std::string path;                          // empty when built from flags alone
+  // forgectl run --env-passthrough NAME: the host variables a Harbor task's "${NAME}" env
+  // templates may read (docs/harbor.md "Env values"); a task file alone can name none.
+  std::vector<std::string> env_passthrough;
   std::map<std::string, ModelConfig> models;  // "agent", "user", "judge", …
   int workers = 1;
   int repeats = 1;                            // trials per task

@@ -209,7 +209,8 @@ Result<HarborTask> load_tb1_task(const std::string& path) {
   t.tb1 = Tb1Settings{};
   t.agent.timeout_sec = 360;  // Terminal-Bench's defaults
   t.verifier.timeout_sec = 60;
-  t.verifier.user = "root";  // its tests run in a root shell of their own
+  // Terminal-Bench runs its tests in a root shell; a TB1 task cannot name a user, so forgectl's
+  // verifier (uid 2000, never root: trial/harbor_trial.h) runs them.
   const std::string yaml_file = td.shown("task.yaml");
   if (auto text = td.read("task.yaml", kMaxConfigBytes, "the task config")) {
     YamlReader r(yaml_file, diags);

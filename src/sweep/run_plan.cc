@@ -9,6 +9,7 @@
 #include "core/limits.h"
 #include "core/sha256.h"
 #include "core/strings.h"
+#include "manifest/harbor_load.h"
 #include "manifest/python_server.h"
 #include "manifest/task_parse.h"
 #include "policy/topology.h"
@@ -95,6 +96,10 @@ Result<std::unique_ptr<Plan>> make_plan(const PlanInput& o, const ImageResolver&
       plan->needs_engine = true;
       // A trial's stack that needs no network has none (policy::network_free): no subnet either.
       int nets = policy::network_free(t.environment) ? 0 : static_cast<int>(policy::network_prefixes(t.environment).size());
+      // A Harbor verifier with a network of its own holds it while the trial's stack is still up.
+      if (t.harbor)
+        if (auto mode = manifest::verifier_network(*t.harbor).mode; mode != manifest::NetworkMode::kNoNetwork)
+          nets += static_cast<int>(policy::network_keys(manifest::harbor_posture(mode)).size());
       plan->networks_per_trial = std::max(plan->networks_per_trial, nets);
     }
     for (const auto& a : o.agents) {

@@ -2,17 +2,24 @@
 // verifier as a fresh grader with its reward files read after the kill.
 #include "trial/harbor_trial.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 
 #include "core/confined_dir.h"
 #include "core/json.h"
+#include "core/scope_guard.h"
 #include "engine/archive.h"
+#include "engine/containers.h"
 #include "engine/exec.h"
 #include "engine/tar.h"
+#include "manifest/harbor_load.h"
 #include "manifest/pytest_output.h"
+#include "policy/topology.h"
+#include "stack/labels.h"
 #include "trial/grader_setup.h"
+#include "trial/verifier_network.h"
 #include "trial/verifier_run.h"
 
 namespace forge::trial {
@@ -52,7 +59,87 @@ Result<std::string> one_file_tar(const ConfinedDir& dir, const std::string& rel,
   return tar.finish();
 }
 
+// `name`'s uid and gid in a passwd file's text; nullopt when it has no such line.
+std::optional<AgentIds> passwd_ids(std::string_view passwd, const std::string& name) {
+  std::size_t at = 0;
+  while (at < passwd.size()) {
+    std::size_t nl = passwd.find('\n', at);
+    std::string_view line = passwd.substr(at, nl == std::string_view::npos ? std::string_view::npos : nl - at);
+    at = nl == std::string_view::npos ? passwd.size() : nl + 1;
+    // name:password:uid:gid:…
+    std::vector<std::string_view> f;
+    std::size_t from = 0;
+    while (f.size() < 4) {
+      std::size_t colon = line.find(':', from);
+      f.push_back(line.substr(from, colon == std::string_view::npos ? std::string_view::npos : colon - from));
+      if (colon == std::string_view::npos) break;
+      from = colon + 1;
+    }
+    if (f.size() < 4 || f[0] != name) continue;
+    unsigned uid = 0, gid = 0;
+    if (!policy::parse_user_ids(std::string(f[2]) + ":" + std::string(f[3]), uid, gid)) return std::nullopt;
+    return AgentIds{uid, gid};
+  }
+  return std::nullopt;
+}
+
+// /etc/passwd of a container of `image`, created for the purpose and removed unstarted.
+Result<std::string> image_passwd(engine::Client& c, const GraderSpec& where) {
+  engine::ContainerSpec spec;
+  spec.image = where.image;
+  spec.cmd = std::vector<std::string>{"true"};
+  spec.labels = {{stack::kLabelStack, where.stack}, {stack::kLabelRole, "probe"}, {stack::kLabelRun, where.run_id}};
+  spec.host.network_mode = "none";
+  auto created = engine::create_container(c, spec);
+  if (!created) return created.fail_with("reading the image's /etc/passwd");
+  ScopeGuard remove([&] { (void)engine::remove_container(c, created->id, engine::RemoveMode::kForce); });
+  auto tar = collect_tree(c, created->id, "/etc/passwd", std::uint64_t{1} << 20);
+  if (!tar) return tar.fail_with("reading the image's /etc/passwd");
+  auto entries = engine::read_tar(*tar);
+  if (!entries) return entries.fail_with("reading the image's /etc/passwd");
+  if (entries->size() != 1)
+    return fail(Errc::kInvalid, "the image's /etc/passwd is not a regular file of at most 1 MiB");
+  return std::move(entries->front().content);
+}
+
 }  // namespace
+
+Status check_verifier_ids(unsigned uid, unsigned gid, const std::string& what) {
+  const std::string ids = std::to_string(uid) + ":" + std::to_string(gid);
+  if (uid == 0 || gid == 0)
+    return fail(Errc::kInvalid, what + " is root (" + ids +
+                                    "): forgectl runs the tests as an unprivileged verifier, "
+                                    "never as root; leave it unset (uid 2000) or give another uid");
+  if (uid == kAgentUid || gid == kAgentGid)
+    return fail(Errc::kInvalid, what + " (" + ids + ") shares the agent's uid or gid " + std::to_string(kAgentUid) +
+                                    ", which owns the workspace copy and runs the agent's programs in the verifier's "
+                                    "container: what the agent left could act as the verifier and write its reward; "
+                                    "leave it unset (uid 2000) or give another uid");
+  return {};
+}
+
+Result<VerifierIdentity> harbor_verifier_identity(engine::Client& c, const GraderSpec& where,
+                                                  const manifest::HarborTask& task) {
+  const std::string& user = task.verifier.user;
+  VerifierIdentity as;
+  if (user.empty()) return as;
+  const std::string what = task.config_path + ": [verifier].user = \"" + user + "\"";
+  unsigned uid = 0, gid = 0;
+  if (user == "root") {
+    uid = gid = 0;
+  } else if (!policy::parse_user_ids(user, uid, gid)) {
+    if (user.find(':') != std::string::npos)
+      return fail(Errc::kInvalid, what + ": give a uid, \"uid:gid\" or a user name of the image");
+    auto passwd = image_passwd(c, where);
+    if (!passwd) return passwd.fail_with(what);
+    auto ids = passwd_ids(*passwd, user);
+    if (!ids) return fail(Errc::kInvalid, what + ": the image's /etc/passwd has no user '" + user + "'");
+    uid = ids->uid, gid = ids->gid;
+  }
+  if (auto st = check_verifier_ids(uid, gid, what); !st) return st.fail();
+  as.uid = uid, as.gid = gid;
+  return as;
+}
 
 Result<AgentIds> runner_ids(engine::Client& c, const std::string& runner) {
   engine::ExecOptions o;
@@ -88,8 +175,27 @@ Status put_harbor_logs(engine::Client& c, const std::string& runner, unsigned ui
   return {};
 }
 
-Status put_harbor_solution(engine::Client& c, const std::string& runner, const manifest::HarborTask& task,
-                           unsigned uid, unsigned gid) {
+Result<HarborEnv> resolve_harbor_env(const manifest::HarborTask& task, const std::vector<std::string>& passthrough,
+                                     const EnvLookup& host) {
+  auto allowed = [&](const std::string& name) {
+    return std::find(passthrough.begin(), passthrough.end(), name) != passthrough.end();
+  };
+  auto lookup = [&](const std::string& name) { return host ? host(name.c_str()) : std::nullopt; };
+  HarborEnv out;
+  auto env = manifest::resolve_env(task.environment.env, allowed, lookup);
+  if (!env) return env.fail_with(task.config_path + ": [environment].env");
+  auto ver = manifest::resolve_env(task.verifier.env, allowed, lookup);
+  if (!ver) return ver.fail_with(task.config_path + ": [verifier].env");
+  auto sol = manifest::resolve_env(task.solution_env, allowed, lookup);
+  if (!sol) return sol.fail_with(task.config_path + ": [solution].env");
+  out.environment = std::move(*env);
+  out.verifier = std::move(*ver);
+  out.solution = std::move(*sol);
+  return out;
+}
+
+Status put_harbor_solution(engine::Client& c, const std::string& runner, const manifest::HarborTask& task, unsigned uid,
+                           unsigned gid, const std::vector<std::string>& env) {
   const std::string what = "copying the solution to /solution";
   auto dir = ConfinedDir::open(task.dir);
   if (!dir) return dir.fail_with(what);
@@ -106,6 +212,23 @@ Status put_harbor_solution(engine::Client& c, const std::string& runner, const m
     if (auto st = engine::put_archive(c, runner, "/", std::move(*t)); !st) return st.fail_with(what);
   }
   if (auto st = engine::put_archive(c, runner, "/", std::move(*bytes)); !st) return st.fail_with(what);
+  if (!env.empty()) {
+    // K='v' lines, each ' written as '\'' : the shell reads the value back byte for byte.
+    std::string text;
+    for (const auto& kv : env) {
+      const auto eq = kv.find('=');
+      std::string quoted;
+      for (char ch : kv.substr(eq + 1)) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+      text += kv.substr(0, eq) + "='" + quoted + "'\n";
+    }
+    engine::TarWriter tar;
+    auto e = entry(std::string(kSolutionEnvFile).substr(1), engine::EntryType::kFile, 0600, uid, gid);
+    e.content = std::move(text);
+    if (auto st = tar.add_entry(e); !st) return st.fail_with(what);
+    auto t = tar.finish();
+    if (!t) return t.fail_with(what);
+    if (auto st = engine::put_archive(c, runner, "/", std::move(*t)); !st) return st.fail_with(what);
+  }
   return {};
 }
 
@@ -147,24 +270,28 @@ Result<double> harbor_score(const std::map<std::string, double>& rewards) {
   return fail(Errc::kInvalid, "reward.json has several keys (" + keys + ") and no 'reward': no single score to take");
 }
 
-Result<HarborVerdict> run_harbor_verifier(engine::Client& c, const GraderSpec& where, const manifest::HarborTask& task) {
+Result<HarborVerdict> run_harbor_verifier(engine::Client& c, const GraderSpec& where, const manifest::HarborTask& task,
+                                          const HarborVerifierOptions& o) {
   const std::string what = "running the task's verifier";
   const bool tb1 = task.format == manifest::HarborFormat::kTerminalBench1;
   VerifierRun v;
   v.where = where;
   v.timeout_s = task.verifier.timeout_sec;
+  v.as = o.as;
+  v.agent_tars = o.artifact_tars;
+  if (auto st = check_verifier_ids(v.as.uid, v.as.gid, "the verifier's user"); !st) return st.fail();
   // Read before anything is created: a link out of the task refuses the verifier.
   auto dir = ConfinedDir::open(task.dir);
   if (!dir) return dir.fail_with(what);
   if (!task.files.tests_dir.empty()) {
-    auto tests = tests_tar(*dir, rel_to(task, task.files.tests_dir));
+    auto tests = tests_tar(*dir, rel_to(task, task.files.tests_dir), v.as.uid, v.as.gid);
     if (!tests) return tests.fail_with(what);
     v.verifier_tars.push_back(std::move(*tests));
   }
   const std::string script = fs::path(task.files.test_script).filename().string();
   if (tb1) {
     // run-tests.sh sits beside tests/ in the task; Terminal-Bench copies it into /tests.
-    auto s = one_file_tar(*dir, rel_to(task, task.files.test_script), "tests/" + script, kVerifierUid, kVerifierGid);
+    auto s = one_file_tar(*dir, rel_to(task, task.files.test_script), "tests/" + script, v.as.uid, v.as.gid);
     if (!s) return s.fail_with(what);
     v.verifier_tars.push_back(std::move(*s));
   }
@@ -172,11 +299,11 @@ Result<HarborVerdict> run_harbor_verifier(engine::Client& c, const GraderSpec& w
   v.command = "if command -v bash >/dev/null 2>&1; then exec bash /tests/" + script + "; else exec sh /tests/" +
               script + "; fi";
   v.env = {"TEST_DIR=/tests", "T_BENCH_TEST_DIR=/tests"};
-  for (const auto& e : task.verifier.env) {
-    if (e.is_template() && !e.fallback)
-      return fail(Errc::kInvalid, task.config_path + ": [verifier].env " + e.name + " = \"" + e.value +
-                                      "\": forgectl passes no host variable to the verifier; give a fallback");
-    v.env.push_back(e.name + "=" + (e.is_template() ? *e.fallback : e.value));
+  v.env.insert(v.env.end(), o.env.begin(), o.env.end());
+  if (o.network) {
+    v.network = o.network->network;
+    v.dns_options = o.network->dns_options;
+    v.env.insert(v.env.end(), o.network->env.begin(), o.network->env.end());
   }
   if (!tb1) v.read_files = {kRewardTxt, kRewardJson};
   v.collect_logs = true;

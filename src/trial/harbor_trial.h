@@ -8,11 +8,13 @@
 #include <string>
 #include <string_view>
 
+#include "core/host_settings.h"
 #include "core/result.h"
 #include "engine/client.h"
 #include "grading/evidence.h"
 #include "manifest/harbor_task.h"
 #include "trial/grading_sources.h"
+#include "trial/verifier_run.h"
 
 namespace forge::trial {
 
@@ -26,10 +28,26 @@ Result<AgentIds> runner_ids(engine::Client& c, const std::string& runner);
 // runner before the agent starts: Harbor's agents and tasks write there.
 Status put_harbor_logs(engine::Client& c, const std::string& runner, unsigned uid, unsigned gid);
 
+// A Harbor task's env tables as "K=V": each "${VAR}" / "${VAR:-fallback}" template reads the host
+// only when the run passes VAR (forgectl run --env-passthrough VAR), else takes its fallback, else
+// is kInvalid naming the entry and the flag. Literal values as written.
+struct HarborEnv {
+  std::vector<std::string> environment;  // [environment].env: the runner's and the verifier's
+  std::vector<std::string> verifier;     // [verifier].env: the tests', after the environment's
+  std::vector<std::string> solution;     // [solution].env: the oracle's solve.sh
+};
+Result<HarborEnv> resolve_harbor_env(const manifest::HarborTask& task, const std::vector<std::string>& passthrough,
+                                     const EnvLookup& host);
+
+// Where the oracle's command finds [solution].env: a file of `K='v'` lines it sources first
+// (harbor_load.cc's oracle command), so no value appears in the tool call or its log.
+inline constexpr const char* kSolutionEnvFile = "/solution/.forgectl-env";
+
 // The task's solution/ (TB1: solution.sh alone) at /solution in the runner, owned by the agent's
-// uid: only for the oracle, only when its agent phase starts.
-Status put_harbor_solution(engine::Client& c, const std::string& runner, const manifest::HarborTask& task,
-                           unsigned uid, unsigned gid);
+// uid: only for the oracle, only when its agent phase starts; with `env` ([solution].env,
+// resolved) in kSolutionEnvFile when not empty.
+Status put_harbor_solution(engine::Client& c, const std::string& runner, const manifest::HarborTask& task, unsigned uid,
+                           unsigned gid, const std::vector<std::string>& env = {});
 
 // /logs/agent and /logs/artifacts of the runner after the agent phase, as tars named
 // "agent/…" and "artifacts/…" (missing directories give no tar).
@@ -49,9 +67,33 @@ struct HarborVerdict {
   std::string verifier_logs;   // /logs/verifier as a tar ("verifier/…"); may be empty
 };
 
+// Who the tests run as: [verifier].user when given — a uid, "uid:gid", or a name looked up in the
+// image's /etc/passwd (a container of the image, created and removed unstarted: the agent never
+// touched it) — else forgectl's verifier, 2000:2000. Refused (kInvalid): root, and the agent's
+// uid or gid 1000 (check_verifier_ids).
+Result<VerifierIdentity> harbor_verifier_identity(engine::Client& c, const GraderSpec& where,
+                                                  const manifest::HarborTask& task);
+
+// kInvalid unless uid and gid are neither root's nor the agent's (1000, which owns the workspace
+// copy and runs the programs behind $FORGECTL_AS_AGENT in the grader): with the agent's ids,
+// whatever the agent left would act as the verifier and could write the reward; root is what
+// forgectl's helper never runs anything as. `what` names the setting.
+Status check_verifier_ids(unsigned uid, unsigned gid, const std::string& what);
+
+struct HarborVerifierOptions {
+  const struct VerifierNetwork* network = nullptr;  // verifier_network.h; null: no network at all
+  VerifierIdentity as;                              // harbor_verifier_identity
+  // [environment].env then [verifier].env, resolved (resolve_harbor_env), for the tests.
+  std::vector<std::string> env;
+  // The declared artifacts outside the workspace (harbor_artifacts.h), the agent's, put in first.
+  std::vector<std::string> artifact_tars;
+};
+
 // Runs the task's tests in a fresh grader container of the runner's image (Harbor's "separate"
-// verifier): the workspace copied as the agent's, tests/ at /tests as the verifier (2000), the
-// [verifier] timeout, no network, and the reward read after every process is dead.
-Result<HarborVerdict> run_harbor_verifier(engine::Client& c, const GraderSpec& where, const manifest::HarborTask& task);
+// verifier): the workspace copied as the agent's, tests/ at /tests as the verifier (`o.as`), the
+// [verifier] timeout, the network `o.network` (none without), and the reward read after every
+// process is dead.
+Result<HarborVerdict> run_harbor_verifier(engine::Client& c, const GraderSpec& where, const manifest::HarborTask& task,
+                                          const HarborVerifierOptions& o = {});
 
 }  // namespace forge::trial

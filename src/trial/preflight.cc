@@ -11,6 +11,7 @@
 #include "policy/topology.h"
 #include "tools/builtin_tools.h"
 #include "trial/golden_replay.h"
+#include "trial/harbor_trial.h"
 #include "trial/local_trial.h"
 #include "trial/mock_web_use.h"
 
@@ -117,8 +118,38 @@ std::string location(const manifest::SourceLocation& w, const std::string& fallb
   return w.file + (w.line > 0 ? ":" + std::to_string(w.line) + ":" + std::to_string(w.column) : "");
 }
 
+// A Harbor task's settings that would fail every trial the same way: a [verifier].user given as
+// ids that check_verifier_ids refuses (a name needs the image: the trial checks it), and env
+// templates without a fallback whose variable the run does not pass.
+void check_harbor(const manifest::TaskConfig& t, const PreflightInput& in, std::vector<Problem>& out) {
+  if (!t.harbor) return;
+  const manifest::HarborTask& h = *t.harbor;
+  // Run as one episode, a multi-step task would get no instruction and no step's tests: refused
+  // until its steps are run one by one (docs/harbor.md "Not yet").
+  if (!h.steps.empty())
+    out.push_back({h.config_path, "a multi-step task ([[steps]], " + std::to_string(h.steps.size()) +
+                                      " steps) is not run yet: forgectl runs single-step Harbor tasks only"});
+  const std::string& user = h.verifier.user;
+  unsigned uid = 0, gid = 0;
+  if (user == "root" || policy::parse_user_ids(user, uid, gid))
+    if (auto st = check_verifier_ids(uid, gid, "[verifier].user = \"" + user + "\""); !st)
+      out.push_back({h.config_path, st.error().message});
+  const std::vector<std::string> none;
+  const auto& passed = in.run ? in.run->env_passthrough : none;
+  for (auto [table, entries] : {std::pair{"[environment].env", &h.environment.env},
+                                {"[verifier].env", &h.verifier.env},
+                                {"[solution].env", &h.solution_env}})
+    for (const auto& e : *entries)
+      if (e.is_template() && !e.fallback && std::find(passed.begin(), passed.end(), e.host_var) == passed.end())
+        out.push_back({e.where.file.empty() ? h.config_path : e.where.file + ":" + std::to_string(e.where.line),
+                       std::string(table) + " " + e.name + " = \"" + e.value + "\": " + e.host_var +
+                           " is not passed to this run and has no fallback (forgectl run --env-passthrough " +
+                           e.host_var + ")"});
+}
+
 std::vector<Problem> check_task(const manifest::TaskConfig& t, const PreflightInput& in) {
   std::vector<Problem> out;
+  check_harbor(t, in, out);
   check_tools(t, out);
   check_user_calls(t, out);
   check_jsonpaths(t, out);

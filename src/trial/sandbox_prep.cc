@@ -2,6 +2,7 @@
 #include "trial/sandbox_prep.h"
 
 #include "core/service_token.h"
+#include "trial/harbor_trial.h"
 
 namespace forge::trial {
 
@@ -15,7 +16,17 @@ Result<PreparedSandbox> bring_up(const manifest::TaskConfig& task, const TrialEn
   o.lease = std::chrono::duration_cast<std::chrono::seconds>(env.run->episode_timeout) + std::chrono::hours(1);
   o.omit_unused_network = true;
   o.service_env["json-db"] = {std::string(kServiceTokenEnv) + "=" + control_token};
-  auto u = stack::up_stack(*env.docker, task.environment, o);
+  // A Harbor task's [environment].env, its templates resolved for the names the run passes.
+  std::optional<manifest::LoadedEnvironment> with_env;
+  if (task.harbor && !task.harbor->environment.env.empty()) {
+    auto resolved =
+        resolve_harbor_env(*task.harbor, env.run ? env.run->env_passthrough : std::vector<std::string>{}, env.host.env);
+    if (!resolved) return resolved.fail();
+    with_env = task.environment;
+    auto& runner_env = with_env->manifest.runner.env;
+    runner_env.insert(runner_env.end(), resolved->environment.begin(), resolved->environment.end());
+  }
+  auto u = stack::up_stack(*env.docker, with_env ? *with_env : task.environment, o);
   if (!u) return u.fail();
   PreparedSandbox p;
   p.up = std::move(*u);

@@ -9,28 +9,33 @@
 #include <optional>
 
 #include "core/files.h"
+#include "core/scope_guard.h"
 #include "core/service_token.h"
 #include "engine/containers.h"
 #include "grading/grader.h"
+#include "manifest/harbor_load.h"
 #include "policy/hardening.h"
 #include "stack/quiesce.h"
 #include "stack/teardown.h"
 #include "stack/up.h"
 #include "stack/workspace.h"
+#include "tools/python_server.h"
 #include "tools/stack_tools.h"
+#include "trial/checks_run.h"
 #include "trial/db_client.h"
 #include "trial/fault.h"
 #include "trial/golden_replay.h"
 #include "trial/grading_sources.h"
+#include "trial/harbor_artifacts.h"
+#include "trial/harbor_health.h"
 #include "trial/harbor_trial.h"
 #include "trial/local_trial.h"
-#include "trial/sandbox_watch.h"
-#include "trial/sandbox_prep.h"
 #include "trial/trial_env.h"
-#include "trial/checks_run.h"
 #include "trial/python_state.h"
-#include "tools/python_server.h"
+#include "trial/sandbox_prep.h"
+#include "trial/sandbox_watch.h"
 #include "trial/trial_setup.h"
+#include "trial/verifier_network.h"
 
 namespace forge::trial {
 
@@ -161,6 +166,9 @@ class TrialRun {
     if (!files) return classify_running(files.error(), InfraKind::kDaemon);
     r_.initial_files = std::move(*files);
     if (task_.harbor) {
+      auto resolved = resolve_harbor_env(*task_.harbor, env_.run->env_passthrough, env_.host.env);
+      if (!resolved) return Fault::setup(resolved.error().what());
+      harbor_env_ = std::move(*resolved);
       auto ids = runner_ids(docker_, runner_);
       if (!ids) return classify_running(ids.error(), InfraKind::kSandbox);
       agent_ids_ = *ids;
@@ -170,7 +178,19 @@ class TrialRun {
     if (auto it = up_->containers.find("mock-web"); it != up_->containers.end())
       if (auto st = copy_mock_web(docker_, it->second, task_); !st)
         return classify_running(st.error(), InfraKind::kDaemon);
+    if (task_.harbor && task_.harbor->environment.healthcheck) return harbor_healthcheck();
     return std::nullopt;
+  }
+
+  // [environment.healthcheck], before the agent: an environment that never becomes healthy is the
+  // task's (an infra error of the sandbox, retried in a fresh one), never the model's score.
+  Step harbor_healthcheck() {
+    progress("healthcheck");
+    auto h = wait_harbor_healthy(docker_, runner_, *task_.harbor->environment.healthcheck, env_.interrupted);
+    if (h) return std::nullopt;
+    if (h.error().code == Errc::kCancelled) return Fault::interruption();
+    if (h.error().code == Errc::kUnavailable) return Fault::infra(InfraKind::kSandbox, h.error().what());
+    return classify_running(h.error(), InfraKind::kSandbox);
   }
 
   // The host's own channel to json-db, never through the runner (db_client.h). The address is
@@ -302,7 +322,9 @@ class TrialRun {
     PhaseTimer t(r_, "agent");
     // Harbor's oracle: solution/ enters the runner now, and only for the oracle.
     if (task_.harbor && choice_.kind == AgentChoice::Kind::kOracle && !local_) {
-      if (auto st = put_harbor_solution(docker_, runner_, *task_.harbor, agent_ids_.uid, agent_ids_.gid); !st)
+      if (auto st = put_harbor_solution(docker_, runner_, *task_.harbor, agent_ids_.uid, agent_ids_.gid,
+                                        harbor_env_.solution);
+          !st)
         return classify_running(st.error(), InfraKind::kDaemon);
     }
     auto agent = make_agent();
@@ -444,13 +466,67 @@ class TrialRun {
     return std::nullopt;
   }
 
+  // [[verifier.collect]] hooks, then the declared artifacts: into the trial's logs/artifacts/, and
+  // those outside the workspace into the verifier's fresh container, which otherwise holds only
+  // the workspace.
+  Step harbor_artifacts(HarborVerifierOptions& vo) {
+    std::map<std::string, std::string> containers = up_->containers;
+    containers["main"] = runner_;
+    containers.erase(policy::kRunnerKey);
+    containers.erase(policy::kProxyKey);
+    const std::string who = "trial " + r_.task_id + "/" + std::to_string(r_.trial_index);
+    if (!task_.harbor->verifier.collect.empty()) {
+      auto notes = run_collect_hooks(docker_, containers, task_.harbor->verifier.collect, env_.interrupted);
+      if (!notes && notes.error().code == Errc::kCancelled) return Fault::interruption();
+      if (!notes) return classify_running(notes.error(), InfraKind::kDaemon);
+      if (env_.log)
+        for (const auto& n : *notes) env_.log->warn(who + ": " + n);
+    }
+    if (task_.harbor->artifacts.empty()) return std::nullopt;
+    auto arts = collect_harbor_artifacts(docker_, containers, task_.harbor->artifacts, workspace());
+    if (!arts) return classify_running(arts.error(), InfraKind::kDaemon);
+    if (env_.log)
+      for (const auto& n : arts->notes)
+        env_.log->warn(who + ": artifacts: " + n);
+    if (!arts->trial_tar.empty()) r_.log_tars.push_back(std::move(arts->trial_tar));
+    if (!arts->verifier_tar.empty()) vo.artifact_tars.push_back(std::move(arts->verifier_tar));
+    return std::nullopt;
+  }
+
+  // Who the tests run as ([verifier].user, refused when unsafe: a setup error) and their env.
+  Step harbor_verifier(const GraderSpec& where, HarborVerifierOptions& vo) {
+    auto as = harbor_verifier_identity(docker_, where, *task_.harbor);
+    if (!as)
+      return as.error().code == Errc::kInvalid ? Fault::setup(as.error().what())
+                                               : classify_running(as.error(), InfraKind::kGrader);
+    vo.as = *as;
+    vo.env = harbor_env_.environment;
+    vo.env.insert(vo.env.end(), harbor_env_.verifier.begin(), harbor_env_.verifier.end());
+    return std::nullopt;
+  }
+
   // /logs/agent and /logs/artifacts from the runner, then the task's verifier in a fresh container.
   Step grade_harbor() {
     if (local_) return Fault::setup("a Harbor task runs in containers only, not on the local executor");
     auto logs = collect_harbor_logs(docker_, runner_);
     if (!logs) return classify_running(logs.error().with_context("collecting /logs"), InfraKind::kDaemon);
     r_.log_tars = std::move(*logs);
-    auto v = run_harbor_verifier(docker_, grader_spec(), *task_.harbor);
+    const GraderSpec where = grader_spec();
+    HarborVerifierOptions vo;
+    if (auto f = harbor_artifacts(vo)) return f;
+    if (auto f = harbor_verifier(where, vo)) return f;
+    // The verifier's own network, when its mode asks for one (verifier_network.h).
+    auto net = up_verifier_network(docker_, *task_.harbor, manifest::verifier_network(*task_.harbor),
+                                   verifier_network_options());
+    if (!net) return classify_running(net.error(), InfraKind::kDaemon);
+    ScopeGuard drop_net([&] {
+      if (!*net) return;
+      if (auto why = remove_verifier_network(docker_, **net); !why.empty() && env_.log)
+        env_.log->warn("trial " + r_.task_id + "/" + std::to_string(r_.trial_index) +
+                       ": the verifier's network: " + why);
+    });
+    if (*net) vo.network = &**net;
+    auto v = run_harbor_verifier(docker_, where, *task_.harbor, vo);
     if (!v) {
       if (v.error().code == Errc::kInvalid) return Fault::setup(v.error().what());
       return classify_running(v.error(), InfraKind::kGrader);
@@ -541,6 +617,21 @@ class TrialRun {
     gs.cancel = env_.interrupted;
     return gs;
   }
+  // The verifier's network stack: the trial's run, lease and interruption, the task's image as its
+  // (idle) runner, so nothing beyond what the trial already has must be on the daemon.
+  VerifierNetworkOptions verifier_network_options() const {
+    VerifierNetworkOptions o;
+    o.up.host = env_.host;
+    o.up.mode = stack::OwnerMode::kAttached;
+    o.up.run_id = env_.run_id;
+    o.up.interrupted = env_.interrupted;
+    o.up.lease = std::chrono::duration_cast<std::chrono::seconds>(env_.run->episode_timeout) + std::chrono::hours(1);
+    o.up.omit_unused_network = true;
+    o.up.runner_image = up_->plan.runner.image;
+    // A Harbor task cannot set it; a test whose "internet" is on a private subnet does, for both phases.
+    o.allow_private = task_.environment.manifest.allow_private;
+    return o;
+  }
   std::uint64_t workspace_limit() const { return policy::workspace_limit_bytes(task_.environment.manifest.runner); }
 
   const manifest::TaskConfig& task_;
@@ -562,6 +653,7 @@ class TrialRun {
   tools::StackTools tools_;
   std::unique_ptr<LocalTrial> local_;  // the local executor's sandbox; null for a container trial
   AgentIds agent_ids_;                 // a Harbor task's: who owns /logs/agent and /solution
+  HarborEnv harbor_env_;               // a Harbor task's env tables, resolved in setup
   std::mutex log_mu_;
   bool grading_ = false;
   std::mutex progress_mu_;

@@ -17,10 +17,12 @@
 #include "engine/networks.h"
 #include "manifest/harbor_load.h"
 #include "results/run_dir.h"
+#include "results/trial_record.h"
 #include "stack/task_build.h"
 #include "support/containers.h"
 #include "support/docker_env.h"
 #include "support/manifest_helpers.h"
+#include "support/process.h"
 #include "trial/trial.h"
 #include "trial/trial_files.h"
 
@@ -356,4 +358,419 @@ TEST_CASE("harbor trial: allowlist reaches only its host through the egress prox
   CAPTURE(cout_);
   CHECK(cout_.find("PROXY=\n") != std::string::npos);
   CHECK(cout_.find("rc=0") == std::string::npos);
+}
+
+namespace {
+
+// The verifier's probe: waits for /tmp/go (the test's signal, holding the fake internet's
+// address, once it has joined the verifier's network), then tries the upstream directly by name
+// and address and through $HTTPS_PROXY, for an allowed and a denied name. reward.json holds
+// each outcome as a key; "reward" is 1.
+const char* kVerifierProbe = R"SH(i=0; while [ ! -f /tmp/go ] && [ $i -lt 900 ]; do sleep 0.1; i=$((i+1)); done
+ip=$(cat /tmp/go 2>/dev/null)
+get() { (printf 'GET /index.html HTTP/1.0\r\n\r\n'; sleep 1) | nc -w 3 "$1" "$2" 2>/dev/null | grep -c hello-internet; }
+direct_ip=$(get "$ip" 443)
+direct_name=$(get allowed.example.test 443)
+allowed=0; denied=0
+if [ -n "$HTTPS_PROXY" ]; then
+  allowed=$( (printf 'CONNECT allowed.example.test:443 HTTP/1.1\r\n\r\nGET /index.html HTTP/1.0\r\n\r\n'; sleep 1) | nc -w 3 egress-proxy 3128 2>/dev/null | grep -c hello-internet)
+  denied=$( (printf 'CONNECT denied.example.test:443 HTTP/1.1\r\n\r\nGET /index.html HTTP/1.0\r\n\r\n'; sleep 1) | nc -w 3 egress-proxy 3128 2>/dev/null | grep -c hello-internet)
+fi
+echo "ip=$ip direct_ip=$direct_ip direct_name=$direct_name allowed=$allowed denied=$denied proxy=$HTTPS_PROXY"
+printf '{"reward": 1, "direct_ip": %s, "direct_name": %s, "proxy_allowed": %s, "proxy_denied": %s, "uid": %s}' \
+  "${direct_ip:-0}" "${direct_name:-0}" "${allowed:-0}" "${denied:-0}" "$(id -u)" > /logs/verifier/reward.json
+)SH";
+
+// A task whose agent phase has no network and whose verifier's is `verifier_toml` ([verifier] lines).
+manifest::TaskConfig verifier_net_task(const TempFiles& d, const std::string& name, const std::string& base,
+                                       const std::string& verifier_toml) {
+  auto dir = write_task(d, name, base, kVerifierProbe);
+  d.write(name + "/task.toml", "version = \"1.0\"\n[verifier]\ntimeout_sec = 120\n" + verifier_toml +
+                                   "[environment]\nnetwork_mode = \"no-network\"\n");
+  auto t = load(dir);
+  t.environment.manifest.allow_private = true;  // the fake internet sits on a private subnet
+  return t;
+}
+
+// Runs the task's trial; once its grader runs, an httpd answering as allowed.example.test and
+// denied.example.test joins the verifier's network whose name ends in `suffix` (when there is one;
+// else a network of the test's own), and its address goes to the grader's /tmp/go.
+trial::TrialResult run_with_upstream(HarborRig& rig, const manifest::TaskConfig& task, const std::string& suffix,
+                                     bool& joined) {
+  trial::TrialResult r;
+  std::thread t([&] { r = rig.run(task, trial::AgentChoice::Kind::kOracle); });
+  std::string grader, net;
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(240);
+  while (grader.empty() && std::chrono::steady_clock::now() < until) {
+    for (const auto& c : run_containers(rig.env.run_id, "grader"))
+      if (c.state == "running") grader = c.id;
+    if (grader.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (!suffix.empty()) {
+    auto nets = engine::list_networks(*docker_env().client, {{"label", {"io.forgectl.run=" + rig.env.run_id}}});
+    if (nets)
+      for (const auto& n : *nets)
+        if (n.name.ends_with(suffix)) net = n.name;
+  }
+  joined = !net.empty();
+  std::optional<TestNetwork> own;
+  if (net.empty()) {
+    engine::NetworkSpec s{"forgectl-test-inet-" + random_hex(4)};
+    s.ipam = engine::IpamConfig{free_test_subnet(), ""};
+    own.emplace(s);
+    net = own->id;
+  }
+  std::optional<TestContainer> inet;
+  if (!grader.empty()) {
+    engine::ContainerSpec s;
+    s.network = net;
+    s.aliases = {"allowed.example.test", "denied.example.test"};
+    s.cmd = std::vector<std::string>{"sh", "-c",
+                                     "mkdir -p /tmp/w && echo hello-internet > /tmp/w/index.html && "
+                                     "exec httpd -f -p 443 -h /tmp/w"};
+    inet.emplace(s);
+    auto info = engine::inspect_container(*docker_env().client, inet->id);
+    if (info && !info->networks.empty()) {
+      engine::ExecOptions go{{"sh", "-c", "echo " + info->networks.begin()->second.ip_address + " > /tmp/go"}};
+      go.timeout = Millis(20000);
+      (void)engine::exec_run(*docker_env().client, grader, go);
+    }
+  }
+  t.join();
+  return r;
+}
+
+// Nothing of the run is left: the verifier's network stack went with the trial.
+void check_nothing_left(const HarborRig& rig) {
+  auto nets = engine::list_networks(*docker_env().client, {{"label", {"io.forgectl.run=" + rig.env.run_id}}});
+  REQUIRE(nets.has_value());
+  CHECK(nets->empty());
+  auto cs = engine::list_containers(*docker_env().client, {{"label", {"io.forgectl.run=" + rig.env.run_id}}});
+  REQUIRE(cs.has_value());
+  CHECK(cs->empty());
+}
+
+}  // namespace
+
+TEST_CASE("harbor verifier network: allowlist reaches only its hosts through a proxy of its own; no-network nothing") {
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-vnet-");
+  auto allow = verifier_net_task(d, "vallow", rig.base,
+                                 "network_mode = \"allowlist\"\nallowed_hosts = [\"allowed.example.test\"]\n");
+  rig.runner_tag(allow);
+  bool joined = false;
+  auto r = run_with_upstream(rig, allow, "-edge", joined);
+  CAPTURE(r.error);
+  CAPTURE(r.verifier_output);
+  CHECK(joined);
+  REQUIRE(r.outcome == results::Outcome::kGraded);
+  CHECK(r.grade.score == 1.0);
+  CHECK(r.grade.components.at("reward.proxy_allowed") == 1.0);  // the listed host, through the proxy
+  CHECK(r.grade.components.at("reward.proxy_denied") == 0.0);   // any other name: refused
+  CHECK(r.grade.components.at("reward.direct_ip") == 0.0);      // no way around the proxy
+  CHECK(r.grade.components.at("reward.direct_name") == 0.0);
+  CHECK(r.verifier_output.find("proxy=http://egress-proxy:3128") != std::string::npos);
+  check_nothing_left(rig);
+
+  // The same probe with no [verifier] network: the baseline no-network, no interface but lo.
+  auto closed = verifier_net_task(d, "vclosed", rig.base, "");
+  rig.runner_tag(closed);
+  auto c = run_with_upstream(rig, closed, "", joined);
+  CAPTURE(c.error);
+  CAPTURE(c.verifier_output);
+  REQUIRE(c.outcome == results::Outcome::kGraded);
+  CHECK(c.grade.components.at("reward.direct_ip") == 0.0);
+  CHECK(c.grade.components.at("reward.proxy_allowed") == 0.0);
+  CHECK(c.verifier_output.find("proxy= ") == std::string::npos);
+  CHECK(c.verifier_output.find("proxy=\n") != std::string::npos);
+  check_nothing_left(rig);
+}
+
+TEST_CASE("harbor verifier network: public joins a network of its own whose upstream answers directly") {
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-vpub-");
+  auto pub = verifier_net_task(d, "vpublic", rig.base, "network_mode = \"public\"\n");
+  rig.runner_tag(pub);
+  bool joined = false;
+  auto r = run_with_upstream(rig, pub, "-net", joined);
+  CAPTURE(r.error);
+  CAPTURE(r.verifier_output);
+  CHECK(joined);
+  REQUIRE(r.outcome == results::Outcome::kGraded);
+  CHECK(r.grade.components.at("reward.direct_ip") == 1.0);
+  CHECK(r.grade.components.at("reward.direct_name") == 1.0);
+  CHECK(r.grade.components.at("reward.proxy_allowed") == 0.0);  // no proxy in public
+  check_nothing_left(rig);
+}
+
+TEST_CASE("harbor verifier user: a uid or an image's user name runs the tests; root and the agent's ids are refused") {
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-vuser-");
+  auto with_user = [&](const std::string& name, const std::string& user_toml) {
+    auto dir = write_task(d, name, rig.base,
+                          "printf '{\"reward\": 1, \"uid\": %s, \"tests_owner\": %s}' \"$(id -u)\" "
+                          "\"$(stat -c %u /tests/test.sh)\" > /logs/verifier/reward.json\n");
+    d.write(name + "/task.toml", "version = \"1.0\"\n[verifier]\ntimeout_sec = 60\n" + user_toml +
+                                     "[environment]\nnetwork_mode = \"no-network\"\n");
+    // The image's own users: a checker at 2500, and a name for the agent's uid.
+    d.write(name + "/environment/passwd",
+            "root:x:0:0:root:/root:/bin/sh\nagent:x:1000:1000::/home/agent:/bin/sh\n"
+            "checker:x:2500:2501::/tmp:/bin/sh\n");
+    d.write(name + "/environment/Dockerfile",
+            "FROM " + rig.base + "\nCOPY passwd /etc/passwd\nWORKDIR /work\nUSER 1000:1000\n");
+    auto t = load(dir);
+    rig.runner_tag(t);
+    return t;
+  };
+
+  auto by_uid = rig.run(with_user("vuid", "user = 2345\n"), trial::AgentChoice::Kind::kOracle);
+  CAPTURE(by_uid.error);
+  REQUIRE(by_uid.outcome == results::Outcome::kGraded);
+  CHECK(by_uid.grade.components.at("reward.uid") == 2345.0);
+  CHECK(by_uid.grade.components.at("reward.tests_owner") == 2345.0);
+
+  auto by_name = rig.run(with_user("vname", "user = \"checker\"\n"), trial::AgentChoice::Kind::kOracle);
+  CAPTURE(by_name.error);
+  REQUIRE(by_name.outcome == results::Outcome::kGraded);
+  CHECK(by_name.grade.components.at("reward.uid") == 2500.0);
+
+  auto unset = rig.run(with_user("vdefault", ""), trial::AgentChoice::Kind::kOracle);
+  REQUIRE(unset.outcome == results::Outcome::kGraded);
+  CHECK(unset.grade.components.at("reward.uid") == 2000.0);
+
+  for (auto [name, toml, why] :
+       {std::tuple{"vagent", "user = 1000\n", "shares the agent's uid or gid 1000"},
+        std::tuple{"vagentname", "user = \"agent\"\n", "shares the agent's uid or gid 1000"},
+        std::tuple{"vagentgid", "user = \"3000:1000\"\n", "shares the agent's uid or gid 1000"},
+        std::tuple{"vroot", "user = \"root\"\n", "is root"},
+        std::tuple{"vnobody", "user = \"nobody-here\"\n", "has no user 'nobody-here'"}}) {
+    CAPTURE(name);
+    auto r = rig.run(with_user(name, toml), trial::AgentChoice::Kind::kOracle);
+    CAPTURE(r.error);
+    CHECK(r.outcome == results::Outcome::kSetupError);
+    CHECK(r.error.find(why) != std::string::npos);
+    CHECK(r.error.find("[verifier].user") != std::string::npos);
+  }
+  check_nothing_left(rig);
+}
+
+TEST_CASE("harbor env: ${VAR} templates read the host only for --env-passthrough names, in every table") {
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-env-");
+  std::map<std::string, std::string> host{{"FORGECTL_TEST_HVAR", "it's $ok"}, {"FORGECTL_TEST_HSECRET", "leaked"}};
+  rig.env.host.env = [host](const char* k) -> std::optional<std::string> {
+    auto it = host.find(k);
+    return it == host.end() ? std::nullopt : std::optional<std::string>(it->second);
+  };
+  rig.cfg.env_passthrough = {"FORGECTL_TEST_HVAR"};
+  auto dir = write_task(
+      d, "envs", rig.base,
+      "ok() { [ \"$1\" = \"$2\" ] && echo 1 || echo 0; }\n"
+      "printf '{\"reward\": 1, \"solution\": %s, \"environment\": %s, \"verifier\": %s, "
+      "\"not_passed\": %s, \"literal\": %s}' "
+      "\"$(ok \"$(cat answer.txt)\" \"it's \\$ok|it's \\$ok\")\" \"$(ok \"$FROM_ENV\" \"it's \\$ok\")\" "
+      "\"$(ok \"$V\" \"it's \\$ok\")\" \"$(ok \"$SECRET\" fallback)\" \"$(ok \"$LIT\" '${NOT_A_TEMPLATE} x')\" "
+      "> /logs/verifier/reward.json\n");
+  d.write("envs/task.toml",
+          "version = \"1.0\"\n"
+          "[verifier]\ntimeout_sec = 60\nenv = { V = \"${FORGECTL_TEST_HVAR}\", SECRET = "
+          "\"${FORGECTL_TEST_HSECRET:-fallback}\" }\n"
+          "[environment]\nnetwork_mode = \"no-network\"\n"
+          "env = { FROM_ENV = \"${FORGECTL_TEST_HVAR}\", LIT = \"${NOT_A_TEMPLATE} x\" }\n"
+          "[solution]\nenv = { S = \"${FORGECTL_TEST_HVAR}\" }\n");
+  d.write("envs/solution/solve.sh", "printf '%s|%s' \"$S\" \"$FROM_ENV\" > answer.txt\n");
+  auto task = load(dir);
+  rig.runner_tag(task);
+  auto r = rig.run(task, trial::AgentChoice::Kind::kOracle);
+  CAPTURE(r.error);
+  CAPTURE(r.verifier_output);
+  REQUIRE(r.outcome == results::Outcome::kGraded);
+  CHECK(r.grade.components.at("reward.solution") == 1.0);     // [solution].env and [environment].env in solve.sh
+  CHECK(r.grade.components.at("reward.environment") == 1.0);  // [environment].env in the verifier too
+  CHECK(r.grade.components.at("reward.verifier") == 1.0);
+  CHECK(r.grade.components.at("reward.not_passed") == 1.0);  // set on the host, not passed: the fallback
+  CHECK(r.grade.components.at("reward.literal") == 1.0);
+  // The value never shows in the oracle's tool call.
+  REQUIRE(r.tool_log.size() == 1);
+  CHECK(r.tool_log[0].record.arguments.find("it's") == std::string::npos);
+
+  // A template without a fallback whose variable the run does not pass stops the trial as a setup
+  // error naming the flag; nothing of it is left.
+  d.write("envs/task.toml",
+          "version = \"1.0\"\n[environment]\nnetwork_mode = \"no-network\"\n"
+          "env = { KEY = \"${FORGECTL_TEST_HSECRET}\" }\n");
+  auto bad = load(dir);
+  auto b = rig.run(bad, trial::AgentChoice::Kind::kOracle);
+  CHECK(b.outcome == results::Outcome::kSetupError);
+  CHECK(b.error.find("--env-passthrough FORGECTL_TEST_HSECRET") != std::string::npos);
+  CHECK(b.error.find("[environment].env") != std::string::npos);
+  check_nothing_left(rig);
+}
+
+TEST_CASE("harbor healthcheck: the agent starts once the check passes; a check that never does is the environment's") {
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-hc-");
+  auto with_check = [&](const std::string& name, const std::string& hc_toml) {
+    auto dir = write_task(d, name, rig.base);
+    d.write(name + "/task.toml",
+            "version = \"1.0\"\n[verifier]\ntimeout_sec = 60\n"
+            "[environment]\nnetwork_mode = \"no-network\"\n[environment.healthcheck]\n" +
+                hc_toml);
+    auto t = load(dir);
+    rig.runner_tag(t);
+    return t;
+  };
+  // Passes on its third run: the count it keeps in /tmp is what the agent finds.
+  auto ok = with_check("hcok",
+                       "command = 'n=$(cat /tmp/hc 2>/dev/null || echo 0); n=$((n+1)); echo $n > /tmp/hc; "
+                       "[ $n -ge 3 ]'\ninterval_sec = 0.2\nretries = 5\n");
+  auto r = rig.run(ok, trial::AgentChoice::Kind::kReplay, write_replay(d, "cat /tmp/hc; echo 42 > answer.txt"));
+  CAPTURE(r.error);
+  REQUIRE(r.outcome == results::Outcome::kGraded);
+  REQUIRE(r.tool_log.size() == 1);
+  CHECK(r.tool_log[0].record.content.find("3") == 0);
+  CHECK(r.grade.score == 1.0);
+
+  // Failures during start_period do not count; afterwards `retries` in a row end the trial before
+  // the agent, as an infra error of the sandbox (retried), not the model's 0.
+  auto never = with_check("hcbad",
+                          "command = 'echo not-yet; date +%s%N >> /tmp/tries; exit 3'\ninterval_sec = 0.1\n"
+                          "retries = 2\nstart_period_sec = 1\nstart_interval_sec = 0.2\n");
+  auto b = rig.run(never, trial::AgentChoice::Kind::kOracle);
+  CAPTURE(b.error);
+  CHECK(b.outcome == results::Outcome::kInfraError);
+  CHECK(b.infra_kind == results::InfraKind::kSandbox);
+  CHECK(b.error.find("did not become healthy") != std::string::npos);
+  CHECK(b.error.find("failed 2 time(s) in a row") != std::string::npos);
+  CHECK(b.error.find("exit code 3: not-yet") != std::string::npos);
+  CHECK(b.error.find(" 2 attempt(s)") == std::string::npos);  // the start period's attempts came first
+  CHECK(b.tool_log.empty());
+
+  // A check past its timeout counts as a failure.
+  auto slow = with_check("hcslow", "command = 'sleep 30'\ntimeout_sec = 1\nretries = 1\n");
+  auto s = rig.run(slow, trial::AgentChoice::Kind::kOracle);
+  CAPTURE(s.error);
+  CHECK(s.outcome == results::Outcome::kInfraError);
+  CHECK(s.error.find("timed out after 1") != std::string::npos);
+  check_nothing_left(rig);
+}
+
+TEST_CASE("harbor artifacts: declared paths reach the trial directory and the verifier; links and exclusions do not") {
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-art-");
+  auto with_artifacts = [&](const std::string& name, const std::string& artifacts_toml, const std::string& hooks = "") {
+    auto dir = write_task(
+        d, name, rig.base,
+        "v() { if eval \"$1\"; then echo 1; else echo 0; fi; }\n"
+        "printf '{\"reward\": 1, \"seen\": %s, \"owner\": %s, \"link\": %s, \"excluded\": %s}' "
+        "\"$(v 'grep -q hello /outdir/result.txt')\" \"$(stat -c %u /outdir/result.txt 2>/dev/null || echo -1)\" "
+        "\"$(v '[ -L /outdir/link ] || [ -e /outdir/link ]')\" \"$(v '[ -e /outdir/junk.tmp ]')\" "
+        "> /logs/verifier/reward.json\n");
+    d.write(name + "/task.toml", "version = \"1.0\"\n" + artifacts_toml +
+                                     "[verifier]\ntimeout_sec = 60\n" +
+                                     hooks + "[environment]\nnetwork_mode = \"no-network\"\n");
+    d.write(name + "/environment/outdir/.keep", "");
+    d.write(name + "/environment/Dockerfile",
+            "FROM " + rig.base + "\nCOPY --chown=1000:1000 outdir /outdir\nWORKDIR /work\nUSER 1000:1000\n");
+    auto t = load(dir);
+    rig.runner_tag(t);
+    return t;
+  };
+  const std::string replay = write_replay(d,
+                                          "echo hello > /outdir/result.txt; ln -s /etc/passwd /outdir/link; echo x > "
+                                          "/outdir/junk.tmp; echo 42 > answer.txt");
+
+  auto task = with_artifacts("arts",
+                             "artifacts = [{ source = \"/outdir\", exclude = [\"*.tmp\"] }, "
+                             "{ source = \"/work/answer.txt\", destination = \"answer-copy.txt\" }, \"/missing\"]\n",
+                             // A hook that fails is a note; the next one still runs, before the copy.
+                             "[[verifier.collect]]\ncommand = \"exit 4\"\n"
+                             "[[verifier.collect]]\ncommand = \"echo collected > /outdir/hook.txt\"\n");
+  auto r = rig.run(task, trial::AgentChoice::Kind::kReplay, replay);
+  CAPTURE(r.error);
+  CAPTURE(r.verifier_output);
+  REQUIRE(r.outcome == results::Outcome::kGraded);
+  CHECK(r.grade.components.at("reward.seen") == 1.0);      // outside the workspace, declared: it reached the verifier
+  CHECK(r.grade.components.at("reward.owner") == 1000.0);  // as the agent's
+  CHECK(r.grade.components.at("reward.link") == 0.0);      // a link is never followed nor copied
+  CHECK(r.grade.components.at("reward.excluded") == 0.0);
+
+  TempFiles out_dir("forgectl-harbor-art-out-");
+  auto run = results::RunDir::open(out_dir.dir(), [](std::string_view t) { return std::string(t); });
+  REQUIRE(run.has_value());
+  REQUIRE(trial::write_trial_files(*run, r, "").has_value());
+  const fs::path arts = fs::path(out_dir.dir()) / "trials" / "arts" / "0" / "logs" / "artifacts";
+  std::ifstream res(arts / "outdir" / "result.txt");
+  CHECK(std::string((std::istreambuf_iterator<char>(res)), {}) == "hello\n");
+  std::ifstream copy(arts / "answer-copy.txt");
+  CHECK(std::string((std::istreambuf_iterator<char>(copy)), {}) == "42\n");
+  std::ifstream hook(arts / "outdir" / "hook.txt");
+  CHECK(std::string((std::istreambuf_iterator<char>(hook)), {}) == "collected\n");  // [[verifier.collect]] ran first
+  CHECK_FALSE(fs::exists(arts / "outdir" / "link"));
+  CHECK_FALSE(fs::exists(arts / "outdir" / "junk.tmp"));
+
+  // Undeclared, the same file stays behind: the verifier holds only the workspace.
+  auto plain = with_artifacts("noarts", "");
+  auto p = rig.run(plain, trial::AgentChoice::Kind::kReplay, replay);
+  CAPTURE(p.error);
+  REQUIRE(p.outcome == results::Outcome::kGraded);
+  CHECK(p.grade.components.at("reward.seen") == 0.0);
+  check_nothing_left(rig);
+}
+
+TEST_CASE(
+    "harbor cli: forgectl run on a dataset mixing a Harbor and a Tolokaforge task; oracle passes both, noop neither") {
+  HarborRig rig;  // the tag the Harbor task builds FROM, and the built image's removal
+  TempFiles d("forgectl-harbor-cli-");
+  const std::string dataset = d.dir() + "/dataset";
+  auto harbor = load(write_task(d, "dataset/harbor-answer", rig.base));
+  rig.runner_tag(harbor);
+  d.write(
+      "dataset/tf-answer/task.yaml",
+      "task_id: tf_answer\nname: \"Write the answer\"\ncategory: files\ndescription: \"Write answer.txt with 42.\"\n"
+      "initial_user_message: \"Write 42 to answer.txt, then say 'done now'.\"\n"
+      "tools:\n  agent:\n    enabled: [write_file]\n  user:\n    enabled: []\n"
+      "user_simulator:\n  mode: scripted\n  scripted_flow:\n"
+      "    - {if_assistant_contains: \"done now\", user: \"Thanks. ###STOP###\"}\n    - {default: \"###STOP###\"}\n"
+      "grading: grading.yaml\n"
+      "solution:\n  tool_calls:\n    - {name: write_file, arguments: {path: answer.txt, content: \"42\\n\"}}\n"
+      "  final_message: \"done now\"\n");
+  d.write(
+      "dataset/tf-answer/grading.yaml",
+      "combine:\n  method: weighted\n  weights: {state_checks: 1.0}\n  pass_threshold: 0.8\n"
+      "state_checks:\n  jsonpaths:\n    - {path_glob: \"/env/fs/agent-visible/answer.txt\", contains_ci: \"42\"}\n");
+  d.write("dataset/README.md", "Two tasks of two formats.\n");
+
+  auto records = [](const std::string& out) {
+    auto log = results::read_trials_jsonl(out + "/trials.jsonl");
+    REQUIRE_MESSAGE(log.has_value(), (log ? "" : log.error().what()));
+    std::map<std::string, results::TrialRecord> by_task;
+    for (const auto& r : log->trials) by_task[r.task_id] = r;
+    return by_task;
+  };
+  auto oracle = run_forgectl({"run", dataset, "--agent", "oracle", "--out", d.dir() + "/oracle"}, Millis(400000));
+  REQUIRE(oracle.has_value());
+  CHECK_MESSAGE(oracle->code == 0, oracle->text());
+  auto o = records(d.dir() + "/oracle");
+  REQUIRE(o.size() == 2);
+  REQUIRE(o.count("harbor-answer"));
+  REQUIRE(o.count("tf_answer"));
+  for (const auto& [id, r] : o) {
+    CAPTURE(id);
+    CHECK(r.graded());
+    CHECK(r.score == 1.0);
+  }
+
+  auto noop = run_forgectl({"run", dataset, "--agent", "noop", "--out", d.dir() + "/noop"}, Millis(400000));
+  REQUIRE(noop.has_value());
+  CHECK_MESSAGE(noop->code == 0, noop->text());  // every trial graded: failed tasks are results, not errors
+  CHECK(noop->out.find("0/2 graded trials passed") != std::string::npos);
+  auto n = records(d.dir() + "/noop");
+  REQUIRE(n.size() == 2);
+  for (const auto& [id, r] : n) {
+    CAPTURE(id);
+    CHECK(r.graded());
+    CHECK(r.score == 0.0);
+  }
+  CHECK(noop->out.find("leak audit: nothing of run") != std::string::npos);
 }

@@ -7,6 +7,7 @@
 #include "support/manifest_helpers.h"
 #include "sweep/task_set.h"
 #include "trial/harbor_trial.h"
+#include "trial/preflight.h"
 
 using namespace forge;
 
@@ -92,4 +93,112 @@ TEST_CASE("dockerfile bases: every FROM image, stages and scratch left out") {
   CHECK(stack::dockerfile_bases("FROM a:1 AS build\nRUN x\nfrom --platform=linux/amd64 build\nFROM scratch\n"
                                 "FROM \\\n  b:2\nFROM a:1\n") == std::vector<std::string>{"a:1", "b:2"});
   CHECK(stack::dockerfile_bases("ARG B=x\nFROM $B\n") == std::vector<std::string>{"$B"});
+}
+
+TEST_CASE("verifier ids: root and the agent's uid or gid are refused, naming the setting; others run") {
+  CHECK(trial::check_verifier_ids(2000, 2000, "x").has_value());
+  CHECK(trial::check_verifier_ids(2500, 2501, "x").has_value());
+  for (auto [uid, gid] : {std::pair{0u, 0u}, {2000u, 0u}, {0u, 2000u}}) {
+    auto st = trial::check_verifier_ids(uid, gid, "[verifier].user = 0");
+    REQUIRE_FALSE(st.has_value());
+    CHECK(st.error().code == Errc::kInvalid);
+    CHECK(st.error().what().find("[verifier].user = 0 is root") != std::string::npos);
+  }
+  for (auto [uid, gid] : {std::pair{1000u, 1000u}, {1000u, 2000u}, {3000u, 1000u}}) {
+    auto st = trial::check_verifier_ids(uid, gid, "[verifier].user");
+    REQUIRE_FALSE(st.has_value());
+    CHECK(st.error().what().find("shares the agent's uid or gid 1000") != std::string::npos);
+  }
+}
+
+TEST_CASE("harbor verifier network: [verifier]'s own mode, else the baseline (not the agent's override)") {
+  test::TempFiles d("forgectl-harbor-");
+  write_harbor(d, "own",
+               "version = \"1.0\"\n[agent]\nnetwork_mode = \"public\"\n"
+               "[verifier]\nallowed_hosts = [\"pypi.org\"]\n[environment]\nnetwork_mode = \"no-network\"\n");
+  write_harbor(d, "base",
+               "version = \"1.0\"\n[agent]\nnetwork_mode = \"no-network\"\n[environment]\nnetwork_mode = \"public\"\n");
+  auto own = manifest::load_harbor_task_config(d.dir() + "/own");
+  REQUIRE_MESSAGE(own.has_value(), (own ? "" : own.error().what()));
+  CHECK(manifest::verifier_network(*own->harbor).mode == manifest::NetworkMode::kAllowlist);
+  CHECK(manifest::verifier_network(*own->harbor).allowed_hosts == std::vector<std::string>{"pypi.org"});
+  CHECK(manifest::agent_network(*own->harbor).mode == manifest::NetworkMode::kPublic);
+  write_harbor(d, "sep", "version = \"1.0\"\n[verifier.environment]\nnetwork_mode = \"no-network\"\n"
+                         "[environment]\nnetwork_mode = \"public\"\n");
+  write_harbor(d, "sepdefault", "version = \"1.0\"\n[verifier.environment]\ncpus = 1\n"
+                                "[environment]\nnetwork_mode = \"no-network\"\n");
+  auto sep = manifest::load_harbor_task_config(d.dir() + "/sep");
+  REQUIRE_MESSAGE(sep.has_value(), (sep ? "" : sep.error().what()));
+  CHECK(manifest::verifier_network(*sep->harbor).mode == manifest::NetworkMode::kNoNetwork);
+  auto sepdefault = manifest::load_harbor_task_config(d.dir() + "/sepdefault");
+  REQUIRE_MESSAGE(sepdefault.has_value(), (sepdefault ? "" : sepdefault.error().what()));
+  // A verifier environment without network keys does not fall back to Harbor's default public.
+  CHECK(manifest::verifier_network(*sepdefault->harbor).mode == manifest::NetworkMode::kNoNetwork);
+  auto base = manifest::load_harbor_task_config(d.dir() + "/base");
+  REQUIRE(base.has_value());
+  CHECK(manifest::verifier_network(*base->harbor).mode == manifest::NetworkMode::kPublic);
+  CHECK(base->environment.manifest.network_policy == manifest::NetworkPolicy::kNoInternet);
+}
+
+TEST_CASE("harbor env: templates read only passed host variables; fallbacks; literals; an error names the flag") {
+  test::TempFiles d("forgectl-harbor-");
+  write_harbor(d, "env",
+               "version = \"1.0\"\n[verifier]\nenv = { A = \"${PASSED}\", B = \"${UNPASSED:-fb}\" }\n"
+               "[environment]\nenv = { C = \"${PASSED:-unused}\", D = \"plain\" }\n"
+               "[solution]\nenv = { E = \"${PASSED_UNSET:-none}\" }\n");
+  auto t = manifest::load_harbor_task_config(d.dir() + "/env");
+  REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
+  EnvLookup host = [](const char* k) -> std::optional<std::string> {
+    if (std::string(k) == "PASSED") return std::string("from-host");
+    if (std::string(k) == "UNPASSED") return std::string("secret");
+    return std::nullopt;
+  };
+  auto e = trial::resolve_harbor_env(*t->harbor, {"PASSED", "PASSED_UNSET"}, host);
+  REQUIRE_MESSAGE(e.has_value(), (e ? "" : e.error().what()));
+  CHECK(e->verifier == std::vector<std::string>{"A=from-host", "B=fb"});  // UNPASSED is set but not passed
+  CHECK(e->environment == std::vector<std::string>{"C=from-host", "D=plain"});
+  CHECK(e->solution == std::vector<std::string>{"E=none"});
+
+  auto none = trial::resolve_harbor_env(*t->harbor, {}, host);
+  REQUIRE_FALSE(none.has_value());
+  CHECK(none.error().code == Errc::kInvalid);
+  CHECK(none.error().what().find("[verifier].env") != std::string::npos);
+  CHECK(none.error().what().find("PASSED is not passed to this run and has no fallback (forgectl run "
+                                 "--env-passthrough PASSED)") != std::string::npos);
+}
+
+TEST_CASE(
+    "preflight: a Harbor verifier user refused by id and an env template the run does not pass stop the run first") {
+  test::TempFiles d("forgectl-harbor-");
+  write_harbor(d, "bad",
+               "version = \"1.0\"\n[verifier]\nuser = 1000\nenv = { K = \"${HOST_ONLY}\", F = \"${OTHER:-ok}\" }\n");
+  write_harbor(d, "named", "version = \"1.0\"\n[verifier]\nuser = \"checker\"\n");
+  auto bad = manifest::load_harbor_task_config(d.dir() + "/bad");
+  REQUIRE_MESSAGE(bad.has_value(), (bad ? "" : bad.error().what()));
+  trial::PreflightInput in;
+  auto problems = trial::check_task(*bad, in);
+  REQUIRE(problems.size() == 2);
+  CHECK(problems[0].text().find("task.toml: [verifier].user = \"1000\" (1000:1000) shares the agent's uid") !=
+        std::string::npos);
+  CHECK(problems[1].text().find("task.toml:4: [verifier].env K = \"${HOST_ONLY}\": HOST_ONLY is not passed to this "
+                                "run and has no fallback (forgectl run --env-passthrough HOST_ONLY)") !=
+        std::string::npos);
+  manifest::RunConfig run;
+  run.env_passthrough = {"HOST_ONLY"};
+  in.run = &run;
+  CHECK(trial::check_task(*bad, in).size() == 1);  // passed: the host's value is the trial's to read
+
+  auto named = manifest::load_harbor_task_config(d.dir() + "/named");
+  REQUIRE(named.has_value());
+  CHECK(trial::check_task(*named, trial::PreflightInput{}).empty());  // a name is looked up in the image, per trial
+}
+
+TEST_CASE("preflight: a multi-step Harbor task is refused until its steps are run one by one") {
+  auto t = manifest::load_harbor_task_config(std::string(FORGECTL_TEST_DATA) + "/harbor/multi-step");
+  REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
+  REQUIRE_FALSE(t->harbor->steps.empty());
+  auto problems = trial::check_task(*t, trial::PreflightInput{});
+  REQUIRE_FALSE(problems.empty());
+  CHECK(problems[0].text().find("a multi-step task ([[steps]]") != std::string::npos);
+  CHECK(problems[0].text().find("is not run yet") != std::string::npos);
 }
