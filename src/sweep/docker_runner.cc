@@ -35,6 +35,33 @@ std::string task_summary_yaml(const manifest::TaskConfig& t, int idx) {
   return out;
 }
 
+// Times a trial from its claim (a prepared trial: from taking it): until its tools are open
+// (the agent phase begins) and until its first tool call returned; phases_s records both
+// (claim_to_ready, claim_to_first_tool).
+class ClaimClock {
+ public:
+  explicit ClaimClock(std::function<void(const trial::TrialProgress&)> inner) : inner_(std::move(inner)) {}
+  std::function<void(const trial::TrialProgress&)> ear() {
+    return [t = times_, claim = claim_, inner = inner_](const trial::TrialProgress& p) {
+      if (!t->ready && p.phase == "agent") t->ready = elapsed_since(claim);
+      if (!t->first_tool && p.tool_calls > 0) t->first_tool = elapsed_since(claim);
+      if (inner) inner(p);
+    };
+  }
+  void record(trial::TrialResult& r) const {
+    if (times_->ready) r.phases["claim_to_ready"] = *times_->ready;
+    if (times_->first_tool) r.phases["claim_to_first_tool"] = *times_->first_tool;
+  }
+
+ private:
+  struct Times {
+    std::optional<Millis> ready, first_tool;
+  };
+  std::shared_ptr<Times> times_ = std::make_shared<Times>();  // written from the trial's threads, serialised per trial
+  Clock::time_point claim_ = Clock::now();
+  std::function<void(const trial::TrialProgress&)> inner_;
+};
+
 }  // namespace
 
 DockerTrialRunner::DockerTrialRunner(trial::TrialEnv base, HostPool& hosts, trial::Admission& admission,
@@ -138,10 +165,11 @@ Result<int> DockerTrialRunner::admit(int concurrency, std::ostream& progress) {
 
 namespace {
 
-// A sandbox the warm pool made for one job, on the engine it was made on (counted busy there).
+// A trial the warm pool prepared for one job (its first phases run, its stack maybe frozen), on
+// the engine it was made on (counted busy there).
 struct DockerPrepared final : Prepared {
   EngineSlot* engine = nullptr;
-  std::shared_ptr<trial::PreparedSandbox> sandbox;
+  std::unique_ptr<trial::PreparedTrial> trial;
 };
 
 }  // namespace
@@ -151,63 +179,55 @@ std::unique_ptr<Prepared> DockerTrialRunner::prepare(const Job& job) {
   EngineSlot& engine = hosts_.acquire();
   trial::TrialEnv env = base_;
   env.docker = engine.client.get();
-  env.admission = &admission_;
-  // Ahead of need: only while no trial waits for a stack-creation slot.
-  Slots::Hold hold(&admission_.up, Slots::Priority::kAhead);
-  auto token = new_control_token();
-  auto sb = token ? trial::bring_up(*job.task, env, std::move(*token)) : Result<trial::PreparedSandbox>(token.fail());
-  if (!sb) {
+  env.engine_is_local = starts_with(engine.address, "unix://");
+  env.admission = &admission_;  // its up waits at kAhead: only while no trial waits for a slot
+  auto t = trial::prepare_trial(*job.task, job.index, job.agent, env);
+  if (!t) {
     hosts_.release(engine);
     if (base_.log && !(base_.interrupted && base_.interrupted->load() > 0))
       base_.log->debug("warm pool: " + job.task->task_id + "#" + std::to_string(job.index) +
-                       " will bring up its own sandbox: " + sb.error().what());
+                       " will bring up its own sandbox: " + t.error().what());
     return nullptr;
   }
   auto p = std::make_unique<DockerPrepared>();
   p->engine = &engine;
-  p->sandbox = std::make_shared<trial::PreparedSandbox>(std::move(*sb));
+  p->trial = std::move(*t);
   return p;
+}
+
+bool DockerTrialRunner::freeze(Prepared& p) {
+  auto* d = dynamic_cast<DockerPrepared*>(&p);
+  return d && d->trial->freeze();
 }
 
 void DockerTrialRunner::discard(std::unique_ptr<Prepared> p) {
   auto* d = dynamic_cast<DockerPrepared*>(p.get());
   if (!d) return;
-  teardown_.submit_stack(*d->engine->client, d->sandbox->up.name, "warm pool");
+  d->trial.reset();  // its tools closed, its stack handed to the background teardown
   hosts_.release(*d->engine);
 }
 
 Attempt DockerTrialRunner::run(const Job& job, int attempt) {
-  return run_on(hosts_.acquire(), job, attempt, nullptr);
+  EngineSlot& engine = hosts_.acquire();
+  trial::TrialEnv env = base_;
+  env.docker = engine.client.get();
+  env.engine_is_local = starts_with(engine.address, "unix://");
+  env.admission = &admission_;
+  ClaimClock clock(job.on_progress);
+  env.on_progress = clock.ear();
+  trial::TrialResult r = trial::run_trial(*job.task, job.index, attempt, job.agent, env);
+  clock.record(r);
+  hosts_.release(engine);
+  return finish_attempt(std::move(r), job, engine.address, dir_);
 }
 
 Attempt DockerTrialRunner::run_prepared(const Job& job, int attempt, std::unique_ptr<Prepared> p) {
   auto* d = dynamic_cast<DockerPrepared*>(p.get());
   if (!d) return run(job, attempt);
-  return run_on(*d->engine, job, attempt, d->sandbox);  // the engine slot acquired in prepare
-}
-
-// Times the trial from its claim: until its tools are open (the agent phase begins) and until its
-// first tool call returned; phases_s records both (claim_to_ready, claim_to_first_tool).
-Attempt DockerTrialRunner::run_on(EngineSlot& engine, const Job& job, int attempt,
-                                  std::shared_ptr<trial::PreparedSandbox> sandbox) {
-  trial::TrialEnv env = base_;
-  env.docker = engine.client.get();
-  env.engine_is_local = starts_with(engine.address, "unix://");
-  env.admission = &admission_;
-  env.prepared = std::move(sandbox);
-  auto claim = Clock::now();
-  struct Times {
-    std::optional<Millis> ready, first_tool;
-  };
-  auto times = std::make_shared<Times>();  // written from the trial's threads, serialised per trial
-  env.on_progress = [times, claim, inner = job.on_progress](const trial::TrialProgress& p) {
-    if (!times->ready && p.phase == "agent") times->ready = elapsed_since(claim);
-    if (!times->first_tool && p.tool_calls > 0) times->first_tool = elapsed_since(claim);
-    if (inner) inner(p);
-  };
-  trial::TrialResult r = trial::run_trial(*job.task, job.index, attempt, job.agent, env);
-  if (times->ready) r.phases["claim_to_ready"] = *times->ready;
-  if (times->first_tool) r.phases["claim_to_first_tool"] = *times->first_tool;
+  EngineSlot& engine = *d->engine;  // the slot acquired in prepare
+  ClaimClock clock(job.on_progress);
+  trial::TrialResult r = trial::finish_trial(std::move(d->trial), attempt, clock.ear());
+  clock.record(r);
   hosts_.release(engine);
   return finish_attempt(std::move(r), job, engine.address, dir_);
 }

@@ -40,10 +40,10 @@ class DockerTrialRunner final : public TrialRunner {
   int pool_capacity() override { return pool_capacity_; }
   std::unique_ptr<Prepared> prepare(const Job& job) override;
   Attempt run_prepared(const Job& job, int attempt, std::unique_ptr<Prepared> p) override;
+  bool freeze(Prepared& p) override;
   void discard(std::unique_ptr<Prepared> p) override;
 
  private:
-  Attempt run_on(EngineSlot& engine, const Job& job, int attempt, std::shared_ptr<trial::PreparedSandbox> sandbox);
 
   trial::TrialEnv base_;
   HostPool& hosts_;

@@ -43,11 +43,13 @@ class Scheduler {
       : o_(o), runner_(runner), state_(state), dir_(dir), progress_(progress), done_(done_before), total_(total) {}
 
   void run(const std::vector<const Job*>& todo, int concurrency) {
-    // The warm pool prepares the sandboxes of the jobs next in line while the first ones run.
-    int capacity = std::min(runner_.pool_capacity(), static_cast<int>(todo.size()) - concurrency);
+    // The warm pool prepares the sandboxes of the jobs in line, the first wave's too (each trial
+    // is then claimed in a ready sandbox; the wave's wait is the pool's, not its trials'), and
+    // the next ones while the first run.
+    int capacity = std::min(runner_.pool_capacity(), static_cast<int>(todo.size()));
+    int threads = std::min(capacity, std::max(kPoolThreads, concurrency / 2));
     if (capacity > 0)
-      pool_ = std::make_unique<WarmPool>(runner_, todo, capacity, std::min(capacity, kPoolThreads),
-                                         [this] { return stopping(); }, static_cast<std::size_t>(concurrency));
+      pool_ = std::make_unique<WarmPool>(runner_, todo, capacity, threads, [this] { return stopping(); });
     parallel_for(todo.size(), [&](std::size_t n) { run_job(*todo[n], n); }, static_cast<std::size_t>(concurrency));
     if (pool_) {
       pool_->shutdown();
@@ -138,7 +140,8 @@ class Scheduler {
                        a.record.cost_known);
   }
 
-  static constexpr int kPoolThreads = 16;  // preparations at once are the up admission's to limit
+  // Preparations at once are the up admission's to limit (its adaptive bound: concurrency / 2).
+  static constexpr int kPoolThreads = 16;
 
   const RunOptions& o_;
   TrialRunner& runner_;
@@ -238,7 +241,7 @@ Result<RunSummary> run_sweep(const RunOptions& o, const Plan& plan, TrialRunner&
   if (auto ps = scheduler.pool_stats())
     progress.event("  warm pool: " + std::to_string(ps->prepared) + " sandbox(es) prepared ahead, " +
                    std::to_string(ps->taken) + " taken, " + std::to_string(ps->discarded) + " discarded, " +
-                   std::to_string(ps->cold) + " trial(s) brought up their own");
+                   std::to_string(ps->frozen) + " frozen while they waited, " + std::to_string(ps->cold) + " trial(s) brought up their own");
   if (o.log_sink) o.log_sink->detach();
   progress.close();
   if (auto e = scheduler.write_error()) return fail(e->with_context("recording trial results"));
