@@ -316,7 +316,7 @@ int run_verb(Context& ctx, RunArgs& a, const CLI::App& cmd) {
   // Engines get forgectl's own images (built from this binary where missing) and lose dead
   // owners' orphans once, before the first image a plan needs from them is resolved.
   Slots builds(a.limits.builds);
-  bool prepared = false;
+  bool prepared = false, services_ready = false;
   auto prepare = [&]() -> Status {
     if (prepared || !pool) return {};
     prepared = true;
@@ -327,6 +327,11 @@ int run_verb(Context& ctx, RunArgs& a, const CLI::App& cmd) {
   auto plan = sweep::make_plan(s.plan_in, [&](const std::string& ref) -> Result<std::string> {
     if (auto st = connect(); !st) return st.fail();
     if (auto st = prepare(); !st) return st.fail();
+    // The services image only for a task that runs a built-in service.
+    if (ref == stack::kServicesImage && !services_ready) {
+      if (auto st = sweep::ensure_services_image(*pool, ctx.host, builds, ctx.log); !st) return st.fail();
+      services_ready = true;
+    }
     auto img = engine::inspect_image(*pool->primary().client, stack::effective_image(ref, ctx.host));
     if (!img) return img.fail();
     return img->id;
