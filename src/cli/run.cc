@@ -23,6 +23,8 @@
 #include "engine/system.h"
 #include "manifest/run_config_parse.h"
 #include "results/run_json.h"
+#include "policy/hardening.h"
+#include "policy/topology.h"
 #include "stack/local_images.h"
 #include "sweep/docker_runner.h"
 #include "sweep/local_runner.h"
@@ -384,11 +386,18 @@ int run_verb(Context& ctx, RunArgs& a, const CLI::App& cmd) {
   std::unique_ptr<sweep::TrialRunner> runner;
   if (pool) {
     int containers = 1;  // the most any task's stack runs: memory admission
-    for (const auto& t : (*plan)->tasks)
+    std::int64_t limit_bytes = 0;  // the most any task's containers may use together (their limits)
+    for (const auto& t : (*plan)->tasks) {
       containers = std::max(containers, static_cast<int>(t.environment.compose.services.size()) + 1 +
                                             (t.environment.manifest.network_policy == manifest::NetworkPolicy::kLimitedInternet));
+      const auto& runner_spec = t.environment.manifest.runner;
+      std::int64_t sum = policy::runner_hardening(runner_spec, policy::is_own_runner_image(runner_spec.image)).memory;
+      for (const auto& svc : t.environment.compose.services) sum += policy::service_hardening(svc, nullptr).memory;
+      limit_bytes = std::max(limit_bytes, sum);
+    }
     runner = std::make_unique<sweep::DockerTrialRunner>(env, *pool, admission, *dir, (*plan)->networks_per_trial,
-                                                        containers, a.limits.warm_pool);
+                                                        containers, a.limits.warm_pool,
+                                                        static_cast<std::uint64_t>(limit_bytes) >> 20);
   }
   else {
     runner = std::make_unique<sweep::LocalTrialRunner>(env, admission, *dir);
