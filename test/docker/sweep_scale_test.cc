@@ -192,10 +192,22 @@ TEST_CASE("scale: sandboxes of a SIGKILLed run — in use and prepared ahead —
     if (run_id.empty()) continue;
     auto f = by_label(stack::kLabelRun, run_id);
     f["label"].push_back(std::string(stack::kLabelRole) + "=runner");
-    f["status"] = {"running"};
+    f["status"] = {"running", "paused"};
     if (auto l = engine::list_containers(c, f)) runners = l->size();
   }
   REQUIRE_MESSAGE(runners == 2, "stdout:\n" << (*p)->out() << "\nstderr:\n" << (*p)->err());  // one in use, one prepared
+  {
+    // The prepared one waits frozen (paused: no CPU) while the first trial waits on its model.
+    std::size_t paused = 0;
+    auto f = by_label(stack::kLabelRun, run_id);
+    f["label"].push_back(std::string(stack::kLabelRole) + "=runner");
+    f["status"] = {"paused"};
+    for (auto until_paused = Clock::now() + std::chrono::seconds(60); Clock::now() < until_paused && paused == 0;) {
+      if (auto l = engine::list_containers(c, f)) paused = l->size();
+      if (paused == 0) std::this_thread::sleep_for(Millis(200));
+    }
+    CHECK(paused == 1);
+  }
   {
     // files-basic uses no json-db and no network: in a sweep its runners have NetworkMode none and
     // the run starts no service container at all.
@@ -219,7 +231,7 @@ TEST_CASE("scale: sandboxes of a SIGKILLed run — in use and prepared ahead —
   server.release();
   auto before = engine::list_containers(c, by_label(stack::kLabelRun, run_id));
   REQUIRE(before.has_value());
-  CHECK(before->size() >= 2);  // nothing removed them: the owner died
+  CHECK(before->size() >= 2);  // nothing removed them: the owner died (the paused one too)
   auto down = forgectl({"down", "--orphans"});
   CHECK_MESSAGE(down.code == 0, down.text());
   auto after = engine::list_containers(c, by_label(stack::kLabelRun, run_id));
@@ -228,4 +240,40 @@ TEST_CASE("scale: sandboxes of a SIGKILLed run — in use and prepared ahead —
   auto nets = engine::list_networks(c, by_label(stack::kLabelRun, run_id));
   REQUIRE(nets.has_value());
   CHECK(nets->empty());
+}
+
+TEST_CASE("scale: a sandbox prepared ahead waits frozen and its trial, thawed, passes like any other") {
+  TempDir dir;
+  FakeLlmServer server;
+  // Two trials one after the other; each first answer takes a while, so the second trial's
+  // sandbox is ready (and nobody waits for it) while the first trial waits on its model.
+  using namespace forge::test::fake_llm;
+  for (int trial = 0; trial < 2; ++trial) {
+    ScriptedResponse read{200, {}, openai_tool_call("c1", "read_file", R"({"path":"problem.txt"})")};
+    read.delay = Millis(4000);
+    server.push(read);
+    server.push(200, openai_tool_call("c2", "write_file",
+                                      R"({"path":"submissions/answer.md","content":"# Answer\n\nThe value is 42.\n"})"));
+    server.push(200, openai_text("The answer is 42. analysis complete"));
+  }
+  std::string cfg = dir.path() + "/run.yaml";
+  std::ofstream(cfg) << "models:\n  agent: {provider: openai, name: gpt-4o, base_url: \"" << server.base_url()
+                     << "\", api_key_env: FORGECTL_TEST_KEY}\norchestrator:\n  timeouts: {turn_s: 120, episode_s: 300}\n";
+  std::string out = dir.path() + "/run";
+  auto r = forgectl({"run", example("files-basic"), "--config", cfg, "--agent", "llm", "--trials", "2", "--concurrency",
+                     "1", "--out", out},
+                    {{"FORGECTL_TEST_KEY", "sk-test"}});
+  REQUIRE_MESSAGE(r.code == 0, r.text());
+  CHECK(r.err.find("1 frozen while they waited") != std::string::npos);
+  auto log = results::read_trials_jsonl(out + "/trials.jsonl");
+  REQUIRE(log.has_value());
+  REQUIRE(log->trials.size() == 2);
+  int thawed = 0;
+  for (const auto& t : log->trials) {
+    CHECK_MESSAGE(t.binary_pass, t.error);
+    CHECK(t.phases_s.count("claim_to_first_tool") == 1);
+    thawed += t.phases_s.count("thaw") == 1;
+  }
+  CHECK(thawed == 1);
+  CHECK(r.out.find("leak audit: nothing of run") != std::string::npos);
 }
