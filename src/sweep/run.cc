@@ -10,6 +10,7 @@
 
 #include "core/parallel.h"
 #include "core/process_identity.h"
+#include "core/scope_guard.h"
 #include "results/report_files.h"
 #include "sweep/progress.h"
 #include "sweep/run_resume.h"
@@ -85,6 +86,11 @@ class Scheduler {
   // Attempts of one job until one counts: a graded trial, an infra error out of retries, a setup
   // error (stops the run) or an interruption (left for --resume).
   void run_job(const Job& job, std::size_t n) {
+    // A job that ends before its first attempt took its sandbox gives the place back.
+    bool took = false;
+    ScopeGuard give_back([&] {
+      if (!took && pool_) pool_->forgo(n);
+    });
     if (stopping()) return;
     const std::string owner = ProcessIdentity::current().str();
     for (int tries = 1;; ++tries) {
@@ -97,6 +103,7 @@ class Scheduler {
       watched.on_progress = [this, id](const trial::TrialProgress& p) { progress_.update(id, p); };
       // The first attempt takes its prepared sandbox, if any; a retry is always a fresh one.
       std::unique_ptr<Prepared> prepared = tries == 1 && pool_ ? pool_->take(n) : nullptr;
+      took = true;
       Attempt a = prepared ? runner_.run_prepared(watched, *attempt, std::move(prepared)) : runner_.run(watched, *attempt);
       progress_.landed(id);
       if (a.interrupted || (stopping() && a.record.outcome == Outcome::kInfraError)) return abandon(job, *attempt, a);

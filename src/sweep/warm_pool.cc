@@ -92,6 +92,28 @@ std::unique_ptr<Prepared> WarmPool::take(std::size_t n) {
   return std::move(ready_[n]);
 }
 
+void WarmPool::forgo(std::size_t n) {
+  std::unique_ptr<Prepared> p;
+  {
+    std::unique_lock lock(mu_);
+    if (n >= state_.size()) return;
+    if (state_[n] == State::kTodo) {
+      state_[n] = State::kCold;
+      return;
+    }
+    waiting_[n] = true;  // not frozen on the way out
+    while (state_[n] == State::kPreparing) cv_.wait_for(lock, kPoll);
+    waiting_[n] = false;
+    if (state_[n] != State::kReady) return;
+    p = std::move(ready_[n]);
+    state_[n] = State::kCold;
+    --outstanding_;
+    ++stats_.discarded;
+  }
+  cv_.notify_all();
+  runner_.discard(std::move(p));
+}
+
 void WarmPool::shutdown() {
   {
     std::lock_guard lock(mu_);

@@ -44,6 +44,9 @@ class WarmPool {
 
   // Job n's turn: its prepared sandbox (waiting while it is, or is about to be, prepared), or null.
   std::unique_ptr<Prepared> take(std::size_t n);
+  // Job n will not take its sandbox (its worker gave up before its first attempt): a sandbox
+  // being prepared or ready for it is discarded, so it holds no place in the pool.
+  void forgo(std::size_t n);
   // Stops preparing, waits for preparations in progress and discards every sandbox not taken.
   void shutdown();
   PoolStats stats() const;
