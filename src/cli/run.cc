@@ -22,9 +22,9 @@
 #include "engine/images.h"
 #include "engine/system.h"
 #include "manifest/run_config_parse.h"
-#include "results/run_json.h"
 #include "policy/hardening.h"
 #include "policy/topology.h"
+#include "results/run_json.h"
 #include "stack/local_images.h"
 #include "sweep/docker_runner.h"
 #include "sweep/local_runner.h"
@@ -395,9 +395,9 @@ int run_verb(Context& ctx, RunArgs& a, const CLI::App& cmd) {
       for (const auto& svc : t.environment.compose.services) sum += policy::service_hardening(svc, nullptr).memory;
       limit_bytes = std::max(limit_bytes, sum);
     }
-    runner = std::make_unique<sweep::DockerTrialRunner>(env, *pool, admission, *dir, (*plan)->networks_per_trial,
-                                                        containers, a.limits.warm_pool,
-                                                        static_cast<std::uint64_t>(limit_bytes) >> 20);
+    runner =
+        std::make_unique<sweep::DockerTrialRunner>(env, *pool, admission, *dir, (*plan)->networks_per_trial, containers,
+                                                   a.limits.warm_pool, static_cast<std::uint64_t>(limit_bytes) >> 20);
   }
   else {
     runner = std::make_unique<sweep::LocalTrialRunner>(env, admission, *dir);

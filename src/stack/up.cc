@@ -2,10 +2,10 @@
 #include "stack/up.h"
 
 #include <condition_variable>
-#include <future>
-#include <map>
 #include <ctime>
 #include <filesystem>
+#include <future>
+#include <map>
 #include <mutex>
 #include <thread>
 

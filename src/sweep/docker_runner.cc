@@ -13,8 +13,8 @@
 #include "core/service_token.h"
 #include "core/strings.h"
 #include "policy/subnets.h"
-#include "sweep/host_fit.h"
 #include "stack/inventory.h"
+#include "sweep/host_fit.h"
 #include "trial/local_trial.h"
 #include "trial/sandbox_prep.h"
 #include "trial/trial_files.h"
@@ -118,8 +118,8 @@ Result<int> DockerTrialRunner::admit(int concurrency, std::ostream& progress) {
       fits_all += trials;
     }
     limits.subnet_trials = fits_all;
-    limits.subnet_note = "the subnet pool " + pool->pool().str() + " (" + std::to_string(networks_per_trial_) +
-                         " network(s) a trial)";
+    limits.subnet_note =
+        "the subnet pool " + pool->pool().str() + " (" + std::to_string(networks_per_trial_) + " network(s) a trial)";
   }
 
   // File descriptors: the soft limit raised to the hard one first.

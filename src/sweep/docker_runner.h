@@ -47,7 +47,6 @@ class DockerTrialRunner final : public TrialRunner {
   void discard(std::unique_ptr<Prepared> p) override;
 
  private:
-
   trial::TrialEnv base_;
   HostPool& hosts_;
   trial::Admission& admission_;

@@ -19,8 +19,7 @@ Result<HostFit> fit_to_host(int wanted, int pool_wanted, const HostLimits& host,
   // How many sandboxes (running or held ahead) each limit fits.
   std::uint64_t by_fds = kMany, by_mem = kMany, by_subnets = kMany;
   auto lower = [&](std::uint64_t fits, const std::string& limit, const std::string& what) -> Status {
-    if (fits == 0)
-      return fail(Errc::kUnavailable, limit + " fits no trial at all (" + what + "); refusing to start");
+    if (fits == 0) return fail(Errc::kUnavailable, limit + " fits no trial at all (" + what + "); refusing to start");
     if (fits >= allowed) return {};
     fit.messages.push_back(limit + " fits " + std::to_string(fits) + " trial(s) at once (" + what +
                            "); concurrency lowered from " + std::to_string(allowed) + " to " + std::to_string(fits));
@@ -30,8 +29,9 @@ Result<HostFit> fit_to_host(int wanted, int pool_wanted, const HostLimits& host,
 
   if (host.subnet_trials) {
     by_subnets = *host.subnet_trials;
-    if (auto st = lower(by_subnets, host.subnet_note.empty() ? "the subnet pool" : host.subnet_note,
-                        "free /28 subnets; forgectl down --orphans frees stale ones, FORGECTL_SUBNET_POOL sets a larger range");
+    if (auto st = lower(
+            by_subnets, host.subnet_note.empty() ? "the subnet pool" : host.subnet_note,
+            "free /28 subnets; forgectl down --orphans frees stale ones, FORGECTL_SUBNET_POOL sets a larger range");
         !st)
       return st.fail();
   }
@@ -52,9 +52,11 @@ Result<HostFit> fit_to_host(int wanted, int pool_wanted, const HostLimits& host,
       return st.fail();
     // The limits only warn: a runner limited to 2 GiB rests at a few MiB.
     if (need.limit_mib > 0 && allowed * need.limit_mib > *host.mem_available_mib)
-      fit.messages.push_back("warning: " + std::to_string(allowed) + " trial(s) at once may use up to " +
-                             std::to_string(allowed * need.limit_mib) + " MiB (their memory limits), more than the " +
-                             std::to_string(*host.mem_available_mib) + " MiB available; trials that use much of their limit may be OOM-killed (lower --concurrency)");
+      fit.messages.push_back(
+          "warning: " + std::to_string(allowed) + " trial(s) at once may use up to " +
+          std::to_string(allowed * need.limit_mib) + " MiB (their memory limits), more than the " +
+          std::to_string(*host.mem_available_mib) +
+          " MiB available; trials that use much of their limit may be OOM-killed (lower --concurrency)");
   }
   fit.concurrency = static_cast<int>(std::min<std::uint64_t>(allowed, kMany));
 

@@ -23,10 +23,10 @@ struct HostLimits {
 
 // What one trial holds while it runs or waits prepared.
 struct TrialNeeds {
-  int fds = 8;                       // measured: ~7 a trial at 32 at once (API connections, helper stream, json-db, model)
-  int fds_base = 64;                 // the run's own
-  std::uint64_t rest_mib = 24;       // its containers at rest (measured), which must fit
-  std::uint64_t limit_mib = 0;       // the sum of its containers' memory limits (0: unknown)
+  int fds = 8;                  // measured: ~7 a trial at 32 at once (API connections, helper stream, json-db, model)
+  int fds_base = 64;            // the run's own
+  std::uint64_t rest_mib = 24;  // its containers at rest (measured), which must fit
+  std::uint64_t limit_mib = 0;  // the sum of its containers' memory limits (0: unknown)
 };
 
 struct HostFit {

@@ -248,7 +248,8 @@ Result<RunSummary> run_sweep(const RunOptions& o, const Plan& plan, TrialRunner&
   if (auto ps = scheduler.pool_stats())
     progress.event("  warm pool: " + std::to_string(ps->prepared) + " sandbox(es) prepared ahead, " +
                    std::to_string(ps->taken) + " taken, " + std::to_string(ps->discarded) + " discarded, " +
-                   std::to_string(ps->frozen) + " frozen while they waited, " + std::to_string(ps->cold) + " trial(s) brought up their own");
+                   std::to_string(ps->frozen) + " frozen while they waited, " + std::to_string(ps->cold) +
+                   " trial(s) brought up their own");
   if (o.log_sink) o.log_sink->detach();
   progress.close();
   if (auto e = scheduler.write_error()) return fail(e->with_context("recording trial results"));

@@ -19,18 +19,18 @@
 #include "stack/up.h"
 #include "stack/workspace.h"
 #include "tools/container_sandbox.h"
+#include "tools/python_server.h"
 #include "tools/stack_tools.h"
+#include "trial/checks_run.h"
 #include "trial/db_client.h"
 #include "trial/fault.h"
 #include "trial/golden_replay.h"
 #include "trial/grading_sources.h"
 #include "trial/harbor_trial.h"
 #include "trial/local_trial.h"
-#include "trial/sandbox_watch.h"
-#include "trial/sandbox_prep.h"
-#include "trial/checks_run.h"
 #include "trial/python_state.h"
-#include "tools/python_server.h"
+#include "trial/sandbox_prep.h"
+#include "trial/sandbox_watch.h"
 #include "trial/trial_setup.h"
 
 namespace forge::trial {
@@ -128,7 +128,8 @@ class TrialRun {
     std::vector<std::string> ids;
     for (const auto& [key, id] : up_->containers) ids.push_back(id);
     std::vector<Status> st(ids.size());
-    parallel_for(ids.size(), [&](std::size_t i) { st[i] = engine::pause_container(docker_, ids[i]); }, ids.size());
+    parallel_for(
+        ids.size(), [&](std::size_t i) { st[i] = engine::pause_container(docker_, ids[i]); }, ids.size());
     for (std::size_t i = 0; i < ids.size(); ++i)
       if (st[i]) frozen_.push_back(ids[i]);
     if (frozen_.size() == ids.size()) return true;
@@ -142,8 +143,8 @@ class TrialRun {
     if (frozen_.empty()) return std::nullopt;
     PhaseTimer t(r_, "thaw");
     std::vector<Status> st(frozen_.size());
-    parallel_for(frozen_.size(), [&](std::size_t i) { st[i] = engine::unpause_container(docker_, frozen_[i]); },
-                 frozen_.size());
+    parallel_for(
+        frozen_.size(), [&](std::size_t i) { st[i] = engine::unpause_container(docker_, frozen_[i]); }, frozen_.size());
     frozen_.clear();
     for (const auto& s : st)
       if (!s) return classify_running(s.error().with_context("thawing the prepared sandbox"), InfraKind::kDaemon);

@@ -252,13 +252,15 @@ TEST_CASE("scale: a sandbox prepared ahead waits frozen and its trial, thawed, p
     ScriptedResponse read{200, {}, openai_tool_call("c1", "read_file", R"({"path":"problem.txt"})")};
     read.delay = Millis(4000);
     server.push(read);
-    server.push(200, openai_tool_call("c2", "write_file",
-                                      R"({"path":"submissions/answer.md","content":"# Answer\n\nThe value is 42.\n"})"));
+    server.push(200,
+                openai_tool_call("c2", "write_file",
+                                 R"({"path":"submissions/answer.md","content":"# Answer\n\nThe value is 42.\n"})"));
     server.push(200, openai_text("The answer is 42. analysis complete"));
   }
   std::string cfg = dir.path() + "/run.yaml";
-  std::ofstream(cfg) << "models:\n  agent: {provider: openai, name: gpt-4o, base_url: \"" << server.base_url()
-                     << "\", api_key_env: FORGECTL_TEST_KEY}\norchestrator:\n  timeouts: {turn_s: 120, episode_s: 300}\n";
+  std::ofstream(cfg)
+      << "models:\n  agent: {provider: openai, name: gpt-4o, base_url: \"" << server.base_url()
+      << "\", api_key_env: FORGECTL_TEST_KEY}\norchestrator:\n  timeouts: {turn_s: 120, episode_s: 300}\n";
   std::string out = dir.path() + "/run";
   auto r = forgectl({"run", example("files-basic"), "--config", cfg, "--agent", "llm", "--trials", "2", "--concurrency",
                      "1", "--out", out},

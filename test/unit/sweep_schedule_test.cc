@@ -374,7 +374,8 @@ TEST_CASE("schedule: the pool is bounded by the remaining work: no more sandboxe
   CHECK(sum->graded == 4);
 }
 
-TEST_CASE("schedule: a trial whose turn comes before its sandbox is ready waits for it instead of bringing up its own") {
+TEST_CASE(
+    "schedule: a trial whose turn comes before its sandbox is ready waits for it instead of bringing up its own") {
   FakePlan p(3);  // 6 trials
   FakeRunner warm;
   warm.capacity = 1;  // one preparation at a time: every worker's turn comes first
