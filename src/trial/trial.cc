@@ -14,6 +14,7 @@
 #include "engine/containers.h"
 #include "grading/grader.h"
 #include "policy/hardening.h"
+#include "policy/topology.h"
 #include "stack/quiesce.h"
 #include "stack/teardown.h"
 #include "stack/up.h"
@@ -385,10 +386,25 @@ class TrialRun {
     if (auto broken = sandbox_verdict()) return broken;
     if (ep.termination == agent::Termination::kInfraError) return Fault::infra(InfraKind::kProvider, ep.error);
     // Nothing the agent started runs on into grading (stack/quiesce.h).
-    if (!local_)
+    if (!local_ && !agent_started_nothing())
       if (auto st = stack::stop_agent_processes(docker_, *up_); !st)
         return classify_running(st.error(), InfraKind::kSandbox);
     return std::nullopt;
+  }
+
+  // Whether the agent phase cannot have left a process behind, so the --kill-all exec (a runc
+  // exec, one of a trial's costlier daemon calls) is not needed: forgectl's own runner (its
+  // command a sleep, nothing else runs as the agent), no MCP server, not a Harbor task (whose
+  // oracle runs solve.sh), and every call of either actor a file tool the helper serves itself,
+  // starting no process.
+  bool agent_started_nothing() const {
+    static constexpr std::string_view kFileTools[] = {"read_file",    "write_file", "append_file", "list_dir",
+                                                      "replace_lines", "move_file", "copy_file",   "delete_file"};
+    if (task_.harbor || task_.environment.tools.mcp_server || tools_.mcp) return false;
+    if (!policy::is_own_runner_image(up_->plan.runner.image)) return false;
+    return std::all_of(r_.tool_log.begin(), r_.tool_log.end(), [](const ToolLogEntry& e) {
+      return std::find(std::begin(kFileTools), std::end(kFileTools), e.record.tool) != std::end(kFileTools);
+    });
   }
 
   Step sandbox_verdict() {

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <csignal>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -15,6 +16,7 @@
 #include "core/subprocess.h"
 #include "engine/containers.h"
 #include "engine/networks.h"
+#include "engine/system.h"
 #include "results/run_json.h"
 #include "results/trial_record.h"
 #include "stack/labels.h"
@@ -278,4 +280,41 @@ TEST_CASE("scale: a sandbox prepared ahead waits frozen and its trial, thawed, p
   }
   CHECK(thawed == 1);
   CHECK(r.out.find("leak audit: nothing of run") != std::string::npos);
+}
+
+TEST_CASE("scale: the end-of-agent --kill-all exec runs after a shell call, and not after file tools alone") {
+  TempDir dir;
+  auto& c = *docker_env().client;
+  auto since = static_cast<std::int64_t>(std::time(nullptr)) - 1;
+  std::string out = dir.path() + "/run";
+  auto r = forgectl({"run", example("files-basic"), example("script-tests"), "--agent", "oracle", "--out", out});
+  REQUIRE_MESSAGE(r.code == 0, r.text());
+  auto run = results::RunJson::read(out + "/run.json");
+  REQUIRE(run.has_value());
+  // The daemon's exec events of this run's runners: which stacks got a --kill-all.
+  std::set<std::string> killed;
+  engine::EventQuery q;
+  q.filters = {{"type", {"container"}}, {"label", {std::string(stack::kLabelRun) + "=" + run->run_id}}};
+  q.since = since;
+  q.until = static_cast<std::int64_t>(std::time(nullptr)) + 1;
+  q.timeout = Millis(20000);
+  auto st = engine::events(c, q, [&](const engine::Event& e) {
+    if (e.action.rfind("exec_create:", 0) == 0 && e.action.find("--kill-all") != std::string::npos)
+      killed.insert(e.attributes.count(stack::kLabelStack) ? e.attributes.at(stack::kLabelStack) : e.id);
+    return true;
+  });
+  REQUIRE_MESSAGE(st, (st ? "" : st.error().what()));
+  auto log = results::read_trials_jsonl(out + "/trials.jsonl");
+  REQUIRE(log.has_value());
+  REQUIRE(log->trials.size() == 2);
+  for (const auto& t : log->trials) CHECK(t.binary_pass);
+  // Stack names begin with the task's id (stack/up.cc): script-tests' oracle runs solve.sh through
+  // bash, so its processes are killed before grading; files-basic's read and write start none.
+  int files = 0, script = 0;
+  for (const auto& s : killed) {
+    files += s.rfind("fg-files-basic-", 0) == 0;
+    script += s.rfind("fg-script-tests-", 0) == 0;
+  }
+  CHECK(files == 0);
+  CHECK(script == 1);
 }
