@@ -24,6 +24,8 @@
 #include "engine/images.h"
 #include "engine/system.h"
 #include "manifest/run_config_parse.h"
+#include "policy/hardening.h"
+#include "policy/topology.h"
 #include "results/run_json.h"
 #include "stack/local_images.h"
 #include "sweep/docker_runner.h"
@@ -330,7 +332,7 @@ int run_verb(Context& ctx, RunArgs& a, const CLI::App& cmd) {
   // Engines get forgectl's own images (built from this binary where missing) and lose dead
   // owners' orphans once, before the first image a plan needs from them is resolved.
   Slots builds(a.limits.builds);
-  bool prepared = false;
+  bool prepared = false, services_ready = false;
   auto prepare = [&]() -> Status {
     if (prepared || !pool) return {};
     prepared = true;
@@ -341,6 +343,11 @@ int run_verb(Context& ctx, RunArgs& a, const CLI::App& cmd) {
   auto plan = sweep::make_plan(s.plan_in, [&](const std::string& ref) -> Result<std::string> {
     if (auto st = connect(); !st) return st.fail();
     if (auto st = prepare(); !st) return st.fail();
+    // The services image only for a task that runs a built-in service.
+    if (ref == stack::kServicesImage && !services_ready) {
+      if (auto st = sweep::ensure_services_image(*pool, ctx.host, builds, ctx.log); !st) return st.fail();
+      services_ready = true;
+    }
     auto img = engine::inspect_image(*pool->primary().client, stack::effective_image(ref, ctx.host));
     if (!img) return img.fail();
     return img->id;
@@ -393,11 +400,18 @@ int run_verb(Context& ctx, RunArgs& a, const CLI::App& cmd) {
   std::unique_ptr<sweep::TrialRunner> runner;
   if (pool) {
     int containers = 1;  // the most any task's stack runs: memory admission
-    for (const auto& t : (*plan)->tasks)
+    std::int64_t limit_bytes = 0;  // the most any task's containers may use together (their limits)
+    for (const auto& t : (*plan)->tasks) {
       containers = std::max(containers, static_cast<int>(t.environment.compose.services.size()) + 1 +
                                             (t.environment.manifest.network_policy == manifest::NetworkPolicy::kLimitedInternet));
-    runner = std::make_unique<sweep::DockerTrialRunner>(env, *pool, admission, *dir, (*plan)->networks_per_trial,
-                                                        containers, a.limits.warm_pool);
+      const auto& runner_spec = t.environment.manifest.runner;
+      std::int64_t sum = policy::runner_hardening(runner_spec, policy::is_own_runner_image(runner_spec.image)).memory;
+      for (const auto& svc : t.environment.compose.services) sum += policy::service_hardening(svc, nullptr).memory;
+      limit_bytes = std::max(limit_bytes, sum);
+    }
+    runner =
+        std::make_unique<sweep::DockerTrialRunner>(env, *pool, admission, *dir, (*plan)->networks_per_trial, containers,
+                                                   a.limits.warm_pool, static_cast<std::uint64_t>(limit_bytes) >> 20);
   }
   else {
     runner = std::make_unique<sweep::LocalTrialRunner>(env, admission, *dir);

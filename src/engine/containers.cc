@@ -159,6 +159,18 @@ Status start_container(Client& c, std::string_view id) {
   return {};
 }
 
+Status pause_container(Client& c, std::string_view id) {
+  auto resp = c.expect({204}, Method::kPost, container_path(id, "/pause"));
+  if (!resp) return resp.fail_with("pausing container '" + std::string(id) + "'");
+  return {};
+}
+
+Status unpause_container(Client& c, std::string_view id) {
+  auto resp = c.expect({204}, Method::kPost, container_path(id, "/unpause"));
+  if (!resp) return resp.fail_with("unpausing container '" + std::string(id) + "'");
+  return {};
+}
+
 Status stop_container(Client& c, std::string_view id, int timeout_s) {
   // The daemon waits up to t seconds before SIGKILL: give the HTTP call that long and more.
   auto resp = c.expect({204, 304}, Method::kPost, container_path(id, "/stop?t=" + std::to_string(timeout_s)), {},

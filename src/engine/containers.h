@@ -97,6 +97,9 @@ std::string container_create_body(const ContainerSpec& spec);
 Status start_container(Client& c, std::string_view id);  // already running (304) is success
 Status stop_container(Client& c, std::string_view id, int timeout_s);  // already stopped (304) is success
 Status kill_container(Client& c, std::string_view id, std::string_view signal = "SIGKILL");
+// The cgroup freezer: a paused container keeps its memory and uses no CPU until unpaused.
+Status pause_container(Client& c, std::string_view id);
+Status unpause_container(Client& c, std::string_view id);
 
 enum class WaitCondition { kNotRunning, kNextExit, kRemoved };
 // Waits for the container to reach `cond` and returns its exit code; kTimeout after `timeout`.

@@ -363,19 +363,21 @@ Result<std::string> build_services_image(engine::Client& c, const ServicesSource
 namespace forge::stack {
 
 Result<std::vector<std::string>> ensure_local_images(engine::Client& c, const HostSettings& host,
-                                                     const std::function<void(std::string_view)>& progress) {
+                                                     const std::function<void(std::string_view)>& progress,
+                                                     LocalImageNeeds needs) {
   std::vector<std::string> built;
-  if (!engine::inspect_image(c, kRunnerImage)) {
+  if (needs.runner && !engine::inspect_image(c, kRunnerImage)) {
     auto helper = find_exec_helper(host.exec_helper);
     if (!helper) return helper.fail_with("building " + std::string(kRunnerImage));
     if (auto id = build_runner_image(c, {"/bin/busybox", *helper}, progress); !id) return id.fail();
     built.push_back(kRunnerImage);
   }
-  if (!engine::inspect_image(c, kSquidImage)) {
+  if (needs.squid && !engine::inspect_image(c, kSquidImage)) {
     if (auto id = build_squid_image(c, {}, progress); !id) return id.fail();
     built.push_back(kSquidImage);
   }
   // This binary's own services image: another forgectl build's json-db must never serve our trials.
+  if (!needs.services) return built;
   if (std::string own = own_services_image(host); !engine::inspect_image(c, own)) {
     if (auto id = build_services_image(c, {}, progress); !id) return id.fail();
     built.push_back(own);

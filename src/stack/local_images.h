@@ -89,9 +89,17 @@ std::string effective_image(const std::string& ref, const HostSettings& host);
 Result<std::string> build_services_image(engine::Client& c, const ServicesSources& src,
                                          const std::function<void(std::string_view)>& progress = {});
 
-// Builds whichever of the three local images (runner, squid, services) the daemon lacks, from
+// Which of the local images a caller needs. The services image is named by a digest of this
+// forgectl binary (hashing a large binary takes a second or more), so it is checked only when
+// some task runs a built-in service.
+struct LocalImageNeeds {
+  bool runner = true, squid = true, services = true;
+};
+
+// Builds whichever of the `needs` local images (runner, squid, services) the daemon lacks, from
 // this host's files and this forgectl binary; returns the tags it built (none: all were there).
 Result<std::vector<std::string>> ensure_local_images(engine::Client& c, const HostSettings& host,
-                                                     const std::function<void(std::string_view)>& progress = {});
+                                                     const std::function<void(std::string_view)>& progress = {},
+                                                     LocalImageNeeds needs = {});
 
 }  // namespace forge::stack

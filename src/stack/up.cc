@@ -2,9 +2,10 @@
 #include "stack/up.h"
 
 #include <condition_variable>
-#include <future>
 #include <ctime>
 #include <filesystem>
+#include <future>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -144,6 +145,23 @@ void install_agent_visible_link(engine::Client& c, const std::string& id, const 
   if (st && bytes) (void)engine::put_archive(c, id, "/", std::move(*bytes));
 }
 
+// The daemon's storage driver and CPU count, read once per engine: they do not change while
+// forgectl runs, and /info is among the daemon's slower calls (every trial's up asked for it).
+Result<engine::SystemInfo> engine_info_once(engine::Client& c) {
+  static std::mutex mu;
+  static std::map<std::string, engine::SystemInfo> seen;
+  const std::string key = c.transport().describe();
+  {
+    std::lock_guard lock(mu);
+    if (auto it = seen.find(key); it != seen.end()) return it->second;
+  }
+  auto inf = engine::info(c);
+  if (!inf) return inf;
+  std::lock_guard lock(mu);
+  seen.emplace(key, *inf);
+  return inf;
+}
+
 std::string proxy_image(const UpOptions& o) {
   if (!o.proxy_image.empty()) return o.proxy_image;
   return !o.host.proxy_image.empty() ? o.host.proxy_image : kDefaultProxyImage;
@@ -180,7 +198,7 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
     (void)pool->release(reserved);
   });
 
-  auto host_info = engine::info(c);
+  auto host_info = engine_info_once(c);
   if (!host_info) return host_info.fail_with(what);
   const bool no_network = o.omit_unused_network && policy::network_free(env);
   Result<std::vector<policy::Ipv4Net>> subnets = std::vector<policy::Ipv4Net>{};

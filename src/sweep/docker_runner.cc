@@ -14,6 +14,7 @@
 #include "core/strings.h"
 #include "policy/subnets.h"
 #include "stack/inventory.h"
+#include "sweep/host_fit.h"
 #include "trial/local_trial.h"
 #include "trial/sandbox_prep.h"
 #include "trial/trial_files.h"
@@ -35,11 +36,38 @@ std::string task_summary_yaml(const manifest::TaskConfig& t, int idx) {
   return out;
 }
 
+// Times a trial from its claim (a prepared trial: from taking it): until its tools are open
+// (the agent phase begins) and until its first tool call returned; phases_s records both
+// (claim_to_ready, claim_to_first_tool).
+class ClaimClock {
+ public:
+  explicit ClaimClock(std::function<void(const trial::TrialProgress&)> inner) : inner_(std::move(inner)) {}
+  std::function<void(const trial::TrialProgress&)> ear() {
+    return [t = times_, claim = claim_, inner = inner_](const trial::TrialProgress& p) {
+      if (!t->ready && p.phase == "agent") t->ready = elapsed_since(claim);
+      if (!t->first_tool && p.tool_calls > 0) t->first_tool = elapsed_since(claim);
+      if (inner) inner(p);
+    };
+  }
+  void record(trial::TrialResult& r) const {
+    if (times_->ready) r.phases["claim_to_ready"] = *times_->ready;
+    if (times_->first_tool) r.phases["claim_to_first_tool"] = *times_->first_tool;
+  }
+
+ private:
+  struct Times {
+    std::optional<Millis> ready, first_tool;
+  };
+  std::shared_ptr<Times> times_ = std::make_shared<Times>();  // written from the trial's threads, serialised per trial
+  Clock::time_point claim_ = Clock::now();
+  std::function<void(const trial::TrialProgress&)> inner_;
+};
+
 }  // namespace
 
 DockerTrialRunner::DockerTrialRunner(trial::TrialEnv base, HostPool& hosts, trial::Admission& admission,
                                      const results::RunDir& dir, int networks_per_trial, int containers_per_trial,
-                                     int warm_pool)
+                                     int warm_pool, std::uint64_t memory_limit_mib)
     : base_(std::move(base)),
       hosts_(hosts),
       admission_(admission),
@@ -47,6 +75,7 @@ DockerTrialRunner::DockerTrialRunner(trial::TrialEnv base, HostPool& hosts, tria
       networks_per_trial_(networks_per_trial),
       containers_per_trial_(std::max(1, containers_per_trial)),
       warm_pool_(warm_pool),
+      memory_limit_mib_(memory_limit_mib),
       teardown_(&admission.down, kTeardownThreads, base_.log) {
   base_.teardown = &teardown_;
 }
@@ -67,23 +96,17 @@ std::optional<std::uint64_t> mem_available_mib() {
 }  // namespace
 
 // Lowers the concurrency to what the host can give every trial at once — subnets on every engine,
-// file descriptors, memory on a local engine — so trials wait here instead of failing in `up`,
-// and sizes the warm pool within what is left.
+// file descriptors, memory on a local engine (host_fit.h) — so trials wait here instead of failing
+// in `up`, and sizes the warm pool within what is left.
 Result<int> DockerTrialRunner::admit(int concurrency, std::ostream& progress) {
   if (!base_.keep_local) trial::clear_local_root(base_.local_root);  // a killed run's local sandboxes
-  int allowed = concurrency;
-  auto lower = [&](int fits, const std::string& why) {
-    if (fits >= allowed) return;
-    progress << "forgectl run: " << why << "; concurrency lowered from " << allowed << " to " << std::max(1, fits) << '\n';
-    allowed = std::max(1, fits);
-  };
+  HostLimits limits;
 
   // Subnets: a /28 per network per trial, on every engine (network-free stacks need none).
-  std::uint64_t subnet_room = std::numeric_limits<std::uint64_t>::max();
   if (networks_per_trial_ > 0) {
     auto pool = policy::SubnetPool::from_settings(base_.host);
     if (!pool) return pool.fail();
-    int fits_all = 0;
+    std::uint64_t fits_all = 0;
     for (auto& e : hosts_.engines()) {
       auto free = pool->free_count(28, [&] { return stack::daemon_subnets(*e->client); });
       if (!free) return free.fail_with(e->address);
@@ -92,14 +115,14 @@ Result<int> DockerTrialRunner::admit(int concurrency, std::ostream& progress) {
         return fail(Errc::kUnavailable, e->address + ": the subnet pool " + pool->pool().str() +
                                             " has no free /28 left; remove stale stacks (forgectl down --orphans) or set "
                                             "FORGECTL_SUBNET_POOL to a larger range");
-      subnet_room = std::min(subnet_room, trials);
-      fits_all += static_cast<int>(std::min<std::uint64_t>(trials, static_cast<std::uint64_t>(concurrency)));
+      fits_all += trials;
     }
-    lower(fits_all, "the subnet pool fits " + std::to_string(fits_all) + " trials at once (" +
-                        std::to_string(networks_per_trial_) + " network(s) each)");
+    limits.subnet_trials = fits_all;
+    limits.subnet_note =
+        "the subnet pool " + pool->pool().str() + " (" + std::to_string(networks_per_trial_) + " network(s) a trial)";
   }
 
-  // File descriptors: the soft limit raised to the hard one, then kFdsPerTrial a trial.
+  // File descriptors: the soft limit raised to the hard one first.
   rlimit nofile{};
   if (::getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
     if (nofile.rlim_cur < nofile.rlim_max) {
@@ -107,41 +130,32 @@ Result<int> DockerTrialRunner::admit(int concurrency, std::ostream& progress) {
       raised.rlim_cur = nofile.rlim_max == RLIM_INFINITY ? std::max<rlim_t>(nofile.rlim_cur, 1 << 20) : nofile.rlim_max;
       if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) nofile = raised;
     }
-    auto fits = static_cast<long long>((static_cast<long long>(nofile.rlim_cur) - kFdsBase) / kFdsPerTrial);
-    lower(static_cast<int>(std::clamp<long long>(fits, 1, 1 << 20)),
-          "RLIMIT_NOFILE is " + std::to_string(nofile.rlim_cur) + " file descriptors (" + std::to_string(kFdsPerTrial) +
-              " a trial; raise it with ulimit -n)");
+    limits.nofile = static_cast<std::uint64_t>(nofile.rlim_cur);
   }
 
-  // Memory, when the engine runs here: an idle sandbox's containers at least, 80 % of MemAvailable.
-  std::optional<std::uint64_t> mem_room;
+  // Memory, when the engine runs here.
   bool local = !hosts_.engines().empty() && starts_with(hosts_.engines().front()->address, "unix://");
-  if (local)
-    if (auto avail = mem_available_mib()) {
-      std::uint64_t per = static_cast<std::uint64_t>(containers_per_trial_) * kSandboxMib;
-      std::uint64_t room = *avail * 8 / 10 / per;
-      lower(static_cast<int>(std::min<std::uint64_t>(room, 1u << 20)),
-            "this host has " + std::to_string(*avail) + " MiB available, about " + std::to_string(per) +
-                " MiB for each trial's sandbox at rest");
-      mem_room = room;
-    }
+  if (local) limits.mem_available_mib = mem_available_mib();
 
-  // The warm pool: what is left of the subnets and memory after the trials in flight.
-  if (warm_pool_ != 0) {
-    std::uint64_t cap = warm_pool_ < 0 ? static_cast<std::uint64_t>(allowed) : static_cast<std::uint64_t>(warm_pool_);
-    if (networks_per_trial_ > 0) cap = std::min(cap, subnet_room > static_cast<std::uint64_t>(allowed) ? subnet_room - allowed : 0);
-    if (mem_room) cap = std::min(cap, *mem_room > static_cast<std::uint64_t>(allowed) ? *mem_room - allowed : 0);
-    pool_capacity_ = static_cast<int>(std::min<std::uint64_t>(cap, 1u << 16));
-  }
-  return allowed;
+  TrialNeeds need;
+  need.fds = kFdsPerTrial;
+  need.fds_base = kFdsBase;
+  need.rest_mib = static_cast<std::uint64_t>(containers_per_trial_) * kSandboxMib;
+  need.limit_mib = memory_limit_mib_;
+  auto fit = fit_to_host(concurrency, warm_pool_, limits, need);
+  if (!fit) return fit.fail_with("checking this host's limits before the first trial");
+  for (const auto& m : fit->messages) progress << "forgectl run: " << m << '\n';
+  pool_capacity_ = fit->pool;
+  return fit->concurrency;
 }
 
 namespace {
 
-// A sandbox the warm pool made for one job, on the engine it was made on (counted busy there).
+// A trial the warm pool prepared for one job (its first phases run, its stack maybe frozen), on
+// the engine it was made on (counted busy there).
 struct DockerPrepared final : Prepared {
   EngineSlot* engine = nullptr;
-  std::shared_ptr<trial::PreparedSandbox> sandbox;
+  std::unique_ptr<trial::PreparedTrial> trial;
 };
 
 }  // namespace
@@ -151,63 +165,55 @@ std::unique_ptr<Prepared> DockerTrialRunner::prepare(const Job& job) {
   EngineSlot& engine = hosts_.acquire();
   trial::TrialEnv env = base_;
   env.docker = engine.client.get();
-  env.admission = &admission_;
-  // Ahead of need: only while no trial waits for a stack-creation slot.
-  Slots::Hold hold(&admission_.up, Slots::Priority::kAhead);
-  auto token = new_control_token();
-  auto sb = token ? trial::bring_up(*job.task, env, std::move(*token)) : Result<trial::PreparedSandbox>(token.fail());
-  if (!sb) {
+  env.engine_is_local = starts_with(engine.address, "unix://");
+  env.admission = &admission_;  // its up waits at kAhead: only while no trial waits for a slot
+  auto t = trial::prepare_trial(*job.task, job.index, job.agent, env);
+  if (!t) {
     hosts_.release(engine);
     if (base_.log && !(base_.interrupted && base_.interrupted->load() > 0))
       base_.log->debug("warm pool: " + job.task->task_id + "#" + std::to_string(job.index) +
-                       " will bring up its own sandbox: " + sb.error().what());
+                       " will bring up its own sandbox: " + t.error().what());
     return nullptr;
   }
   auto p = std::make_unique<DockerPrepared>();
   p->engine = &engine;
-  p->sandbox = std::make_shared<trial::PreparedSandbox>(std::move(*sb));
+  p->trial = std::move(*t);
   return p;
+}
+
+bool DockerTrialRunner::freeze(Prepared& p) {
+  auto* d = dynamic_cast<DockerPrepared*>(&p);
+  return d && d->trial->freeze();
 }
 
 void DockerTrialRunner::discard(std::unique_ptr<Prepared> p) {
   auto* d = dynamic_cast<DockerPrepared*>(p.get());
   if (!d) return;
-  teardown_.submit_stack(*d->engine->client, d->sandbox->up.name, "warm pool");
+  d->trial.reset();  // its tools closed, its stack handed to the background teardown
   hosts_.release(*d->engine);
 }
 
 Attempt DockerTrialRunner::run(const Job& job, int attempt) {
-  return run_on(hosts_.acquire(), job, attempt, nullptr);
+  EngineSlot& engine = hosts_.acquire();
+  trial::TrialEnv env = base_;
+  env.docker = engine.client.get();
+  env.engine_is_local = starts_with(engine.address, "unix://");
+  env.admission = &admission_;
+  ClaimClock clock(job.on_progress);
+  env.on_progress = clock.ear();
+  trial::TrialResult r = trial::run_trial(*job.task, job.index, attempt, job.agent, env);
+  clock.record(r);
+  hosts_.release(engine);
+  return finish_attempt(std::move(r), job, engine.address, dir_);
 }
 
 Attempt DockerTrialRunner::run_prepared(const Job& job, int attempt, std::unique_ptr<Prepared> p) {
   auto* d = dynamic_cast<DockerPrepared*>(p.get());
   if (!d) return run(job, attempt);
-  return run_on(*d->engine, job, attempt, d->sandbox);  // the engine slot acquired in prepare
-}
-
-// Times the trial from its claim: until its tools are open (the agent phase begins) and until its
-// first tool call returned; phases_s records both (claim_to_ready, claim_to_first_tool).
-Attempt DockerTrialRunner::run_on(EngineSlot& engine, const Job& job, int attempt,
-                                  std::shared_ptr<trial::PreparedSandbox> sandbox) {
-  trial::TrialEnv env = base_;
-  env.docker = engine.client.get();
-  env.engine_is_local = starts_with(engine.address, "unix://");
-  env.admission = &admission_;
-  env.prepared = std::move(sandbox);
-  auto claim = Clock::now();
-  struct Times {
-    std::optional<Millis> ready, first_tool;
-  };
-  auto times = std::make_shared<Times>();  // written from the trial's threads, serialised per trial
-  env.on_progress = [times, claim, inner = job.on_progress](const trial::TrialProgress& p) {
-    if (!times->ready && p.phase == "agent") times->ready = elapsed_since(claim);
-    if (!times->first_tool && p.tool_calls > 0) times->first_tool = elapsed_since(claim);
-    if (inner) inner(p);
-  };
-  trial::TrialResult r = trial::run_trial(*job.task, job.index, attempt, job.agent, env);
-  if (times->ready) r.phases["claim_to_ready"] = *times->ready;
-  if (times->first_tool) r.phases["claim_to_first_tool"] = *times->first_tool;
+  EngineSlot& engine = *d->engine;  // the slot acquired in prepare
+  ClaimClock clock(job.on_progress);
+  trial::TrialResult r = trial::finish_trial(std::move(d->trial), attempt, clock.ear());
+  clock.record(r);
   hosts_.release(engine);
   return finish_attempt(std::move(r), job, engine.address, dir_);
 }

@@ -3,6 +3,7 @@
 // the warm pool (warm_pool.h) and removes finished trials' stacks in the background.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "results/run_dir.h"
@@ -30,9 +31,11 @@ class DockerTrialRunner final : public TrialRunner {
   // its docker and admission fields are set per trial. `networks_per_trial` sizes subnet
   // admission; `sandboxes_per_trial` (containers, the most any task's stack has) memory admission.
   // `warm_pool`: sandboxes held ready ahead (-1: as many as the concurrency, within memory and
-  // subnets; 0: none).
+  // subnets; 0: none). `memory_limit_mib`: the most any task's containers may use together (their
+  // limits; 0: unknown), which only warns (host_fit.h).
   DockerTrialRunner(trial::TrialEnv base, HostPool& hosts, trial::Admission& admission, const results::RunDir& dir,
-                    int networks_per_trial, int containers_per_trial = 2, int warm_pool = 0);
+                    int networks_per_trial, int containers_per_trial = 2, int warm_pool = 0,
+                    std::uint64_t memory_limit_mib = 0);
 
   Result<int> admit(int concurrency, std::ostream& progress) override;
   Attempt run(const Job& job, int attempt) override;
@@ -40,11 +43,10 @@ class DockerTrialRunner final : public TrialRunner {
   int pool_capacity() override { return pool_capacity_; }
   std::unique_ptr<Prepared> prepare(const Job& job) override;
   Attempt run_prepared(const Job& job, int attempt, std::unique_ptr<Prepared> p) override;
+  bool freeze(Prepared& p) override;
   void discard(std::unique_ptr<Prepared> p) override;
 
  private:
-  Attempt run_on(EngineSlot& engine, const Job& job, int attempt, std::shared_ptr<trial::PreparedSandbox> sandbox);
-
   trial::TrialEnv base_;
   HostPool& hosts_;
   trial::Admission& admission_;
@@ -52,6 +54,7 @@ class DockerTrialRunner final : public TrialRunner {
   int networks_per_trial_;
   int containers_per_trial_;
   int warm_pool_;
+  std::uint64_t memory_limit_mib_;
   int pool_capacity_ = 0;
   stack::BackgroundTeardown teardown_;
 };

@@ -84,7 +84,7 @@ Status prepare_engines(HostPool& pool, const HostSettings& host, Slots& builds, 
     }
     {
       Slots::Hold slot(&builds);
-      auto built = stack::ensure_local_images(*e.client, host);
+      auto built = stack::ensure_local_images(*e.client, host, {}, {.runner = true, .squid = true, .services = false});
       if (!built) {
         results[i] = fail(built.error().with_context("preparing " + e.address));
         return;
@@ -105,6 +105,28 @@ Status prepare_engines(HostPool& pool, const HostSettings& host, Slots& builds, 
                (rep.clean() ? "" : "; " + rep.errors.front()));
     }
   }, engines.size());
+  for (auto& st : results)
+    if (!st) return st;
+  return {};
+}
+
+Status ensure_services_image(HostPool& pool, const HostSettings& host, Slots& builds, Logger& log) {
+  auto& engines = pool.engines();
+  std::vector<Status> results(engines.size());
+  parallel_for(
+      engines.size(),
+      [&](std::size_t i) {
+        EngineSlot& e = *engines[i];
+        Slots::Hold slot(&builds);
+        auto built =
+            stack::ensure_local_images(*e.client, host, {}, {.runner = false, .squid = false, .services = true});
+        if (!built) {
+          results[i] = fail(built.error().with_context("preparing " + e.address));
+          return;
+        }
+        for (const auto& tag : *built) log.info(e.address + ": built " + tag);
+      },
+      engines.size());
   for (auto& st : results)
     if (!st) return st;
   return {};

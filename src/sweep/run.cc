@@ -10,6 +10,7 @@
 
 #include "core/parallel.h"
 #include "core/process_identity.h"
+#include "core/scope_guard.h"
 #include "results/report_files.h"
 #include "sweep/progress.h"
 #include "sweep/run_resume.h"
@@ -43,11 +44,13 @@ class Scheduler {
       : o_(o), runner_(runner), state_(state), dir_(dir), progress_(progress), done_(done_before), total_(total) {}
 
   void run(const std::vector<const Job*>& todo, int concurrency) {
-    // The warm pool prepares the sandboxes of the jobs next in line while the first ones run.
-    int capacity = std::min(runner_.pool_capacity(), static_cast<int>(todo.size()) - concurrency);
+    // The warm pool prepares the sandboxes of the jobs in line, the first wave's too (each trial
+    // is then claimed in a ready sandbox; the wave's wait is the pool's, not its trials'), and
+    // the next ones while the first run.
+    int capacity = std::min(runner_.pool_capacity(), static_cast<int>(todo.size()));
+    int threads = std::min(capacity, std::max(kPoolThreads, concurrency / 2));
     if (capacity > 0)
-      pool_ = std::make_unique<WarmPool>(runner_, todo, capacity, std::min(capacity, kPoolThreads),
-                                         [this] { return stopping(); }, static_cast<std::size_t>(concurrency));
+      pool_ = std::make_unique<WarmPool>(runner_, todo, capacity, threads, [this] { return stopping(); });
     parallel_for(todo.size(), [&](std::size_t n) { run_job(*todo[n], n); }, static_cast<std::size_t>(concurrency));
     if (pool_) {
       pool_->shutdown();
@@ -83,6 +86,11 @@ class Scheduler {
   // Attempts of one job until one counts: a graded trial, an infra error out of retries, a setup
   // error (stops the run) or an interruption (left for --resume).
   void run_job(const Job& job, std::size_t n) {
+    // A job that ends before its first attempt took its sandbox gives the place back.
+    bool took = false;
+    ScopeGuard give_back([&] {
+      if (!took && pool_) pool_->forgo(n);
+    });
     if (stopping()) return;
     const std::string owner = ProcessIdentity::current().str();
     for (int tries = 1;; ++tries) {
@@ -95,6 +103,7 @@ class Scheduler {
       watched.on_progress = [this, id](const trial::TrialProgress& p) { progress_.update(id, p); };
       // The first attempt takes its prepared sandbox, if any; a retry is always a fresh one.
       std::unique_ptr<Prepared> prepared = tries == 1 && pool_ ? pool_->take(n) : nullptr;
+      took = true;
       Attempt a = prepared ? runner_.run_prepared(watched, *attempt, std::move(prepared)) : runner_.run(watched, *attempt);
       progress_.landed(id);
       if (a.interrupted || (stopping() && a.record.outcome == Outcome::kInfraError)) return abandon(job, *attempt, a);
@@ -138,7 +147,8 @@ class Scheduler {
                        a.record.cost_known);
   }
 
-  static constexpr int kPoolThreads = 16;  // preparations at once are the up admission's to limit
+  // Preparations at once are the up admission's to limit (its adaptive bound: concurrency / 2).
+  static constexpr int kPoolThreads = 16;
 
   const RunOptions& o_;
   TrialRunner& runner_;
@@ -238,7 +248,8 @@ Result<RunSummary> run_sweep(const RunOptions& o, const Plan& plan, TrialRunner&
   if (auto ps = scheduler.pool_stats())
     progress.event("  warm pool: " + std::to_string(ps->prepared) + " sandbox(es) prepared ahead, " +
                    std::to_string(ps->taken) + " taken, " + std::to_string(ps->discarded) + " discarded, " +
-                   std::to_string(ps->cold) + " trial(s) brought up their own");
+                   std::to_string(ps->frozen) + " frozen while they waited, " + std::to_string(ps->cold) +
+                   " trial(s) brought up their own");
   if (o.log_sink) o.log_sink->detach();
   progress.close();
   if (auto e = scheduler.write_error()) return fail(e->with_context("recording trial results"));

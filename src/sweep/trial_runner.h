@@ -64,6 +64,9 @@ class TrialRunner {
     discard(std::move(p));
     return run(job, attempt);
   }
+  // A prepared sandbox whose trial is not waiting for it yet: paused until its turn (no CPU
+  // while idle); false when it was left running.
+  virtual bool freeze(Prepared&) { return false; }
   // A prepared sandbox that no trial will take (the run stopped or was interrupted): removed.
   virtual void discard(std::unique_ptr<Prepared>) {}
 };

@@ -12,10 +12,19 @@ WarmPool::WarmPool(TrialRunner& runner, std::vector<const Job*> jobs, int capaci
       capacity_(std::max(0, capacity)),
       stopping_(std::move(stopping)),
       state_(jobs_.size(), State::kTodo),
+      waiting_(jobs_.size(), false),
       ready_(jobs_.size()),
       next_(std::min(skip, jobs_.size())) {
   int n = std::min({threads, capacity_, static_cast<int>(jobs_.size() - next_)});
-  for (int i = 0; i < n; ++i) threads_.emplace_back([this] { prepare_loop(); });
+  std::lock_guard lock(mu_);  // take() reads threads_ and running_
+  running_ = n;
+  for (int i = 0; i < n; ++i)
+    threads_.emplace_back([this] {
+      prepare_loop();
+      std::lock_guard l(mu_);
+      --running_;
+      cv_.notify_all();
+    });
 }
 
 WarmPool::~WarmPool() { shutdown(); }
@@ -24,7 +33,8 @@ void WarmPool::prepare_loop() {
   std::unique_lock lock(mu_);
   for (;;) {
     // The next job nobody claimed or prepares, while the pool has room.
-    cv_.wait(lock, [&] { return stopping() || outstanding_ < capacity_ || next_ >= state_.size(); });
+    // Timed: a stop of the run (stopping_) is polled, not notified.
+    cv_.wait_for(lock, kPoll, [&] { return stopping() || outstanding_ < capacity_ || next_ >= state_.size(); });
     if (stopping()) return;
     while (next_ < state_.size() && state_[next_] != State::kTodo) ++next_;
     if (next_ >= state_.size()) return;
@@ -36,6 +46,13 @@ void WarmPool::prepare_loop() {
     lock.unlock();
     std::unique_ptr<Prepared> p = runner_.prepare(*jobs_[n]);
     lock.lock();
+    // Paused while nobody waits for it: an idle sandbox costs no CPU until its turn.
+    if (p && !waiting_[n] && !stopping()) {
+      lock.unlock();
+      bool frozen = runner_.freeze(*p);
+      lock.lock();
+      if (frozen) ++stats_.frozen;
+    }
     if (p) {
       ++stats_.prepared;
       ready_[n] = std::move(p);
@@ -52,12 +69,21 @@ void WarmPool::prepare_loop() {
 std::unique_ptr<Prepared> WarmPool::take(std::size_t n) {
   std::unique_lock lock(mu_);
   if (n >= state_.size()) return nullptr;
-  if (state_[n] == State::kTodo) {  // its turn came first: the trial brings up its own
+  // Its turn came before its preparation: it waits while the pool works in queue order and
+  // will reach it (every job before it is claimed, so every sandbox held is about to be taken);
+  // a pool that stopped or has no threads leaves the trial to bring up its own.
+  waiting_[n] = true;
+  auto settled = [&] {
+    bool todo_but_idle = state_[n] == State::kTodo && (threads_.empty() || stopping() || running_ == 0);
+    return todo_but_idle || (state_[n] != State::kTodo && state_[n] != State::kPreparing);
+  };
+  while (!settled()) cv_.wait_for(lock, kPoll);
+  waiting_[n] = false;
+  if (state_[n] == State::kTodo) {
     state_[n] = State::kCold;
     ++stats_.cold;
     return nullptr;
   }
-  cv_.wait(lock, [&] { return state_[n] != State::kPreparing; });
   if (state_[n] != State::kReady) return nullptr;
   state_[n] = State::kTaken;
   --outstanding_;
@@ -66,14 +92,40 @@ std::unique_ptr<Prepared> WarmPool::take(std::size_t n) {
   return std::move(ready_[n]);
 }
 
+void WarmPool::forgo(std::size_t n) {
+  std::unique_ptr<Prepared> p;
+  {
+    std::unique_lock lock(mu_);
+    if (n >= state_.size()) return;
+    if (state_[n] == State::kTodo) {
+      state_[n] = State::kCold;
+      return;
+    }
+    waiting_[n] = true;  // not frozen on the way out
+    while (state_[n] == State::kPreparing) cv_.wait_for(lock, kPoll);
+    waiting_[n] = false;
+    if (state_[n] != State::kReady) return;
+    p = std::move(ready_[n]);
+    state_[n] = State::kCold;
+    --outstanding_;
+    ++stats_.discarded;
+  }
+  cv_.notify_all();
+  runner_.discard(std::move(p));
+}
+
 void WarmPool::shutdown() {
   {
     std::lock_guard lock(mu_);
     closing_ = true;
   }
   cv_.notify_all();
-  for (auto& t : threads_) t.join();
-  threads_.clear();
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard lock(mu_);
+    threads.swap(threads_);
+  }
+  for (auto& t : threads) t.join();
   std::vector<std::unique_ptr<Prepared>> left;
   {
     std::lock_guard lock(mu_);

@@ -1,11 +1,13 @@
-// The warm pool: while trials run (most of a trial's time is the model's), a few threads bring up
-// the sandboxes of the trials next in line, so a trial's turn starts in a sandbox that is already
-// up. Each prepared sandbox is made for one job of the queue and taken by that job's first
-// attempt alone: never reused, never shared. At most `capacity` are ready or in preparation at
-// once (the runner's bound: memory, subnets), and only for jobs not yet claimed (the remaining
-// work). A job whose sandbox is still being prepared when its turn comes waits for it; one not
-// started yet is given up to the trial, which brings up its own. shutdown() (a stop, an
-// interrupt, the end) stops preparing and hands every sandbox not taken to the runner's discard.
+// The warm pool: while trials run (most of a trial's time is the model's), a few threads run the
+// first phases of the trials next in line (sandbox up, initial state in, tools open, helper
+// started), so a trial's turn starts in a sandbox that is ready. Each prepared sandbox is made
+// for one job of the queue and taken by that job's first attempt alone: never reused, never
+// shared. At most `capacity` are ready or in preparation at once (the runner's bound: memory,
+// subnets), and only for jobs not yet claimed (the remaining work). A prepared sandbox nobody is
+// waiting for is frozen (its containers paused: no CPU) until its turn. A job whose turn comes
+// first waits for its sandbox while the pool is working (the pool goes in queue order, so it
+// reaches that job next); shutdown() (a stop, an interrupt, the end) stops preparing and hands
+// every sandbox not taken to the runner's discard.
 #pragma once
 
 #include <condition_variable>
@@ -15,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/clock.h"
 #include "sweep/trial_runner.h"
 
 namespace forge::sweep {
@@ -25,23 +28,25 @@ struct PoolStats {
   int cold = 0;       // jobs whose turn came before preparation started
   int failed = 0;     // preparations that gave nothing (the trial brought up its own)
   int discarded = 0;  // ready, never taken (a stop or an interrupt)
+  int frozen = 0;     // paused while they waited for their turn
   int peak = 0;       // most ready or in preparation at once
 };
 
 class WarmPool {
  public:
   // `jobs` in the order the workers claim them; `stopping` is polled between preparations. The
-  // first `skip` jobs (the first wave, claimed at once by the workers) get no sandbox ahead: their
-  // trials bring up their own at full priority, while a preparation of theirs, asking for an up
-  // slot at kAhead, would wait behind every other trial of the wave and hold its worker longer.
+  // first `skip` jobs get no sandbox ahead (their trials bring up their own).
   WarmPool(TrialRunner& runner, std::vector<const Job*> jobs, int capacity, int threads,
            std::function<bool()> stopping, std::size_t skip = 0);
   ~WarmPool();
   WarmPool(const WarmPool&) = delete;
   WarmPool& operator=(const WarmPool&) = delete;
 
-  // Job n's turn: its prepared sandbox (waiting while it is being prepared), or null.
+  // Job n's turn: its prepared sandbox (waiting while it is, or is about to be, prepared), or null.
   std::unique_ptr<Prepared> take(std::size_t n);
+  // Job n will not take its sandbox (its worker gave up before its first attempt): a sandbox
+  // being prepared or ready for it is discarded, so it holds no place in the pool.
+  void forgo(std::size_t n);
   // Stops preparing, waits for preparations in progress and discards every sandbox not taken.
   void shutdown();
   PoolStats stats() const;
@@ -57,10 +62,13 @@ class WarmPool {
   std::function<bool()> stopping_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
+  static constexpr Millis kPoll{100};
   std::vector<State> state_;
+  std::vector<bool> waiting_;  // a worker waits in take() for this job
   std::vector<std::unique_ptr<Prepared>> ready_;
   std::size_t next_ = 0;  // the lowest job that may still be in State::kTodo
   int outstanding_ = 0;   // kPreparing + kReady
+  int running_ = 0;       // preparing threads not yet ended
   bool closing_ = false;
   PoolStats stats_;
   std::vector<std::thread> threads_;

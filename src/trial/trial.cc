@@ -10,15 +10,18 @@
 
 #include "core/files.h"
 #include "core/scope_guard.h"
+#include "core/parallel.h"
 #include "core/service_token.h"
 #include "engine/containers.h"
 #include "grading/grader.h"
 #include "manifest/harbor_load.h"
 #include "policy/hardening.h"
+#include "policy/topology.h"
 #include "stack/quiesce.h"
 #include "stack/teardown.h"
 #include "stack/up.h"
 #include "stack/workspace.h"
+#include "tools/container_sandbox.h"
 #include "tools/python_server.h"
 #include "tools/stack_tools.h"
 #include "trial/checks_run.h"
@@ -91,12 +94,20 @@ class TrialRun {
     trial_id_ = task.task_id + "_" + std::to_string(index);
   }
 
-  TrialResult run() {
+  TrialResult run() { return finish(begin()); }
+
+  // Up → setup → tools: at the trial's turn, or ahead of it (prepare_trial).
+  Step begin() {
     r_.started_at = iso_now();
     started_unix_ = static_cast<std::int64_t>(std::time(nullptr));
     Step s = up();
     if (!s) s = setup();
     if (!s) s = open_tools();
+    return s;
+  }
+
+  // Agent → grade → down, after begin().
+  TrialResult finish(Step s) {
     if (!s) s = agent();
     if (!s) s = after_agent();
     if (!s) s = grade();
@@ -105,6 +116,62 @@ class TrialRun {
     r_.finished_at = iso_now();
     return std::move(r_);
   }
+
+  // Ahead of the turn, after begin(): the helper started now (its exec and handshake are not the
+  // first tool call's), so the turn's first call is one request on an open channel.
+  Step start_helper() {
+    if (local_ || !tools_.sandbox) return std::nullopt;
+    auto* box = dynamic_cast<tools::ContainerSandbox*>(tools_.sandbox.get());
+    if (!box) return std::nullopt;
+    if (auto pong = box->channel().call(R"({"op":"ping"})", Deadline::in(Millis(30000))); !pong)
+      return classify_running(pong.error(), InfraKind::kSandbox);
+    return std::nullopt;
+  }
+
+  // The stack's containers paused while the trial waits for its turn, in parallel; false (those
+  // paused so far unpaused again) when the daemon refused one.
+  bool freeze() {
+    if (!up_ || local_) return false;
+    std::vector<std::string> ids;
+    for (const auto& [key, id] : up_->containers) ids.push_back(id);
+    std::vector<Status> st(ids.size());
+    parallel_for(
+        ids.size(), [&](std::size_t i) { st[i] = engine::pause_container(docker_, ids[i]); }, ids.size());
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      if (st[i]) frozen_.push_back(ids[i]);
+    if (frozen_.size() == ids.size()) return true;
+    (void)thaw();
+    return false;
+  }
+  bool frozen() const { return !frozen_.empty(); }
+
+  // The turn: the stack unpaused, timed as "thaw".
+  Step thaw() {
+    if (frozen_.empty()) return std::nullopt;
+    PhaseTimer t(r_, "thaw");
+    std::vector<Status> st(frozen_.size());
+    parallel_for(
+        frozen_.size(), [&](std::size_t i) { st[i] = engine::unpause_container(docker_, frozen_[i]); }, frozen_.size());
+    frozen_.clear();
+    for (const auto& s : st)
+      if (!s) return classify_running(s.error().with_context("thawing the prepared sandbox"), InfraKind::kDaemon);
+    return std::nullopt;
+  }
+
+  // The turn of a trial prepared ahead: its attempt and progress now known, the phases run
+  // ahead renamed, its start the turn's.
+  void claim(int attempt) {
+    r_.attempt = attempt;
+    r_.started_at = iso_now();
+    for (const char* k : {"reserve", "up", "setup"})
+      if (auto it = r_.phases.find(k); it != r_.phases.end()) {
+        r_.phases[std::string("ahead_") + k] = it->second;
+        r_.phases.erase(it);
+      }
+  }
+
+  // A prepared trial never run: its tools closed, its stack handed to teardown.
+  void abandon() { down(); }
 
  private:
   Step up() {
@@ -126,7 +193,7 @@ class TrialRun {
     }
     auto waited = Clock::now();
     progress("reserve");
-    Slots::Hold hold(slot(env_.admission, &Admission::up));
+    Slots::Hold hold(slot(env_.admission, &Admission::up), env_.up_priority);
     progress("up");
     r_.phases["reserve"] = elapsed_since(waited);  // admission: waiting for a stack-creation slot
     if (interrupted()) return Fault::interruption();
@@ -351,10 +418,25 @@ class TrialRun {
     if (auto broken = sandbox_verdict()) return broken;
     if (ep.termination == agent::Termination::kInfraError) return Fault::infra(InfraKind::kProvider, ep.error);
     // Nothing the agent started runs on into grading (stack/quiesce.h).
-    if (!local_)
+    if (!local_ && !agent_started_nothing())
       if (auto st = stack::stop_agent_processes(docker_, *up_); !st)
         return classify_running(st.error(), InfraKind::kSandbox);
     return std::nullopt;
+  }
+
+  // Whether the agent phase cannot have left a process behind, so the --kill-all exec (a runc
+  // exec, one of a trial's costlier daemon calls) is not needed: forgectl's own runner (its
+  // command a sleep, nothing else runs as the agent), no MCP server, not a Harbor task (whose
+  // oracle runs solve.sh), and every call of either actor a file tool the helper serves itself,
+  // starting no process.
+  bool agent_started_nothing() const {
+    static constexpr std::string_view kFileTools[] = {"read_file",    "write_file", "append_file", "list_dir",
+                                                      "replace_lines", "move_file", "copy_file",   "delete_file"};
+    if (task_.harbor || task_.environment.tools.mcp_server || tools_.mcp) return false;
+    if (!policy::is_own_runner_image(up_->plan.runner.image)) return false;
+    return std::all_of(r_.tool_log.begin(), r_.tool_log.end(), [](const ToolLogEntry& e) {
+      return std::find(std::begin(kFileTools), std::end(kFileTools), e.record.tool) != std::end(kFileTools);
+    });
   }
 
   Step sandbox_verdict() {
@@ -650,6 +732,7 @@ class TrialRun {
   std::string server_initial_state_;  // a Python server's state before the agent ran
   std::unique_ptr<SandboxWatch> watch_;
   std::int64_t started_unix_ = 0;
+  std::vector<std::string> frozen_;  // containers paused until the trial's turn
   tools::StackTools tools_;
   std::unique_ptr<LocalTrial> local_;  // the local executor's sandbox; null for a container trial
   AgentIds agent_ids_;                 // a Harbor task's: who owns /logs/agent and /solution
@@ -665,6 +748,56 @@ class TrialRun {
 TrialResult run_trial(const manifest::TaskConfig& task, int trial_index, int attempt, const AgentChoice& choice,
                       TrialEnv& env) {
   return TrialRun(task, trial_index, attempt, choice, env).run();
+}
+
+// The prepared trial owns what its TrialRun refers to: its environment and agent choice.
+struct PreparedTrial::Impl {
+  TrialEnv env;
+  AgentChoice choice;
+  std::unique_ptr<TrialRun> run;
+  std::shared_ptr<std::function<void(const TrialProgress&)>> progress;  // set at the turn
+};
+
+PreparedTrial::PreparedTrial(std::unique_ptr<Impl> i) : impl(std::move(i)) {}
+
+PreparedTrial::~PreparedTrial() {
+  if (impl && impl->run) impl->run->abandon();
+}
+
+bool PreparedTrial::freeze() { return impl && impl->run && impl->run->freeze(); }
+bool PreparedTrial::frozen() const { return impl && impl->run && impl->run->frozen(); }
+
+Result<std::unique_ptr<PreparedTrial>> prepare_trial(const manifest::TaskConfig& task, int trial_index,
+                                                     const AgentChoice& agent, const TrialEnv& env) {
+  auto impl = std::make_unique<PreparedTrial::Impl>();
+  impl->env = env;
+  impl->env.up_priority = Slots::Priority::kAhead;
+  impl->env.prepared.reset();
+  // The live view's ear is the turn's: until then, progress goes nowhere.
+  impl->progress = std::make_shared<std::function<void(const TrialProgress&)>>();
+  impl->env.on_progress = [sink = impl->progress](const TrialProgress& p) {
+    if (*sink) (*sink)(p);
+  };
+  impl->choice = agent;
+  impl->run = std::make_unique<TrialRun>(task, trial_index, 0, impl->choice, impl->env);
+  Step s = impl->run->begin();
+  if (!s) s = impl->run->start_helper();
+  if (s) {
+    impl->run->abandon();
+    impl->run.reset();
+    return fail(s->interrupted ? Errc::kCancelled : Errc::kUnavailable, s->message);
+  }
+  return std::make_unique<PreparedTrial>(std::move(impl));
+}
+
+TrialResult finish_trial(std::unique_ptr<PreparedTrial> p, int attempt,
+                         std::function<void(const TrialProgress&)> on_progress) {
+  auto& impl = *p->impl;
+  *impl.progress = std::move(on_progress);
+  std::unique_ptr<TrialRun> run = std::move(impl.run);
+  run->claim(attempt);
+  TrialResult r = run->finish(run->thaw());
+  return r;
 }
 
 }  // namespace forge::trial

@@ -80,9 +80,42 @@ struct TrialEnv {
   // Where the trial hands its stack once it is graded (null: it removes it itself, holding a
   // `down` slot). The sweep drains it before its leak audit.
   stack::BackgroundTeardown* teardown = nullptr;
+  // The priority of the up phase's wait for a stack-creation slot: kAhead for a trial prepared
+  // ahead of its turn (prepare_trial), which yields to every trial waiting now.
+  Slots::Priority up_priority = Slots::Priority::kNow;
 };
 
 TrialResult run_trial(const manifest::TaskConfig& task, int trial_index, int attempt, const AgentChoice& agent,
                       TrialEnv& env);
+
+// One trial's first phases run ahead of its turn by the sweep's warm pool: its sandbox up, its
+// initial state in, its tools open and its helper started; then, when frozen, every container
+// of its stack paused (the cgroup freezer: no CPU while it waits, its memory kept). It is made
+// for one trial of one task and agent and is never reused: finish_trial runs it once; one never
+// finished is torn down with its sandbox when destroyed.
+class PreparedTrial {
+ public:
+  struct Impl;
+  explicit PreparedTrial(std::unique_ptr<Impl> impl);
+  ~PreparedTrial();
+  PreparedTrial(const PreparedTrial&) = delete;
+  PreparedTrial& operator=(const PreparedTrial&) = delete;
+  // Pauses the stack's containers (idle until its turn); false, with the stack left running,
+  // when the daemon refused.
+  bool freeze();
+  bool frozen() const;
+  std::unique_ptr<Impl> impl;
+};
+
+// Runs up → setup → tools for trial `trial_index` of `task` with `agent` (env is copied: its
+// docker, admission and settings are used; on_progress is set at the turn). An error when any
+// phase failed: its sandbox is already handed to teardown, and the trial runs as usual in a
+// sandbox of its own.
+Result<std::unique_ptr<PreparedTrial>> prepare_trial(const manifest::TaskConfig& task, int trial_index,
+                                                     const AgentChoice& agent, const TrialEnv& env);
+// Its turn: the stack thawed, then agent → grade → down, as run_trial. The phases run ahead are
+// recorded as ahead_reserve, ahead_up, ahead_setup; `thaw` is the unpause.
+TrialResult finish_trial(std::unique_ptr<PreparedTrial> p, int attempt,
+                         std::function<void(const TrialProgress&)> on_progress);
 
 }  // namespace forge::trial

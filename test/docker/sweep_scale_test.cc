@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <csignal>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -15,6 +16,7 @@
 #include "core/subprocess.h"
 #include "engine/containers.h"
 #include "engine/networks.h"
+#include "engine/system.h"
 #include "results/run_json.h"
 #include "results/trial_record.h"
 #include "stack/labels.h"
@@ -192,10 +194,22 @@ TEST_CASE("scale: sandboxes of a SIGKILLed run — in use and prepared ahead —
     if (run_id.empty()) continue;
     auto f = by_label(stack::kLabelRun, run_id);
     f["label"].push_back(std::string(stack::kLabelRole) + "=runner");
-    f["status"] = {"running"};
+    f["status"] = {"running", "paused"};
     if (auto l = engine::list_containers(c, f)) runners = l->size();
   }
   REQUIRE_MESSAGE(runners == 2, "stdout:\n" << (*p)->out() << "\nstderr:\n" << (*p)->err());  // one in use, one prepared
+  {
+    // The prepared one waits frozen (paused: no CPU) while the first trial waits on its model.
+    std::size_t paused = 0;
+    auto f = by_label(stack::kLabelRun, run_id);
+    f["label"].push_back(std::string(stack::kLabelRole) + "=runner");
+    f["status"] = {"paused"};
+    for (auto until_paused = Clock::now() + std::chrono::seconds(60); Clock::now() < until_paused && paused == 0;) {
+      if (auto l = engine::list_containers(c, f)) paused = l->size();
+      if (paused == 0) std::this_thread::sleep_for(Millis(200));
+    }
+    CHECK(paused == 1);
+  }
   {
     // files-basic uses no json-db and no network: in a sweep its runners have NetworkMode none and
     // the run starts no service container at all.
@@ -219,7 +233,7 @@ TEST_CASE("scale: sandboxes of a SIGKILLed run — in use and prepared ahead —
   server.release();
   auto before = engine::list_containers(c, by_label(stack::kLabelRun, run_id));
   REQUIRE(before.has_value());
-  CHECK(before->size() >= 2);  // nothing removed them: the owner died
+  CHECK(before->size() >= 2);  // nothing removed them: the owner died (the paused one too)
   auto down = forgectl({"down", "--orphans"});
   CHECK_MESSAGE(down.code == 0, down.text());
   auto after = engine::list_containers(c, by_label(stack::kLabelRun, run_id));
@@ -228,4 +242,79 @@ TEST_CASE("scale: sandboxes of a SIGKILLed run — in use and prepared ahead —
   auto nets = engine::list_networks(c, by_label(stack::kLabelRun, run_id));
   REQUIRE(nets.has_value());
   CHECK(nets->empty());
+}
+
+TEST_CASE("scale: a sandbox prepared ahead waits frozen and its trial, thawed, passes like any other") {
+  TempDir dir;
+  FakeLlmServer server;
+  // Two trials one after the other; each first answer takes a while, so the second trial's
+  // sandbox is ready (and nobody waits for it) while the first trial waits on its model.
+  using namespace forge::test::fake_llm;
+  for (int trial = 0; trial < 2; ++trial) {
+    ScriptedResponse read{200, {}, openai_tool_call("c1", "read_file", R"({"path":"problem.txt"})")};
+    read.delay = Millis(4000);
+    server.push(read);
+    server.push(200,
+                openai_tool_call("c2", "write_file",
+                                 R"({"path":"submissions/answer.md","content":"# Answer\n\nThe value is 42.\n"})"));
+    server.push(200, openai_text("The answer is 42. analysis complete"));
+  }
+  std::string cfg = dir.path() + "/run.yaml";
+  std::ofstream(cfg)
+      << "models:\n  agent: {provider: openai, name: gpt-4o, base_url: \"" << server.base_url()
+      << "\", api_key_env: FORGECTL_TEST_KEY}\norchestrator:\n  timeouts: {turn_s: 120, episode_s: 300}\n";
+  std::string out = dir.path() + "/run";
+  auto r = forgectl({"run", example("files-basic"), "--config", cfg, "--agent", "llm", "--trials", "2", "--concurrency",
+                     "1", "--out", out},
+                    {{"FORGECTL_TEST_KEY", "sk-test"}});
+  REQUIRE_MESSAGE(r.code == 0, r.text());
+  CHECK(r.err.find("1 frozen while they waited") != std::string::npos);
+  auto log = results::read_trials_jsonl(out + "/trials.jsonl");
+  REQUIRE(log.has_value());
+  REQUIRE(log->trials.size() == 2);
+  int thawed = 0;
+  for (const auto& t : log->trials) {
+    CHECK_MESSAGE(t.binary_pass, t.error);
+    CHECK(t.phases_s.count("claim_to_first_tool") == 1);
+    thawed += t.phases_s.count("thaw") == 1;
+  }
+  CHECK(thawed == 1);
+  CHECK(r.out.find("leak audit: nothing of run") != std::string::npos);
+}
+
+TEST_CASE("scale: the end-of-agent --kill-all exec runs after a shell call, and not after file tools alone") {
+  TempDir dir;
+  auto& c = *docker_env().client;
+  auto since = static_cast<std::int64_t>(std::time(nullptr)) - 1;
+  std::string out = dir.path() + "/run";
+  auto r = forgectl({"run", example("files-basic"), example("script-tests"), "--agent", "oracle", "--out", out});
+  REQUIRE_MESSAGE(r.code == 0, r.text());
+  auto run = results::RunJson::read(out + "/run.json");
+  REQUIRE(run.has_value());
+  // The daemon's exec events of this run's runners: which stacks got a --kill-all.
+  std::set<std::string> killed;
+  engine::EventQuery q;
+  q.filters = {{"type", {"container"}}, {"label", {std::string(stack::kLabelRun) + "=" + run->run_id}}};
+  q.since = since;
+  q.until = static_cast<std::int64_t>(std::time(nullptr)) + 1;
+  q.timeout = Millis(20000);
+  auto st = engine::events(c, q, [&](const engine::Event& e) {
+    if (e.action.rfind("exec_create:", 0) == 0 && e.action.find("--kill-all") != std::string::npos)
+      killed.insert(e.attributes.count(stack::kLabelStack) ? e.attributes.at(stack::kLabelStack) : e.id);
+    return true;
+  });
+  REQUIRE_MESSAGE(st, (st ? "" : st.error().what()));
+  auto log = results::read_trials_jsonl(out + "/trials.jsonl");
+  REQUIRE(log.has_value());
+  REQUIRE(log->trials.size() == 2);
+  for (const auto& t : log->trials) CHECK(t.binary_pass);
+  // Stack names begin with the task's id (stack/up.cc): script-tests' oracle runs solve.sh through
+  // bash, so its processes are killed before grading; files-basic's read and write start none.
+  int files = 0, script = 0;
+  for (const auto& s : killed) {
+    files += s.rfind("fg-files-basic-", 0) == 0;
+    script += s.rfind("fg-script-tests-", 0) == 0;
+  }
+  CHECK(files == 0);
+  CHECK(script == 1);
 }

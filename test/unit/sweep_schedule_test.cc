@@ -64,6 +64,8 @@ class FakeRunner final : public TrialRunner {
   std::vector<std::string> prepared_for;        // "<task>#<idx>" per prepare(), in order
   std::map<std::string, int> taken;             // sandbox → times a trial ran in it
   std::vector<std::string> discarded;
+  std::set<std::string> frozen, thawed_by_run;  // paused while waiting; run after being paused
+  Millis prepare_delay{0};
   std::atomic<int> outstanding{0}, peak_outstanding{0};
   int sandbox_seq = 0;
   stack::BackgroundTeardown teardown{nullptr, 4, nullptr};
@@ -83,6 +85,7 @@ class FakeRunner final : public TrialRunner {
     int now = ++outstanding;
     for (int seen = peak_outstanding.load(); now > seen && !peak_outstanding.compare_exchange_weak(seen, now);) {
     }
+    std::this_thread::sleep_for(prepare_delay);
     auto p = std::make_unique<FakePrepared>();
     p->job = job.task->task_id + "#" + std::to_string(job.index);
     std::lock_guard lock(mu);
@@ -98,8 +101,14 @@ class FakeRunner final : public TrialRunner {
       std::lock_guard lock(mu);
       CHECK(fp.job == job.task->task_id + "#" + std::to_string(job.index));  // made for this job alone
       ++taken[fp.sandbox];
+      if (frozen.count(fp.sandbox)) thawed_by_run.insert(fp.sandbox);
     }
     return run_in(job, attempt, fp.sandbox);
+  }
+  bool freeze(Prepared& p) override {
+    std::lock_guard lock(mu);
+    frozen.insert(dynamic_cast<FakePrepared&>(p).sandbox);
+    return true;
   }
   void discard(std::unique_ptr<Prepared> p) override {
     auto& fp = dynamic_cast<FakePrepared&>(*p);
@@ -342,14 +351,17 @@ TEST_CASE("schedule: with a warm pool the results equal a run without; each prep
   for (const auto& [sandbox, n] : warm.taken) CHECK_MESSAGE(n == 1, sandbox << " taken " << n << " times");
   std::set<std::string> jobs(warm.prepared_for.begin(), warm.prepared_for.end());
   CHECK(jobs.size() == warm.prepared_for.size());  // never two sandboxes for one job
-  // The first wave (the two jobs the workers claim at once) brings up its own: nothing ahead.
-  for (std::size_t i = 0; i < 2; ++i)
-    CHECK(jobs.count(p.plan.jobs[i].task->task_id + "#" + std::to_string(p.plan.jobs[i].index)) == 0);
-  CHECK(b->pool.cold >= 2);
+  // Every trial, the first wave's too, is claimed in a sandbox prepared for it: none brings up its own.
+  CHECK(b->pool.cold == 0);
+  CHECK(b->pool.taken == 16);
+  CHECK(jobs.size() == 16);
+  // Frozen only while nobody waited, and each frozen one thawed by its own trial's run.
+  CHECK(b->pool.frozen == static_cast<int>(warm.frozen.size()));
+  CHECK(warm.thawed_by_run == warm.frozen);
   CHECK(b->leaks.empty());
 }
 
-TEST_CASE("schedule: the pool is bounded by the remaining work: no more sandboxes than trials after the first wave") {
+TEST_CASE("schedule: the pool is bounded by the remaining work: no more sandboxes than trials left") {
   FakePlan p(2);  // 4 trials
   FakeRunner warm;
   warm.capacity = 50;
@@ -358,8 +370,24 @@ TEST_CASE("schedule: the pool is bounded by the remaining work: no more sandboxe
   auto sum = s.run(p.plan, warm);
   REQUIRE(sum.has_value());
   CHECK(warm.prepared_for.size() <= 4);
-  CHECK(sum->pool.peak <= 1);  // 4 trials − a concurrency of 3
+  CHECK(sum->pool.peak <= 4);  // 4 trials, whatever the capacity
   CHECK(sum->graded == 4);
+}
+
+TEST_CASE(
+    "schedule: a trial whose turn comes before its sandbox is ready waits for it instead of bringing up its own") {
+  FakePlan p(3);  // 6 trials
+  FakeRunner warm;
+  warm.capacity = 1;  // one preparation at a time: every worker's turn comes first
+  warm.prepare_delay = Millis(30);
+  Sweep s;
+  s.opts.concurrency = 3;
+  auto sum = s.run(p.plan, warm);
+  REQUIRE(sum.has_value());
+  CHECK(sum->graded == 6);
+  CHECK(sum->pool.taken == 6);
+  CHECK(sum->pool.cold == 0);
+  CHECK(warm.peak_outstanding.load() <= 1 + 3);
 }
 
 TEST_CASE("schedule: an interruption drains the pool: every prepared sandbox not taken is discarded and removed") {
