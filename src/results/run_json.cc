@@ -20,7 +20,9 @@ void write_invocation(json::Writer& w, const RunInvocation& inv) {
       .field("docker_hosts", inv.docker_hosts)
       .field("executor", inv.executor.empty() ? "container" : inv.executor)
       .field("keep_local", inv.keep_local)
-      .field("allow_local", inv.allow_local);
+      .field("allow_local", inv.allow_local)
+      .field("env_passthrough", inv.env_passthrough)
+      .field("harbor_verifier", inv.harbor_verifier.empty() ? "separate" : inv.harbor_verifier);
   w.key("limits").begin_object();
   for (const auto& [k, v] : inv.limits) w.field(k, v);
   w.end_object().end_object();
@@ -59,6 +61,8 @@ RunInvocation read_invocation(const json::Value& d) {
   inv.executor = json::get_string(*v, "executor");
   inv.keep_local = json::get_bool(*v, "keep_local");
   inv.allow_local = json::get_bool(*v, "allow_local");
+  inv.env_passthrough = json::get_strings(*v, "env_passthrough");
+  inv.harbor_verifier = json::get_string(*v, "harbor_verifier");
   if (const json::Value* l = json::get_object(*v, "limits"))
     for (const auto& m : l->GetObject())
       if (m.value.IsInt()) inv.limits[std::string(m.name.GetString(), m.name.GetStringLength())] = m.value.GetInt();

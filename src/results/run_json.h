@@ -25,6 +25,8 @@ struct RunInvocation {
   std::string executor;                 // --executor: "container" (also when absent) | "local"
   bool keep_local = false;              // --keep-local
   bool allow_local = false;             // --allow-local
+  std::vector<std::string> env_passthrough;  // --env-passthrough: names only, never values
+  std::string harbor_verifier;               // --harbor-verifier: "separate" (also when absent) | "shared"
 };
 
 struct RunModel {
