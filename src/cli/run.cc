@@ -61,9 +61,10 @@ struct Limits {
 
 struct RunArgs {
   std::vector<std::string> tasks, agents, hosts;
-  std::vector<std::string> env_passthrough;  // not in run.json: --resume needs it again
+  std::vector<std::string> env_passthrough;  // names only; recorded in run.json for --resume
   std::string config, out, shard, progress = "auto";
   std::string executor = "container";
+  std::string harbor_verifier = "separate";
   int trials = 0, concurrency = 0;
   bool resume = false, keep_local = false, allow_local = false;
   Limits limits;
@@ -96,6 +97,8 @@ Status fill_from_run_json(RunArgs& a, const CLI::App& cmd) {
   if (cmd.count("--executor") == 0 && !inv.executor.empty()) a.executor = inv.executor;
   if (cmd.count("--keep-local") == 0) a.keep_local = inv.keep_local;
   if (cmd.count("--allow-local") == 0) a.allow_local = inv.allow_local;
+  if (cmd.count("--env-passthrough") == 0) a.env_passthrough = inv.env_passthrough;
+  if (cmd.count("--harbor-verifier") == 0 && !inv.harbor_verifier.empty()) a.harbor_verifier = inv.harbor_verifier;
   auto keep = [&](const char* flag, const char* key, int& field) {
     if (cmd.count(flag) == 0 && inv.limits.count(key)) field = inv.limits.at(key);
   };
@@ -131,6 +134,10 @@ void add_flags(CLI::App* cmd, RunArgs& a) {
                   "a host variable a Harbor task's \"${NAME}\" env template may read (repeat for several); "
                   "no other host variable reaches a sandbox")
       ->allow_extra_args(false);
+  cmd->add_option("--harbor-verifier", a.harbor_verifier,
+                  "separate (default): a Harbor task's tests run in a fresh container; shared: in the agent's own "
+                  "container after its processes are killed (Harbor's default; what the agent left can act)")
+      ->check(CLI::IsMember({"separate", "shared"}));
   cmd->add_flag("--keep-local", a.keep_local,
                 "keep each local trial's sandbox directory (DIR/local/...) after grading");
   cmd->add_option("--max-builds", a.limits.builds, "image builds at once")->default_val(a.limits.builds);
@@ -218,6 +225,7 @@ Result<Setup> make_setup(RunArgs& a, const CLI::App& cmd) {
     if (!name_ok) return fail(Errc::kInvalid, "--env-passthrough '" + n + "' is not a variable name");
   }
   s.cfg.env_passthrough = a.env_passthrough;
+  s.cfg.harbor_shared_verifier = a.harbor_verifier == "shared";
   s.plan_in.executor = a.executor == "local" ? manifest::ExecutorKind::kLocal : manifest::ExecutorKind::kContainer;
   s.plan_in.allow_local = a.allow_local;
   s.tty = a.progress == "live" || (a.progress == "auto" && ::isatty(STDERR_FILENO));
@@ -242,7 +250,8 @@ results::RunJson describe(const RunArgs& a, const Setup& s, const sweep::Plan& p
   r.engines = plan.facts.engines;
   r.images = plan.facts.images;
   r.invocation = {a.tasks,       a.agents,          a.hosts,    a.config,     a.shard,      a.trials,
-                  a.concurrency, a.limits.as_map(), a.executor, a.keep_local, a.allow_local};
+                  a.concurrency, a.limits.as_map(), a.executor, a.keep_local, a.allow_local, a.env_passthrough,
+                  a.harbor_verifier};
   for (const auto& [k, m] : s.cfg.models) r.models[k] = {m.provider, m.name, m.base_url, m.temperature};
   r.limits = {{"max_turns", static_cast<double>(s.cfg.max_turns)},
               {"episode_timeout_s", static_cast<double>(s.cfg.episode_timeout.count() / 1000)},
@@ -360,6 +369,16 @@ int run_verb(Context& ctx, RunArgs& a, const CLI::App& cmd) {
   }
   // Keys without effect, once per task and before any trial: "forgectl: warning: task.yaml:9:7: …".
   for (const auto& w : (*plan)->warnings) ctx.log.warn(w.where.empty() ? w.message : w.where + ": " + w.message);
+  // Once per run, before its first trial (docs/harbor.md "The verifier").
+  if (s.cfg.harbor_shared_verifier) {
+    std::size_t shared = 0;
+    for (const auto& t : (*plan)->tasks) shared += t.harbor && t.harbor->steps.empty();
+    if (shared > 0)
+      ctx.log.warn("--harbor-verifier shared: " + std::to_string(shared) +
+                   " Harbor task(s) run their tests in the agent's own container, after its processes are killed; "
+                   "files and programs the agent left there (a replaced tool, a planted file) can act on the "
+                   "verdict. The default, separate, runs them in a fresh container");
+  }
   if ((*plan)->needs_engine) {
     if (auto helper = stack::find_exec_helper(ctx.host.exec_helper); !helper) {
       ctx.report(helper.error().with_context("preflight (nothing was started)"));

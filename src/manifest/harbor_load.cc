@@ -85,7 +85,9 @@ Result<TaskConfig> load_harbor_task_config(const std::string& path) {
   t.system_prompt = harbor_system_prompt(h->environment.workdir.empty() ? "/work" : h->environment.workdir);
   t.complexity = h->difficulty;
   t.grading.path = h->config_path;
-  t.solution.declared = !h->files.solution_script.empty();
+  t.solution.declared = !h->files.solution_script.empty() ||
+                        std::any_of(h->steps.begin(), h->steps.end(),
+                                    [](const StepConfig& st) { return !st.solution_script.empty(); });
   // No user: the episode ends when the agent answers without a tool call.
   t.user_simulator.mode = UserSimulatorConfig::Mode::kScripted;
   t.user_simulator.scripted_flow.push_back({"", "###STOP###", true});  // agent/agent.h's kStopMarker
@@ -154,7 +156,10 @@ Result<TaskConfig> load_harbor_task_config(const std::string& path) {
                                             "no environment/Dockerfile, no image or build for '" + h->main_service + "')");
 
   // The oracle's one tool call: the solution is copied to /solution when its agent phase starts.
-  if (!h->files.solution_script.empty()) {
+  // A multi-step task's oracle makes the same call at each step, on that step's solution.
+  bool any_step_solution = false;
+  for (const auto& st : h->steps) any_step_solution = any_step_solution || !st.solution_script.empty();
+  if (!h->files.solution_script.empty() || any_step_solution) {
     GoldenAction run;
     run.name = "bash";
     // Harbor runs solve.sh with bash; an image without bash (busybox) gets sh.

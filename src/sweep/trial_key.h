@@ -18,7 +18,8 @@ Result<std::string> task_content_hash(const std::string& task_dir);
 
 // The agent as configured for this run: its label and, for a model, everything that shapes its
 // answers (provider, name, base_url, temperature, max_tokens, seed, top_p, reasoning), plus the
-// limits that shape the episode (max_turns, timeouts). Canonical JSON.
+// limits that shape the episode (max_turns, timeouts), and for a Harbor task --harbor-verifier
+// shared (separate, the default, adds nothing: older keys stay valid). Canonical JSON.
 std::string agent_fingerprint(const trial::AgentChoice& a, const manifest::RunConfig& run, const manifest::TaskConfig& task);
 
 // Hex SHA-256 (32 characters) of the task's content hash, the image ids its stack runs, the

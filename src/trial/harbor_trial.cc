@@ -119,11 +119,12 @@ Status check_verifier_ids(unsigned uid, unsigned gid, const std::string& what) {
 }
 
 Result<VerifierIdentity> harbor_verifier_identity(engine::Client& c, const GraderSpec& where,
-                                                  const manifest::HarborTask& task) {
-  const std::string& user = task.verifier.user;
+                                                  const manifest::HarborTask& task, const manifest::StepConfig* step) {
+  const std::string& user = step ? step->verifier.user : task.verifier.user;
   VerifierIdentity as;
   if (user.empty()) return as;
-  const std::string what = task.config_path + ": [verifier].user = \"" + user + "\"";
+  const std::string what = task.config_path + ": " + (step ? "[steps.verifier] of step '" + step->name + "'" : "[verifier]") +
+                           ".user = \"" + user + "\"";
   unsigned uid = 0, gid = 0;
   if (user == "root") {
     uid = gid = 0;
@@ -191,6 +192,11 @@ Result<HarborEnv> resolve_harbor_env(const manifest::HarborTask& task, const std
   out.environment = std::move(*env);
   out.verifier = std::move(*ver);
   out.solution = std::move(*sol);
+  for (const auto& step : task.steps) {
+    auto e = manifest::resolve_env(step.verifier.env, allowed, lookup);
+    if (!e) return e.fail_with(task.config_path + ": [steps.verifier].env of step '" + step.name + "'");
+    out.steps.push_back(std::move(*e));
+  }
   return out;
 }
 
@@ -232,6 +238,29 @@ Status put_harbor_solution(engine::Client& c, const std::string& runner, const m
   return {};
 }
 
+Status put_harbor_step_solution(engine::Client& c, const std::string& runner, const manifest::HarborTask& task,
+                                const manifest::StepConfig& step, unsigned uid, unsigned gid,
+                                const std::vector<std::string>& env) {
+  engine::ExecOptions o;
+  // Globs, not find -delete: busybox's find has no -delete. An unmatched glob stays literal; rm -f skips it.
+  o.cmd = {"sh", "-c", "if [ -d /solution ]; then cd /solution && rm -rf -- * .[!.]* ..?*; fi"};
+  o.user = std::to_string(uid) + ":" + std::to_string(gid);
+  o.timeout = Millis(20000);
+  o.output_cap = 4096;
+  auto r = engine::exec_run(c, runner, o);
+  if (!r) return r.fail_with("emptying /solution before step '" + step.name + "'");
+  if (r->exit_code != 0)
+    return fail(Errc::kProtocol, "emptying /solution before step '" + step.name + "': exit code " +
+                                     std::to_string(r->exit_code) + ": " + r->err.substr(0, 200));
+  if (step.solution_script.empty()) return {};
+  manifest::HarborTask t;  // put_harbor_solution reads only these
+  t.format = task.format;
+  t.dir = task.dir;
+  t.files.solution_dir = fs::path(step.solution_script).parent_path().string();
+  t.files.solution_script = step.solution_script;
+  return put_harbor_solution(c, runner, t, uid, gid, env);
+}
+
 Result<std::vector<std::string>> collect_harbor_logs(engine::Client& c, const std::string& runner) {
   std::vector<std::string> out;
   for (const char* d : {"/logs/agent", "/logs/artifacts"}) {
@@ -270,25 +299,29 @@ Result<double> harbor_score(const std::map<std::string, double>& rewards) {
   return fail(Errc::kInvalid, "reward.json has several keys (" + keys + ") and no 'reward': no single score to take");
 }
 
-Result<HarborVerdict> run_harbor_verifier(engine::Client& c, const GraderSpec& where, const manifest::HarborTask& task,
-                                          const HarborVerifierOptions& o) {
+namespace {
+
+// What either verifier puts in and runs: tests/ (a step's over the task's) at /tests as the
+// verifier, TB1's run-tests.sh beside them, the command, the env and the timeout.
+Status verifier_inputs(const manifest::HarborTask& task, const HarborVerifierOptions& o, VerifierRun& v) {
   const std::string what = "running the task's verifier";
   const bool tb1 = task.format == manifest::HarborFormat::kTerminalBench1;
-  VerifierRun v;
-  v.where = where;
-  v.timeout_s = task.verifier.timeout_sec;
+  v.timeout_s = o.step ? o.step->verifier.timeout_sec : task.verifier.timeout_sec;
   v.as = o.as;
-  v.agent_tars = o.artifact_tars;
   if (auto st = check_verifier_ids(v.as.uid, v.as.gid, "the verifier's user"); !st) return st.fail();
   // Read before anything is created: a link out of the task refuses the verifier.
   auto dir = ConfinedDir::open(task.dir);
   if (!dir) return dir.fail_with(what);
-  if (!task.files.tests_dir.empty()) {
-    auto tests = tests_tar(*dir, rel_to(task, task.files.tests_dir), v.as.uid, v.as.gid);
+  std::vector<std::string> trees = {task.files.tests_dir};
+  if (o.step) trees.push_back(o.step->tests_dir);  // uploaded after the task's: its files win (Harbor's order)
+  for (const auto& tree : trees) {
+    if (tree.empty()) continue;
+    auto tests = tests_tar(*dir, rel_to(task, tree), v.as.uid, v.as.gid);
     if (!tests) return tests.fail_with(what);
     v.verifier_tars.push_back(std::move(*tests));
   }
-  const std::string script = fs::path(task.files.test_script).filename().string();
+  const std::string& test_script = o.step ? o.step->test_script : task.files.test_script;
+  const std::string script = fs::path(test_script).filename().string();
   if (tb1) {
     // run-tests.sh sits beside tests/ in the task; Terminal-Bench copies it into /tests.
     auto s = one_file_tar(*dir, rel_to(task, task.files.test_script), "tests/" + script, v.as.uid, v.as.gid);
@@ -300,38 +333,37 @@ Result<HarborVerdict> run_harbor_verifier(engine::Client& c, const GraderSpec& w
               script + "; fi";
   v.env = {"TEST_DIR=/tests", "T_BENCH_TEST_DIR=/tests"};
   v.env.insert(v.env.end(), o.env.begin(), o.env.end());
-  if (o.network) {
-    v.network = o.network->network;
-    v.dns_options = o.network->dns_options;
-    v.env.insert(v.env.end(), o.network->env.begin(), o.network->env.end());
-  }
   if (!tb1) v.read_files = {kRewardTxt, kRewardJson};
   v.collect_logs = true;
-  auto r = run_verifier(c, v);
-  if (!r) return r.fail_with(what);
+  return {};
+}
 
+// The verdict from what the tests left: a timed-out or killed verifier scores 0; TB1 is read from
+// pytest's output; Harbor's reward.txt first, else reward.json, else 0.
+Result<HarborVerdict> verdict_of(const manifest::HarborTask& task, VerifierResult&& r, double timeout_s) {
+  const std::string what = "running the task's verifier";
   HarborVerdict out;
-  out.run = std::move(r->run);
-  out.verifier_logs = std::move(r->logs_tar);
+  out.run = std::move(r.run);
+  out.verifier_logs = std::move(r.logs_tar);
   grading::Grade& g = out.grade;
   auto set_score = [&](double s, std::string reason) {
     g.score = s;
     g.binary_pass = s >= 1.0;
     g.reasons.push_back(std::move(reason));
   };
-  if (!r->ended_on_its_own) {
-    set_score(0, out.run.timed_out ? "the verifier timed out after " + std::to_string(v.timeout_s) + " s: reward 0"
+  if (!r.ended_on_its_own) {
+    set_score(0, out.run.timed_out ? "the verifier timed out after " + std::to_string(timeout_s) + " s: reward 0"
                                    : "the verifier was killed: reward 0");
     return out;
   }
-  if (tb1) {
+  if (task.format == manifest::HarborFormat::kTerminalBench1) {
     auto rep = manifest::parse_pytest_output(out.run.output);
     g.components["reward"] = rep.reward;
     set_score(rep.reward, rep.resolved ? "pytest: resolved" : "pytest: " + rep.reason);
     return out;
   }
-  const auto& txt = r->files[kRewardTxt];
-  const auto& js = r->files[kRewardJson];
+  const auto& txt = r.files[kRewardTxt];
+  const auto& js = r.files[kRewardJson];
   if (txt) {  // Harbor reads reward.txt first
     auto reward = parse_reward(*txt);
     if (!reward) return reward.fail_with(what + ": reward.txt");
@@ -352,6 +384,89 @@ Result<HarborVerdict> run_harbor_verifier(engine::Client& c, const GraderSpec& w
   }
   set_score(0, "the verifier wrote no reward (exit code " + std::to_string(out.run.exit_code) + "): reward 0");
   return out;
+}
+
+}  // namespace
+
+Result<HarborVerdict> run_harbor_verifier(engine::Client& c, const GraderSpec& where, const manifest::HarborTask& task,
+                                          const HarborVerifierOptions& o) {
+  VerifierRun v;
+  v.where = where;
+  v.agent_tars = o.artifact_tars;
+  if (auto st = verifier_inputs(task, o, v); !st) return st.fail();
+  if (o.network) {
+    v.network = o.network->network;
+    v.dns_options = o.network->dns_options;
+    v.env.insert(v.env.end(), o.network->env.begin(), o.network->env.end());
+  }
+  auto r = run_verifier(c, v);
+  if (!r) return r.fail_with("running the task's verifier");
+  return verdict_of(task, std::move(*r), v.timeout_s);
+}
+
+Result<HarborVerdict> run_harbor_shared_verifier(engine::Client& c, const GraderSpec& where,
+                                                 const manifest::HarborTask& task, const HarborVerifierOptions& o) {
+  const std::string what = "running the task's verifier in the agent's container (shared)";
+  VerifierRun v;
+  if (auto st = verifier_inputs(task, o, v); !st) return st.fail();
+  const std::string helper = std::string(policy::kHelperDir) + "/exec";
+  auto exec = [&](std::vector<std::string> cmd, const std::string& user, Millis timeout,
+                  std::vector<std::string> env = {}) {
+    engine::ExecOptions e;
+    e.cmd = std::move(cmd);
+    e.env = std::move(env);
+    e.user = user;
+    e.workdir = "/";
+    e.timeout = timeout;
+    e.helper = helper;
+    e.cancel = where.cancel;
+    e.output_cap = 64 * 1024;
+    return engine::exec_run(c, where.runner, e);
+  };
+  // The agent cannot create either under a root-owned / and /logs; one it could (an image making
+  // / writable) would hold what the agent put there: no verdict from it.
+  auto probe = exec({"sh", "-c", "test -e /tests || test -L /tests || test -e /logs/verifier || test -L /logs/verifier"},
+                    "", Millis(20000));
+  if (!probe) return probe.fail_with(what);
+  if (probe->exit_code == 0) {
+    HarborVerdict out;
+    out.grade.reasons.push_back("/tests or /logs/verifier existed in the agent's container before the tests were "
+                                "copied in (shared verifier): reward 0");
+    return out;
+  }
+  auto logs = verifier_logs_tar(v.as.uid, v.as.gid);
+  if (!logs) return logs.fail_with(what);
+  if (auto st = engine::put_archive(c, where.runner, "/", std::move(*logs)); !st) return st.fail_with(what);
+  for (auto& tar : v.verifier_tars)
+    if (auto st = engine::put_archive(c, where.runner, "/", std::move(tar)); !st) return st.fail_with(what);
+  auto ran = exec({"sh", "-c", "cd -- \"$1\" || exit 1; shift; exec sh -c \"$1\"", "sh", where.workspace, v.command},
+                  v.as.user(), Millis(static_cast<long long>(v.timeout_s * 1000)), v.env);
+  if (!ran) return ran.fail_with(what);
+  if (ran->cancelled) return fail(Errc::kCancelled, what + ": interrupted");
+  // Nothing the tests started writes the reward after the verdict is read.
+  auto killed = exec({helper, "--kill-all"}, v.as.user(), Millis(20000));
+  if (!killed) return killed.fail_with(what + ": stopping the verifier's processes");
+  VerifierResult r;
+  r.run.exit_code = ran->exit_code;
+  r.run.timed_out = ran->timed_out;
+  r.run.output = ran->out + ran->err;
+  r.ended_on_its_own = !r.run.timed_out && r.run.exit_code >= 0 && !(r.run.exit_code > 128 && r.run.exit_code <= 192);
+  auto tree = collect_tree(c, where.runner, kVerifierLogs, std::uint64_t{16} << 20);
+  if (!tree) return tree.fail_with(what);
+  if (r.ended_on_its_own && task.format == manifest::HarborFormat::kHarbor) {
+    r.files[kRewardTxt] = std::nullopt;
+    r.files[kRewardJson] = std::nullopt;
+    if (!tree->empty()) {
+      auto entries = engine::read_tar(*tree);
+      if (!entries) return entries.fail_with(what);
+      for (auto& e : *entries) {
+        const std::string p = "/logs/" + e.path;
+        if ((p == kRewardTxt || p == kRewardJson) && e.content.size() <= v.max_file_bytes) r.files[p] = std::move(e.content);
+      }
+    }
+  }
+  r.logs_tar = std::move(*tree);
+  return verdict_of(task, std::move(r), v.timeout_s);
 }
 
 }  // namespace forge::trial

@@ -35,6 +35,7 @@ struct HarborEnv {
   std::vector<std::string> environment;  // [environment].env: the runner's and the verifier's
   std::vector<std::string> verifier;     // [verifier].env: the tests', after the environment's
   std::vector<std::string> solution;     // [solution].env: the oracle's solve.sh
+  std::vector<std::vector<std::string>> steps;  // each [[steps]] entry's [steps.verifier].env, in order
 };
 Result<HarborEnv> resolve_harbor_env(const manifest::HarborTask& task, const std::vector<std::string>& passthrough,
                                      const EnvLookup& host);
@@ -48,6 +49,13 @@ inline constexpr const char* kSolutionEnvFile = "/solution/.forgectl-env";
 // resolved) in kSolutionEnvFile when not empty.
 Status put_harbor_solution(engine::Client& c, const std::string& runner, const manifest::HarborTask& task, unsigned uid,
                            unsigned gid, const std::vector<std::string>& env = {});
+
+// A multi-step task's step `step` for the oracle: what the previous step left in /solution is
+// emptied (as the agent's uid, who owns it), then steps/<name>/solution/ goes there, with `env`
+// as put_harbor_solution's. A step without a solution leaves /solution empty.
+Status put_harbor_step_solution(engine::Client& c, const std::string& runner, const manifest::HarborTask& task,
+                                const manifest::StepConfig& step, unsigned uid, unsigned gid,
+                                const std::vector<std::string>& env = {});
 
 // /logs/agent and /logs/artifacts of the runner after the agent phase, as tars named
 // "agent/…" and "artifacts/…" (missing directories give no tar).
@@ -72,7 +80,8 @@ struct HarborVerdict {
 // touched it) — else forgectl's verifier, 2000:2000. Refused (kInvalid): root, and the agent's
 // uid or gid 1000 (check_verifier_ids).
 Result<VerifierIdentity> harbor_verifier_identity(engine::Client& c, const GraderSpec& where,
-                                                  const manifest::HarborTask& task);
+                                                  const manifest::HarborTask& task,
+                                                  const manifest::StepConfig* step = nullptr);
 
 // kInvalid unless uid and gid are neither root's nor the agent's (1000, which owns the workspace
 // copy and runs the programs behind $FORGECTL_AS_AGENT in the grader): with the agent's ids,
@@ -87,6 +96,9 @@ struct HarborVerifierOptions {
   std::vector<std::string> env;
   // The declared artifacts outside the workspace (harbor_artifacts.h), the agent's, put in first.
   std::vector<std::string> artifact_tars;
+  // A step of a multi-step task: its tests/ over the task's, its test.sh and its [verifier]
+  // timeout (the env is the caller's, in `env`). Null: the task's own.
+  const manifest::StepConfig* step = nullptr;
 };
 
 // Runs the task's tests in a fresh grader container of the runner's image (Harbor's "separate"
@@ -95,5 +107,14 @@ struct HarborVerifierOptions {
 // process is dead.
 Result<HarborVerdict> run_harbor_verifier(engine::Client& c, const GraderSpec& where, const manifest::HarborTask& task,
                                           const HarborVerifierOptions& o = {});
+
+// Harbor's "shared" verifier (forgectl run --harbor-verifier shared): the tests run in the agent's
+// own runner `where.runner`, after its processes were killed — /logs/verifier and tests/ at
+// /tests (owned by the verifier, `o.as`) put in only now, test.sh run as the verifier under the
+// helper's deadline in the workspace, every process of the verifier killed, then the reward read.
+// A /tests or /logs/verifier the agent left is no verdict: reward 0. `o.network` and
+// `o.artifact_tars` do not apply (the runner keeps the agent's network and files).
+Result<HarborVerdict> run_harbor_shared_verifier(engine::Client& c, const GraderSpec& where,
+                                                 const manifest::HarborTask& task, const HarborVerifierOptions& o = {});
 
 }  // namespace forge::trial

@@ -8,6 +8,7 @@
 #include "agent/agent.h"
 #include "agent/llm_factory.h"
 #include "core/jsonpath.h"
+#include "manifest/harbor_load.h"
 #include "policy/topology.h"
 #include "tools/builtin_tools.h"
 #include "trial/golden_replay.h"
@@ -124,11 +125,29 @@ std::string location(const manifest::SourceLocation& w, const std::string& fallb
 void check_harbor(const manifest::TaskConfig& t, const PreflightInput& in, std::vector<Problem>& out) {
   if (!t.harbor) return;
   const manifest::HarborTask& h = *t.harbor;
-  // Run as one episode, a multi-step task would get no instruction and no step's tests: refused
-  // until its steps are run one by one (docs/harbor.md "Not yet").
-  if (!h.steps.empty())
-    out.push_back({h.config_path, "a multi-step task ([[steps]], " + std::to_string(h.steps.size()) +
-                                      " steps) is not run yet: forgectl runs single-step Harbor tasks only"});
+  // What a multi-step task's steps may not change yet: the runner's user and network are the
+  // stack's, fixed when it comes up; workdir/, setup.sh, [steps.healthcheck] and per-step
+  // artifacts are not run (docs/harbor.md "Not yet").
+  for (const auto& st : h.steps) {
+    const std::string at = location(st.where, h.config_path);
+    const std::string step = "step '" + st.name + "': ";
+    if (!st.workdir_dir.empty() || !st.setup_script.empty())
+      out.push_back({at, step + "steps/" + st.name + "/workdir (and its setup.sh) is not run yet"});
+    if (st.healthcheck) out.push_back({at, step + "[steps.healthcheck] is not run yet"});
+    if (!st.artifacts.empty()) out.push_back({at, step + "per-step artifacts are not collected yet"});
+    if (st.agent.user != h.agent.user)
+      out.push_back({at, step + "[steps.agent].user differs from [agent].user: every step runs in the same runner"});
+    const auto& net = manifest::agent_network(h, &st);
+    const auto& first = manifest::agent_network(h, &h.steps.front());
+    if (net.mode != first.mode || net.allowed_hosts != first.allowed_hosts)
+      out.push_back({at, step + "its agent network differs from the first step's: the runner's network is fixed "
+                                "when it comes up"});
+    unsigned uid = 0, gid = 0;
+    const std::string& su = st.verifier.user;
+    if (su == "root" || policy::parse_user_ids(su, uid, gid))
+      if (auto ck = check_verifier_ids(uid, gid, "[steps.verifier].user = \"" + su + "\""); !ck)
+        out.push_back({at, step + ck.error().message});
+  }
   const std::string& user = h.verifier.user;
   unsigned uid = 0, gid = 0;
   if (user == "root" || policy::parse_user_ids(user, uid, gid))
@@ -136,11 +155,13 @@ void check_harbor(const manifest::TaskConfig& t, const PreflightInput& in, std::
       out.push_back({h.config_path, st.error().message});
   const std::vector<std::string> none;
   const auto& passed = in.run ? in.run->env_passthrough : none;
-  for (auto [table, entries] : {std::pair{"[environment].env", &h.environment.env},
-                                {"[verifier].env", &h.verifier.env},
-                                {"[solution].env", &h.solution_env}})
+  std::vector<std::pair<const char*, const std::vector<manifest::EnvEntry>*>> tables = {
+      {"[environment].env", &h.environment.env}, {"[verifier].env", &h.verifier.env}, {"[solution].env", &h.solution_env}};
+  for (const auto& st : h.steps) tables.push_back({"[steps.verifier].env", &st.verifier.env});
+  std::set<std::pair<std::string, int>> seen;  // a step's table holds the task's entries too: each once
+  for (auto [table, entries] : tables)
     for (const auto& e : *entries)
-      if (e.is_template() && !e.fallback && std::find(passed.begin(), passed.end(), e.host_var) == passed.end())
+      if (e.is_template() && seen.insert({e.where.file + e.name, e.where.line}).second && !e.fallback && std::find(passed.begin(), passed.end(), e.host_var) == passed.end())
         out.push_back({e.where.file.empty() ? h.config_path : e.where.file + ":" + std::to_string(e.where.line),
                        std::string(table) + " " + e.name + " = \"" + e.value + "\": " + e.host_var +
                            " is not passed to this run and has no fallback (forgectl run --env-passthrough " +

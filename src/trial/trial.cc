@@ -13,6 +13,7 @@
 #include "core/parallel.h"
 #include "core/service_token.h"
 #include "engine/containers.h"
+#include "engine/tar.h"
 #include "grading/grader.h"
 #include "manifest/harbor_load.h"
 #include "policy/hardening.h"
@@ -108,9 +109,13 @@ class TrialRun {
 
   // Agent → grade → down, after begin().
   TrialResult finish(Step s) {
-    if (!s) s = agent();
-    if (!s) s = after_agent();
-    if (!s) s = grade();
+    if (!s && task_.harbor && !task_.harbor->steps.empty()) {
+      s = run_steps();
+    } else {
+      if (!s) s = agent();
+      if (!s) s = after_agent();
+      if (!s) s = grade();
+    }
     if (s) end_with(*s);
     down();
     r_.finished_at = iso_now();
@@ -372,12 +377,12 @@ class TrialRun {
   agent::EpisodeSpec episode_spec() const {
     agent::EpisodeSpec spec;
     spec.system_prompt = task_.system_prompt;
-    spec.initial_user_message = task_.initial_user_message;
+    spec.initial_user_message = step_ ? step_->instruction : task_.initial_user_message;
     spec.max_turns = task_.max_turns.value_or(env_.run->max_turns);
     spec.episode_timeout = env_.run->episode_timeout;
     // A Harbor task's [agent] timeout_sec is its agent's time, as Harbor gives it.
-    if (task_.harbor && task_.harbor->agent.timeout_sec)
-      spec.episode_timeout = Millis(static_cast<long long>(*task_.harbor->agent.timeout_sec * 1000));
+    const auto& timeout = step_ ? step_->agent.timeout_sec : task_.harbor ? task_.harbor->agent.timeout_sec : std::nullopt;
+    if (timeout) spec.episode_timeout = Millis(static_cast<long long>(*timeout * 1000));
     spec.turn_timeout = env_.run->turn_timeout;
     spec.stuck = env_.run->stuck;
     spec.exec_slots = slot(env_.admission, &Admission::exec);
@@ -389,10 +394,11 @@ class TrialRun {
     PhaseTimer t(r_, "agent");
     // Harbor's oracle: solution/ enters the runner now, and only for the oracle.
     if (task_.harbor && choice_.kind == AgentChoice::Kind::kOracle && !local_) {
-      if (auto st = put_harbor_solution(docker_, runner_, *task_.harbor, agent_ids_.uid, agent_ids_.gid,
-                                        harbor_env_.solution);
-          !st)
-        return classify_running(st.error(), InfraKind::kDaemon);
+      auto st = step_ ? put_harbor_step_solution(docker_, runner_, *task_.harbor, *step_, agent_ids_.uid,
+                                                 agent_ids_.gid, harbor_env_.solution)
+                      : put_harbor_solution(docker_, runner_, *task_.harbor, agent_ids_.uid, agent_ids_.gid,
+                                            harbor_env_.solution);
+      if (!st) return classify_running(st.error(), InfraKind::kDaemon);
     }
     auto agent = make_agent();
     if (!agent) return Fault::setup(agent.error().what());
@@ -575,31 +581,55 @@ class TrialRun {
     return std::nullopt;
   }
 
-  // Who the tests run as ([verifier].user, refused when unsafe: a setup error) and their env.
+  // Who the tests run as ([verifier].user, or the step's, refused when unsafe: a setup error) and
+  // their env: [environment].env, then [verifier].env (a step's: its own, over the task's).
   Step harbor_verifier(const GraderSpec& where, HarborVerifierOptions& vo) {
-    auto as = harbor_verifier_identity(docker_, where, *task_.harbor);
+    auto as = harbor_verifier_identity(docker_, where, *task_.harbor, step_);
     if (!as)
       return as.error().code == Errc::kInvalid ? Fault::setup(as.error().what())
                                                : classify_running(as.error(), InfraKind::kGrader);
     vo.as = *as;
+    vo.step = step_;
     vo.env = harbor_env_.environment;
-    vo.env.insert(vo.env.end(), harbor_env_.verifier.begin(), harbor_env_.verifier.end());
+    const auto& ver = step_ ? harbor_env_.steps.at(step_index_) : harbor_env_.verifier;
+    vo.env.insert(vo.env.end(), ver.begin(), ver.end());
     return std::nullopt;
   }
 
-  // /logs/agent and /logs/artifacts from the runner, then the task's verifier in a fresh container.
-  Step grade_harbor() {
+  // Every entry of a tar under `prefix` ("steps/<name>/"): a step's logs beside the others'.
+  static Result<std::string> under(const std::string& tar, const std::string& prefix) {
+    auto entries = engine::read_tar(tar);
+    if (!entries) return entries.fail();
+    engine::TarWriter out;
+    for (auto& e : *entries) {
+      e.path = prefix + e.path;
+      if (auto st = out.add_entry(e); !st) return st.fail();
+    }
+    return out.finish();
+  }
+
+  // /logs/agent and /logs/artifacts from the runner, the artifacts, then the task's (or the
+  // step's) verifier: in a fresh container, or in the runner itself with --harbor-verifier shared
+  // (single-step tasks only). A step's logs land under logs/steps/<name>/.
+  Step verify_harbor(HarborVerdict& verdict) {
     if (local_) return Fault::setup("a Harbor task runs in containers only, not on the local executor");
     auto logs = collect_harbor_logs(docker_, runner_);
     if (!logs) return classify_running(logs.error().with_context("collecting /logs"), InfraKind::kDaemon);
-    r_.log_tars = std::move(*logs);
+    const std::string prefix = step_ ? "steps/" + step_->name + "/" : "";
+    std::vector<std::string> tars = std::move(*logs);
     const GraderSpec where = grader_spec();
     HarborVerifierOptions vo;
+    std::size_t before = r_.log_tars.size();
     if (auto f = harbor_artifacts(vo)) return f;
+    for (std::size_t i = before; i < r_.log_tars.size(); ++i) tars.push_back(std::move(r_.log_tars[i]));
+    r_.log_tars.resize(before);
     if (auto f = harbor_verifier(where, vo)) return f;
-    // The verifier's own network, when its mode asks for one (verifier_network.h).
-    auto net = up_verifier_network(docker_, *task_.harbor, manifest::verifier_network(*task_.harbor),
-                                   verifier_network_options());
+    const bool shared = env_.run->harbor_shared_verifier && !step_;
+    // The verifier's own network, when its mode asks for one (verifier_network.h); none in shared mode.
+    Result<std::optional<VerifierNetwork>> net = std::optional<VerifierNetwork>();
+    if (!shared)
+      net = up_verifier_network(docker_, *task_.harbor, manifest::verifier_network(*task_.harbor, step_),
+                                verifier_network_options());
     if (!net) return classify_running(net.error(), InfraKind::kDaemon);
     ScopeGuard drop_net([&] {
       if (!*net) return;
@@ -608,15 +638,138 @@ class TrialRun {
                        ": the verifier's network: " + why);
     });
     if (*net) vo.network = &**net;
-    auto v = run_harbor_verifier(docker_, where, *task_.harbor, vo);
+    auto v = shared ? run_harbor_shared_verifier(docker_, where, *task_.harbor, vo)
+                    : run_harbor_verifier(docker_, where, *task_.harbor, vo);
     if (!v) {
       if (v.error().code == Errc::kInvalid) return Fault::setup(v.error().what());
+      if (v.error().code == Errc::kCancelled) return Fault::interruption();
       return classify_running(v.error(), InfraKind::kGrader);
     }
-    r_.grade = std::move(v->grade);
-    r_.verifier_exit_code = v->run.exit_code;
-    r_.verifier_output = std::move(v->run.output);
-    if (!v->verifier_logs.empty()) r_.log_tars.push_back(std::move(v->verifier_logs));
+    if (!v->verifier_logs.empty()) tars.push_back(std::move(v->verifier_logs));
+    for (auto& t : tars) {
+      if (prefix.empty()) {
+        r_.log_tars.push_back(std::move(t));
+        continue;
+      }
+      auto moved = under(t, prefix);
+      if (!moved) return classify_running(moved.error(), InfraKind::kHost);
+      r_.log_tars.push_back(std::move(*moved));
+    }
+    verdict = std::move(*v);
+    return std::nullopt;
+  }
+
+  Step grade_harbor() {
+    HarborVerdict v;
+    if (auto f = verify_harbor(v)) return f;
+    r_.grade = std::move(v.grade);
+    r_.verifier_exit_code = v.run.exit_code;
+    r_.verifier_output = std::move(v.run.output);
+    return std::nullopt;
+  }
+
+  // Whether a step's rewards fall short of its min_reward (the "reward" key) or min_rewards (each
+  // named key): Harbor's gate for the remaining steps. A missing key counts as -infinity.
+  static std::optional<std::string> short_of(const manifest::StepConfig& st, const grading::Grade& g) {
+    auto value = [&](const std::string& key) -> std::optional<double> {
+      for (const std::string& k : {"reward." + key, key == "reward" ? std::string("reward") : std::string()})
+        if (auto it = g.components.find(k); !k.empty() && it != g.components.end()) return it->second;
+      return std::nullopt;
+    };
+    std::vector<std::pair<std::string, double>> gates(st.min_rewards.begin(), st.min_rewards.end());
+    if (st.min_reward) gates.insert(gates.begin(), {"reward", *st.min_reward});
+    for (const auto& [key, min] : gates) {
+      auto got = value(key);
+      if (!got || *got < min)
+        return "'" + key + "' = " + (got ? std::to_string(*got) : std::string("missing")) + " is below min_reward " +
+               std::to_string(min);
+    }
+    return std::nullopt;
+  }
+
+  // Appends a step's episode to the trial's: one transcript, the costs and counts summed, the
+  // termination the last step's.
+  static void append_episode(agent::Episode& all, agent::Episode&& ep) {
+    for (auto& m : ep.messages) all.messages.push_back(std::move(m));
+    all.termination = ep.termination;
+    if (!ep.error.empty()) all.error = ep.error;
+    all.stops_run = all.stops_run || ep.stops_run;
+    all.agent_usage += ep.agent_usage;
+    all.user_usage += ep.user_usage;
+    all.agent_cost_usd += ep.agent_cost_usd;
+    all.user_cost_usd += ep.user_cost_usd;
+    all.cost_known = all.cost_known && ep.cost_known;
+    all.agent_calls += ep.agent_calls;
+    all.user_calls += ep.user_calls;
+    all.turns += ep.turns;
+    all.elapsed += ep.elapsed;
+  }
+
+  // A multi-step task (docs/harbor.md "Multi-step tasks"): each [[steps]] entry in order in the
+  // same runner — the agent with the step's instruction (the oracle with the step's solution),
+  // its processes killed, the step's verifier — and the trial's score by the task's
+  // multi_step_reward_strategy over the steps verified. A step short of its min_reward ends the
+  // steps; those not run count for neither strategy (Harbor's rule).
+  Step run_steps() {
+    const auto& h = *task_.harbor;
+    agent::Episode all;
+    grading::Grade total;
+    double sum = 0, last = 0;
+    int verified = 0;
+    for (std::size_t i = 0; i < h.steps.size(); ++i) {
+      step_ = &h.steps[i];
+      step_index_ = i;
+      if (i > 0) {
+        {
+          std::lock_guard lock(log_mu_);
+          grading_ = false;
+        }
+        if (auto f = open_tools()) return f;
+      }
+      note("INFO", "trial", "step " + step_->name + " (" + std::to_string(i + 1) + "/" + std::to_string(h.steps.size()) + ")");
+      Step f = agent();
+      // The agent's helper dies with its processes: the channel closes first, a new one opens per step.
+      tools_ = {};
+      append_episode(all, std::move(r_.episode));
+      r_.episode = all;
+      if (!f) f = after_agent();
+      if (f) return f;
+      Slots::Hold hold(slot(env_.admission, &Admission::grade));
+      progress("grade");
+      HarborVerdict v;
+      {
+        PhaseTimer t(r_, "grade");
+        {
+          std::lock_guard lock(log_mu_);
+          grading_ = true;
+        }
+        if (auto g = verify_harbor(v)) return g;
+      }
+      const double score = v.grade.score;
+      total.components["step." + step_->name] = score;
+      std::string why;
+      for (const auto& r : v.grade.reasons) why += (why.empty() ? "" : "; ") + r;
+      total.reasons.push_back("step " + step_->name + ": " + why);
+      r_.verifier_exit_code = v.run.exit_code;
+      r_.verifier_output += "== step " + step_->name + " (exit code " + std::to_string(v.run.exit_code) + ")\n" +
+                            v.run.output + "\n";
+      sum += score;
+      last = score;
+      ++verified;
+      if (auto shortfall = short_of(*step_, v.grade); shortfall && i + 1 < h.steps.size()) {
+        total.reasons.push_back("step " + step_->name + ": " + *shortfall + ": the remaining " +
+                                std::to_string(h.steps.size() - i - 1) + " step(s) were not run");
+        break;
+      }
+    }
+    const bool mean = h.reward_strategy == manifest::RewardStrategy::kMean;
+    total.score = mean ? sum / verified : last;
+    total.binary_pass = total.score >= 1.0;
+    total.reasons.push_back(std::string(mean ? "mean" : "final") + " of " + std::to_string(verified) +
+                            " step reward(s): " + std::to_string(total.score));
+    r_.grade = std::move(total);
+    note("INFO", "grading", r_.grade.binary_pass ? "graded: pass" : "graded: fail",
+         {{"score", std::to_string(r_.grade.score)}});
     return std::nullopt;
   }
 
@@ -737,6 +890,8 @@ class TrialRun {
   std::unique_ptr<LocalTrial> local_;  // the local executor's sandbox; null for a container trial
   AgentIds agent_ids_;                 // a Harbor task's: who owns /logs/agent and /solution
   HarborEnv harbor_env_;               // a Harbor task's env tables, resolved in setup
+  const manifest::StepConfig* step_ = nullptr;  // the step running, in a multi-step task
+  std::size_t step_index_ = 0;
   std::mutex log_mu_;
   bool grading_ = false;
   std::mutex progress_mu_;

@@ -15,8 +15,10 @@
 #include "engine/exec.h"
 #include "engine/images.h"
 #include "engine/networks.h"
+#include "engine/tar.h"
 #include "manifest/harbor_load.h"
 #include "results/run_dir.h"
+#include "results/run_json.h"
 #include "results/trial_record.h"
 #include "stack/task_build.h"
 #include "support/containers.h"
@@ -773,4 +775,181 @@ TEST_CASE(
     CHECK(r.score == 0.0);
   }
   CHECK(noop->out.find("leak audit: nothing of run") != std::string::npos);
+}
+
+namespace {
+
+// A two-step Harbor task: step "one" asks for step1.txt, step "two" for step2.txt (with step1.txt
+// still there: one environment). tests/lib.sh is the task's shared helper; each step's own
+// tests/test.sh uses it; step two's tests carry a file named so an agent could look for it.
+std::string write_steps_task(const TempFiles& d, const std::string& name, const std::string& base,
+                             const std::string& strategy, const std::string& step_one_extra = "") {
+  d.write(name + "/task.toml",
+          "schema_version = \"1.3\"\nmulti_step_reward_strategy = \"" + strategy +
+              "\"\n[task]\nname = \"forgectl-test/" + name +
+              "\"\n[agent]\ntimeout_sec = 120\n[verifier]\ntimeout_sec = 60\n"
+              "[environment]\nnetwork_mode = \"no-network\"\nmemory_mb = 512\n"
+              "[[steps]]\nname = \"one\"\n" + step_one_extra +
+              "[[steps]]\nname = \"two\"\n[steps.verifier]\ntimeout_sec = 30\n");
+  d.write(name + "/environment/Dockerfile",
+          "FROM " + base + "\nWORKDIR /work\nUSER 1000:1000\nLABEL io.forgectl.test.task=" + name + "\n");
+  d.write(name + "/tests/lib.sh",
+          "reward() { if [ \"$(cat \"$1\" 2>/dev/null)\" = \"$2\" ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt; }\n");
+  d.write(name + "/tests/test.sh", "echo 0 > /logs/verifier/reward.txt\n");  // overridden by each step's
+  d.write(name + "/steps/one/instruction.md", "Write 'one' to step1.txt.\n");
+  d.write(name + "/steps/one/tests/test.sh", ". /tests/lib.sh; reward step1.txt one\n");
+  d.write(name + "/steps/one/solution/solve.sh", "echo one > step1.txt\n");
+  d.write(name + "/steps/two/instruction.md", "Write 'two' to step2.txt.\n");
+  d.write(name + "/steps/two/tests/test.sh",
+          ". /tests/lib.sh; [ -f /tests/step2-only-marker.txt ] && [ \"$(cat step1.txt)\" = one ] && reward step2.txt two "
+          "|| echo 0 > /logs/verifier/reward.txt\n");
+  d.write(name + "/steps/two/tests/step2-only-marker.txt", "step two's tests\n");
+  d.write(name + "/steps/two/solution/solve.sh", "echo two > step2.txt\n");
+  return d.dir() + "/" + name;
+}
+
+}  // namespace
+
+TEST_CASE("harbor steps: the oracle passes both steps in one environment; each step's reward is a component") {
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-steps-");
+  auto task = load(write_steps_task(d, "two-steps", rig.base, "mean"));
+  rig.runner_tag(task);
+  auto r = rig.run(task, trial::AgentChoice::Kind::kOracle);
+  CAPTURE(r.error);
+  for (const auto& why : r.grade.reasons) CAPTURE(why);
+  REQUIRE(r.outcome == results::Outcome::kGraded);
+  CHECK(r.grade.components.at("step.one") == 1.0);
+  CHECK(r.grade.components.at("step.two") == 1.0);
+  CHECK(r.grade.score == 1.0);
+  CHECK(r.grade.binary_pass);
+  CHECK(r.tool_log.size() == 2);  // solve.sh once per step
+  // Each step's verifier logs under logs/steps/<name>/.
+  bool one = false, two = false;
+  for (const auto& tar : r.log_tars) {
+    auto entries = engine::read_tar(tar);
+    REQUIRE(entries.has_value());
+    for (const auto& e : *entries) {
+      one = one || e.path == "steps/one/verifier/reward.txt";
+      two = two || e.path == "steps/two/verifier/reward.txt";
+    }
+  }
+  CHECK(one);
+  CHECK(two);
+}
+
+TEST_CASE("harbor steps: an agent solving step one only scores 0.5 by mean, 0 by final; no step's tests reach it") {
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-steps-");
+  // The same call at each step: it solves step one, and looks for any test file it could see.
+  const std::string replay = write_replay(
+      d, "echo one > step1.txt; [ -e /tests ] && echo tests-present; [ -e /logs/verifier ] && echo verifier-present; "
+         "find / -xdev -name \"step2-only*\" 2>/dev/null; echo probed");
+  for (const std::string strategy : {"mean", "final"}) {
+    CAPTURE(strategy);
+    auto task = load(write_steps_task(d, "half-" + strategy, rig.base, strategy));
+    rig.runner_tag(task);
+    auto r = rig.run(task, trial::AgentChoice::Kind::kReplay, replay);
+    CAPTURE(r.error);
+    REQUIRE(r.outcome == results::Outcome::kGraded);
+    CHECK(r.grade.components.at("step.one") == 1.0);
+    CHECK(r.grade.components.at("step.two") == 0.0);
+    CHECK(r.grade.score == (strategy == "mean" ? 0.5 : 0.0));
+    CHECK_FALSE(r.grade.binary_pass);
+    REQUIRE(r.tool_log.size() == 2);  // the probe ran in step one's and step two's agent phase
+    for (const auto& call : r.tool_log) {
+      const std::string& out = call.record.content;
+      CAPTURE(out);
+      CHECK(out.find("probed") != std::string::npos);
+      CHECK(out.find("tests-present") == std::string::npos);
+      CHECK(out.find("verifier-present") == std::string::npos);
+      CHECK(out.find("step2-only") == std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("harbor steps: a step short of its min_reward ends the trial; the steps not run count for nothing") {
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-steps-");
+  auto task = load(write_steps_task(d, "gated", rig.base, "mean", "min_reward = 1.0\n"));
+  rig.runner_tag(task);
+  auto r = rig.run(task, trial::AgentChoice::Kind::kNoop);
+  CAPTURE(r.error);
+  REQUIRE(r.outcome == results::Outcome::kGraded);
+  CHECK(r.grade.components.at("step.one") == 0.0);
+  CHECK(r.grade.components.count("step.two") == 0);
+  CHECK(r.grade.score == 0.0);
+  bool said = false;
+  for (const auto& why : r.grade.reasons) said = said || why.find("the remaining 1 step(s) were not run") != std::string::npos;
+  CHECK(said);
+}
+
+TEST_CASE("harbor shared verifier: the tests run in the agent's runner as the verifier, after the agent") {
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-shared-");
+  // reward.json: the answer, whether the agent's /tmp is the verifier's, and who the tests ran as.
+  auto task = load(write_task(
+      d, "shared", rig.base,
+      "ok=0; grep -q 42 answer.txt 2>/dev/null && ok=1; seen=0; [ -e /tmp/agent-left ] && seen=1; "
+      "printf '{\"reward\": %s, \"sees_agent_tmp\": %s, \"uid\": %s}' $ok $seen $(id -u) > /logs/verifier/reward.json\n"));
+  rig.runner_tag(task);
+  const std::string replay = write_replay(d, "echo 42 > answer.txt; echo x > /tmp/agent-left");
+  rig.cfg.harbor_shared_verifier = true;
+  auto shared = rig.run(task, trial::AgentChoice::Kind::kReplay, replay);
+  CAPTURE(shared.error);
+  REQUIRE(shared.outcome == results::Outcome::kGraded);
+  CHECK(shared.grade.score == 1.0);
+  CHECK(shared.grade.components.at("reward.sees_agent_tmp") == 1.0);  // the agent's own container
+  CHECK(shared.grade.components.at("reward.uid") == 2000.0);
+  auto noop = rig.run(task, trial::AgentChoice::Kind::kNoop);
+  REQUIRE(noop.outcome == results::Outcome::kGraded);
+  CHECK(noop.grade.score == 0.0);
+
+  rig.cfg.harbor_shared_verifier = false;  // the default: a fresh container, which the agent's /tmp never reaches
+  auto separate = rig.run(task, trial::AgentChoice::Kind::kReplay, replay);
+  REQUIRE(separate.outcome == results::Outcome::kGraded);
+  CHECK(separate.grade.score == 1.0);
+  CHECK(separate.grade.components.at("reward.sees_agent_tmp") == 0.0);
+}
+
+TEST_CASE("harbor cli: --harbor-verifier shared warns once; --resume alone reuses it and --env-passthrough") {
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-resume-");
+  const std::string dir = write_task(d, "greet", rig.base,
+                                     "if [ \"$GREETING\" = hello ] && grep -q 42 answer.txt; then echo 1; else echo 0; fi "
+                                     "> /logs/verifier/reward.txt\n");
+  d.write("greet/task.toml",
+          "version = \"1.0\"\n[agent]\ntimeout_sec = 120\n[verifier]\ntimeout_sec = 60\n"
+          "[environment]\nnetwork_mode = \"no-network\"\nmemory_mb = 512\nenv = { GREETING = \"${FORGECTL_T_GREETING}\" }\n");
+  rig.runner_tag(load(dir));
+  const std::string out = d.dir() + "/out";
+  const std::map<std::string, std::string> host = {{"FORGECTL_T_GREETING", "hello"}};
+  auto first = run_forgectl({"run", dir, "--agent", "oracle", "--out", out, "--env-passthrough", "FORGECTL_T_GREETING",
+                             "--harbor-verifier", "shared"},
+                            Millis(400000), host);
+  REQUIRE(first.has_value());
+  CHECK_MESSAGE(first->code == 0, first->text());
+  const std::string warning = "--harbor-verifier shared: 1 Harbor task(s) run their tests in the agent's own container";
+  const auto at = first->err.find(warning);
+  CHECK(at != std::string::npos);
+  CHECK(first->err.find(warning, at + 1) == std::string::npos);  // once per run
+  auto log = results::read_trials_jsonl(out + "/trials.jsonl");
+  REQUIRE(log.has_value());
+  REQUIRE(log->trials.size() == 1);
+  CHECK(log->trials[0].score == 1.0);  // the variable reached the shared verifier
+  auto rj = results::RunJson::read(out + "/run.json");
+  REQUIRE(rj.has_value());
+  CHECK(rj->invocation.env_passthrough == std::vector<std::string>{"FORGECTL_T_GREETING"});
+  CHECK(rj->invocation.harbor_verifier == "shared");
+
+  // Without the flags, --resume takes them from run.json: the preflight passes (it would refuse
+  // the template otherwise), the finished trial is kept, and the warning says the mode again.
+  auto resumed = run_forgectl({"run", "--resume", "--out", out}, Millis(400000), host);
+  REQUIRE(resumed.has_value());
+  CHECK_MESSAGE(resumed->code == 0, resumed->text());
+  CHECK(resumed->err.find("is not passed to this run") == std::string::npos);
+  CHECK(resumed->err.find(warning) != std::string::npos);
+  auto again = results::read_trials_jsonl(out + "/trials.jsonl");
+  REQUIRE(again.has_value());
+  CHECK(again->trials.size() == 1);
 }

@@ -193,12 +193,38 @@ TEST_CASE(
   CHECK(trial::check_task(*named, trial::PreflightInput{}).empty());  // a name is looked up in the image, per trial
 }
 
-TEST_CASE("preflight: a multi-step Harbor task is refused until its steps are run one by one") {
+TEST_CASE("preflight: a multi-step Harbor task runs; what its steps cannot have yet is refused, each named") {
   auto t = manifest::load_harbor_task_config(std::string(FORGECTL_TEST_DATA) + "/harbor/multi-step");
   REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
   REQUIRE_FALSE(t->harbor->steps.empty());
-  auto problems = trial::check_task(*t, trial::PreflightInput{});
-  REQUIRE_FALSE(problems.empty());
-  CHECK(problems[0].text().find("a multi-step task ([[steps]]") != std::string::npos);
-  CHECK(problems[0].text().find("is not run yet") != std::string::npos);
+  std::string all;
+  for (const auto& p : trial::check_task(*t, trial::PreflightInput{})) all += p.text() + "\n";
+  CAPTURE(all);
+  CHECK(all.find("step 'scaffold': steps/scaffold/workdir (and its setup.sh) is not run yet") != std::string::npos);
+  CHECK(all.find("step 'implement': [steps.healthcheck] is not run yet") != std::string::npos);
+  CHECK(all.find("step 'implement': per-step artifacts are not collected yet") != std::string::npos);
+  CHECK(all.find("step 'implement': [steps.verifier].user = \"root\" is root") != std::string::npos);
+  CHECK(all.find("is not run yet: forgectl runs single-step") == std::string::npos);  // the old refusal is gone
+
+  test::TempFiles d("forgectl-harbor-steps-unit-");
+  d.write("plain/task.toml",
+          "schema_version = \"1.3\"\n[environment]\ndocker_image = \"example/img\"\n"
+          "[[steps]]\nname = \"a\"\n[[steps]]\nname = \"b\"\n[steps.verifier]\nenv = { K = \"${STEP_ONLY}\" }\n");
+  d.write("plain/environment/Dockerfile", "FROM example/img\n");
+  d.write("plain/tests/test.sh", "echo 1 > /logs/verifier/reward.txt\n");
+  for (const char* s : {"a", "b"}) {
+    d.write(std::string("plain/steps/") + s + "/instruction.md", "Do it.\n");
+    d.write(std::string("plain/steps/") + s + "/solution/solve.sh", "true\n");
+  }
+  auto plain = manifest::load_harbor_task_config(d.dir() + "/plain");
+  REQUIRE_MESSAGE(plain.has_value(), (plain ? "" : plain.error().what()));
+  CHECK(plain->solution.declared);  // the oracle runs each step's solve.sh
+  auto problems = trial::check_task(*plain, trial::PreflightInput{});
+  REQUIRE(problems.size() == 1);  // a step's env template is checked like the task's
+  CHECK(problems[0].text().find("[steps.verifier].env K = \"${STEP_ONLY}\": STEP_ONLY is not passed") != std::string::npos);
+  manifest::RunConfig run;
+  run.env_passthrough = {"STEP_ONLY"};
+  trial::PreflightInput in;
+  in.run = &run;
+  CHECK(trial::check_task(*plain, in).empty());
 }

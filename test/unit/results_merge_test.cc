@@ -9,6 +9,7 @@
 
 #include "core/json.h"
 #include "results/merge.h"
+#include "results/run_json.h"
 
 using namespace forge;
 using namespace forge::results;
@@ -201,4 +202,30 @@ TEST_CASE("merge: the same trial position with different trial_key keeps both, w
   CHECK(r->trials.size() == 2);
   REQUIRE(r->warnings.size() == 1);
   CHECK(r->warnings[0].find("different trial_key") != std::string::npos);
+}
+
+TEST_CASE("run.json: the invocation keeps --env-passthrough names and --harbor-verifier for --resume") {
+  RunJson r;
+  r.run_id = "abc123";
+  r.status = "running";
+  r.invocation.task_paths = {"/tasks/a"};
+  r.invocation.agents = {"oracle"};
+  r.invocation.env_passthrough = {"HF_TOKEN", "PIP_INDEX_URL"};
+  r.invocation.harbor_verifier = "shared";
+  const std::string text = r.to_json();
+  auto back = RunJson::parse(text, "run.json");
+  REQUIRE(back.has_value());
+  CHECK(back->invocation.env_passthrough == std::vector<std::string>{"HF_TOKEN", "PIP_INDEX_URL"});
+  CHECK(back->invocation.harbor_verifier == "shared");
+  // Names only: the file never holds a value (none is given to it, and none is looked up).
+  CHECK(text.find("\"env_passthrough\":[\"HF_TOKEN\",\"PIP_INDEX_URL\"]") != std::string::npos);
+  // An older run.json without them resumes as it ran: no variables, the separate verifier.
+  auto old = RunJson::parse(R"({"run_id":"x","status":"running","invocation":{"task_paths":["/t"]}})", "old.json");
+  REQUIRE(old.has_value());
+  CHECK(old->invocation.env_passthrough.empty());
+  CHECK(old->invocation.harbor_verifier.empty());
+  RunJson sep;
+  auto sep_back = RunJson::parse(sep.to_json(), "run.json");
+  REQUIRE(sep_back.has_value());
+  CHECK(sep_back->invocation.harbor_verifier == "separate");
 }
