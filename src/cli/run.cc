@@ -372,7 +372,8 @@ int run_verb(Context& ctx, RunArgs& a, const CLI::App& cmd) {
   // Once per run, before its first trial (docs/harbor.md "The verifier").
   if (s.cfg.harbor_shared_verifier) {
     std::size_t shared = 0;
-    for (const auto& t : (*plan)->tasks) shared += t.harbor && t.harbor->steps.empty();
+    for (const auto& t : (*plan)->tasks)
+      shared += t.harbor && t.harbor->steps.empty() && t.harbor->verifier.mode == manifest::VerifierMode::kShared;
     if (shared > 0)
       ctx.log.warn("--harbor-verifier shared: " + std::to_string(shared) +
                    " Harbor task(s) run their tests in the agent's own container, after its processes are killed; "

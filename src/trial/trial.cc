@@ -624,7 +624,9 @@ class TrialRun {
     for (std::size_t i = before; i < r_.log_tars.size(); ++i) tars.push_back(std::move(r_.log_tars[i]));
     r_.log_tars.resize(before);
     if (auto f = harbor_verifier(where, vo)) return f;
-    const bool shared = env_.run->harbor_shared_verifier && !step_;
+    // A task that asks for a separate verifier ([verifier] environment_mode) keeps it.
+    const bool shared = env_.run->harbor_shared_verifier && !step_ &&
+                        task_.harbor->verifier.mode == manifest::VerifierMode::kShared;
     // The verifier's own network, when its mode asks for one (verifier_network.h); none in shared mode.
     Result<std::optional<VerifierNetwork>> net = std::optional<VerifierNetwork>();
     if (!shared)
