@@ -126,4 +126,64 @@ std::string human_bytes(std::uint64_t n) {
   return buf;
 }
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence starting at s[i], or 0.
+std::size_t utf8_sequence(std::string_view s, std::size_t i) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(i);
+  if (c < 0x80) return 1;
+  std::size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+  if (c >= 0xC2 && c <= 0xDF)
+    n = 1;
+  else if (c == 0xE0)
+    n = 2, lo = 0xA0;
+  else if (c == 0xED)
+    n = 2, hi = 0x9F;  // no UTF-16 surrogates
+  else if (c >= 0xE1 && c <= 0xEF)
+    n = 2;
+  else if (c == 0xF0)
+    n = 3, lo = 0x90;
+  else if (c >= 0xF1 && c <= 0xF3)
+    n = 3;
+  else if (c == 0xF4)
+    n = 3, hi = 0x8F;
+  else
+    return 0;
+  if (i + n >= s.size()) return 0;  // cut short
+  if (b(i + 1) < lo || b(i + 1) > hi) return 0;
+  for (std::size_t k = 2; k <= n; ++k)
+    if ((b(i + k) & 0xC0) != 0x80) return 0;
+  return n + 1;
+}
+
+}  // namespace
+
+std::size_t invalid_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    std::size_t n = utf8_sequence(s, i);
+    if (n == 0) return i;
+    i += n;
+  }
+  return std::string_view::npos;
+}
+
+std::string valid_utf8(std::string_view s) {
+  std::size_t bad = invalid_utf8(s);
+  if (bad == std::string_view::npos) return std::string(s);
+  std::string out(s.substr(0, bad));
+  for (std::size_t i = bad; i < s.size();) {
+    std::size_t n = utf8_sequence(s, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
 }  // namespace forge

@@ -14,6 +14,11 @@ std::string url_encode(std::string_view s);
 std::optional<std::string> base64_decode(std::string_view s);
 std::string base64_encode(std::string_view s);
 std::string trim(std::string_view s);
+// The offset of the first byte that is not part of well-formed UTF-8 (no overlong forms, no
+// surrogates, nothing above U+10FFFF), or npos.
+std::size_t invalid_utf8(std::string_view s);
+// `s` with each byte that is not part of well-formed UTF-8 replaced by U+FFFD.
+std::string valid_utf8(std::string_view s);
 std::string to_lower(std::string_view s);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 bool starts_with(std::string_view s, std::string_view prefix);

@@ -28,7 +28,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // Bump when the rootfs is assembled differently, so existing base images are rebuilt.
-constexpr const char* kBaseLayout = "forgectl python-base layout 1";
+constexpr const char* kBaseLayout = "forgectl python-base layout 2";  // 2: nc → busybox
 
 // Directories whose contents never go into the image: kernel and runtime mounts (Docker provides
 // them), apt's downloads and lists (the image installs nothing), documentation and translations.
@@ -210,6 +210,12 @@ Result<std::string> python_base_context(const std::string& rootfs) {
     }  // devices, fifos and sockets stay out (Docker provides /dev)
     if (!steps.back()) break;
   }
+  // forgectl's http_request and db tools run `nc` in the runner, as in its own runner image.
+  for (const char* bb : {"usr/bin/busybox", "bin/busybox"})
+    if (::access((root / bb).c_str(), X_OK) == 0 && ::access((root / "usr/local/bin/nc").c_str(), F_OK) != 0) {
+      steps.push_back(tar.add_symlink("rootfs/usr/local/bin/nc", std::string("/") + bb));
+      break;
+    }
   for (const auto& s : steps)
     if (!s) return s.fail_with("assembling " + std::string(kPythonBaseImage));
   return tar.finish();

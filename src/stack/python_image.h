@@ -25,7 +25,8 @@ struct PythonImageOptions {
   std::string debian_mirror;  // required, e.g. http://deb.debian.org/debian (the caller picks the default)
   // Debian 13: its python3-pydantic is 2.x (Debian 12's is 1.10, which task servers cannot use).
   std::string suite = "trixie";
-  std::vector<std::string> packages = {"python3", "python3-pydantic"};
+  // busybox: its nc is what http_request and the db tools send requests with (linked as nc).
+  std::vector<std::string> packages = {"python3", "python3-pydantic", "busybox"};
   std::string python_tree;  // forgectl's python/ directory; empty: find_python_tree()
   std::string debootstrap = "/usr/sbin/debootstrap";
   std::string

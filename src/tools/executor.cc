@@ -36,45 +36,6 @@ std::string parse_error(const json::ParseFailure& bad) {
   return msg + " at offset " + std::to_string(bad.offset);
 }
 
-// The offset of the first byte that is not part of well-formed UTF-8 (no overlong forms, no
-// surrogates, nothing above U+10FFFF), or npos. Tools pass arguments on to shells, files and
-// HTTP; a model's broken bytes are refused once here rather than by each of them.
-std::size_t invalid_utf8(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-    const unsigned char c = b(i);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t n = 0;
-    unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
-    if (c >= 0xC2 && c <= 0xDF)
-      n = 1;
-    else if (c == 0xE0)
-      n = 2, lo = 0xA0;
-    else if (c == 0xED)
-      n = 2, hi = 0x9F;  // no UTF-16 surrogates
-    else if (c >= 0xE1 && c <= 0xEF)
-      n = 2;
-    else if (c == 0xF0)
-      n = 3, lo = 0x90;
-    else if (c >= 0xF1 && c <= 0xF3)
-      n = 3;
-    else if (c == 0xF4)
-      n = 3, hi = 0x8F;
-    else
-      return i;
-    if (i + n >= s.size()) return i;  // cut short
-    if (b(i + 1) < lo || b(i + 1) > hi) return i;
-    for (std::size_t k = 2; k <= n; ++k)
-      if ((b(i + k) & 0xC0) != 0x80) return i;
-    i += n + 1;
-  }
-  return std::string_view::npos;
-}
-
 ToolOutcome refuse(std::string reason) {
   ToolOutcome o;
   o.kind = Kind::kRefused;
@@ -275,6 +236,10 @@ ToolOutcome ToolExecutor::invoke(Entry& entry, const std::string& tool, const js
 void ToolExecutor::finish(Actor actor, std::string_view name, std::string_view arguments_json, Entry* entry,
                           ToolOutcome& o, Clock::time_point start) {
   if (o.kind != Kind::kOk) o.content = "Error: " + o.reason;
+  // A tool's bytes go to the model, the judge, checks.py and the trial's files, all of which need
+  // UTF-8: a binary `cat` (or an agent's deliberate \xff) must not break any of them.
+  o.content = valid_utf8(o.content);
+  o.reason = valid_utf8(o.reason);
   o.truncated = cap_output(o.content, config_.output_cap);
   o.elapsed = elapsed_since(start);
   {

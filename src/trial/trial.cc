@@ -7,6 +7,7 @@
 #include <ctime>
 #include <mutex>
 #include <optional>
+#include <set>
 
 #include "core/files.h"
 #include "core/scope_guard.h"
@@ -134,11 +135,20 @@ class TrialRun {
   }
 
   // The stack's containers paused while the trial waits for its turn, in parallel; false (those
-  // paused so far unpaused again) when the daemon refused one.
+  // paused so far unpaused again) when the daemon refused one. Not a container with a healthcheck:
+  // Docker keeps running its checks on a paused container, each fails, and after `retries` of them
+  // it is "unhealthy" — which the end of the agent phase would blame on the agent.
   bool freeze() {
     if (!up_ || local_) return false;
+    std::set<std::string> checked;
+    for (const auto& c : up_->plan.services)
+      if (c.healthcheck) checked.insert(c.key);
+    if (up_->plan.proxy && up_->plan.proxy->healthcheck) checked.insert(up_->plan.proxy->key);
+    if (up_->plan.runner.healthcheck) checked.insert(up_->plan.runner.key);
     std::vector<std::string> ids;
-    for (const auto& [key, id] : up_->containers) ids.push_back(id);
+    for (const auto& [key, id] : up_->containers)
+      if (!checked.count(key)) ids.push_back(id);
+    if (ids.empty()) return false;
     std::vector<Status> st(ids.size());
     parallel_for(
         ids.size(), [&](std::size_t i) { st[i] = engine::pause_container(docker_, ids[i]); }, ids.size());
@@ -436,12 +446,27 @@ class TrialRun {
   // oracle runs solve.sh), and every call of either actor a file tool the helper serves itself,
   // starting no process.
   bool agent_started_nothing() const {
-    static constexpr std::string_view kFileTools[] = {"read_file",    "write_file", "append_file", "list_dir",
-                                                      "replace_lines", "move_file", "copy_file",   "delete_file"};
     if (task_.harbor || task_.environment.tools.mcp_server || tools_.mcp) return false;
     if (!policy::is_own_runner_image(up_->plan.runner.image)) return false;
-    return std::all_of(r_.tool_log.begin(), r_.tool_log.end(), [](const ToolLogEntry& e) {
-      return std::find(std::begin(kFileTools), std::end(kFileTools), e.record.tool) != std::end(kFileTools);
+    return std::all_of(r_.tool_log.begin(), r_.tool_log.end(),
+                       [](const ToolLogEntry& e) { return is_file_tool(e.record.tool); });
+  }
+
+  static bool is_file_tool(std::string_view name) {
+    static constexpr std::string_view kFileTools[] = {"read_file",    "write_file", "append_file", "list_dir",
+                                                      "replace_lines", "move_file", "copy_file",   "delete_file"};
+    return std::find(std::begin(kFileTools), std::end(kFileTools), name) != std::end(kFileTools);
+  }
+
+  // Whether a call of either actor ran a program in the runner (bash, and any built-in but the file
+  // tools and the server's own tools): then a task process dying beside it — the Python server
+  // OOM-killed by the agent's memory, in the one cgroup they share — is the agent's doing.
+  bool agent_ran_programs() const {
+    const auto& mcp = tools_.mcp_tool_names;
+    return std::any_of(r_.tool_log.begin(), r_.tool_log.end(), [&](const ToolLogEntry& e) {
+      const auto& t = e.record.tool;
+      return e.record.outcome != tools::ToolOutcome::Kind::kRefused && !is_file_tool(t) &&
+             std::find(mcp.begin(), mcp.end(), t) == mcp.end();
     });
   }
 
@@ -532,6 +557,12 @@ class TrialRun {
     if (python_server()) {
       // From the agent's server, before grading: the agent phase is over, nothing calls its tools.
       auto state = tools::server_state(*tools_.mcp, Deadline::in(Millis(30000)));
+      if (!state && agent_ran_programs()) {
+        // Never a retried, uncounted trial of the agent's making (docs/errors.md).
+        r_.episode.termination = agent::Termination::kSandboxDestroyed;
+        return Fault::model("the task's Python server stopped answering after the agent ran programs beside it in the "
+                            "runner (its memory, its processes): graded 0 — " + state.error().what());
+      }
       if (!state) return classify_running(state.error().with_context("reading the final state"), InfraKind::kSandbox);
       r_.final_state_json = "{\"db\":" + *state + "}";
       PythonServerGolden g;

@@ -42,10 +42,8 @@ void emit_files(YAML::Emitter& e, const char* key, const char* notes_key,
   e << YAML::Key << key << YAML::Value << YAML::BeginMap;
   for (const auto& [path, f] : files)
     if (!path.empty()) {
-      // A literal block reads back with a final newline: content without one is quoted instead.
-      std::string text = redact(f.content);
-      bool block = text.empty() || text.back() == '\n';
-      e << YAML::Key << redact(path) << YAML::Value << (block ? YAML::Literal : YAML::DoubleQuoted) << text;
+      e << YAML::Key << redact(path) << YAML::Value;
+      emit_text(e, redact(f.content));
     }
   e << YAML::EndMap;
   bool any = false;

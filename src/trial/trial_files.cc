@@ -27,8 +27,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string block(const std::string& s) { return s; }
-
 double seconds(Millis m) { return static_cast<double>(m.count()) / 1000.0; }
 
 // trial.json: what the trial's page shows, redacted as the YAML files are.
@@ -241,7 +239,8 @@ Status write_trial_files(const results::RunDir& run, const TrialResult& t, const
   traj << YAML::Key << "messages" << YAML::Value << YAML::BeginSeq;
   for (const auto& m : ep.messages) {
     traj << YAML::BeginMap << YAML::Key << "role" << YAML::Value << role_name(m.role) << YAML::Key << "content"
-         << YAML::Value << YAML::Literal << block(redact_(m.content));
+         << YAML::Value;
+    emit_text(traj, redact_(m.content));
     if (!m.tool_calls.empty()) {
       traj << YAML::Key << "tool_calls" << YAML::Value << YAML::BeginSeq;
       for (const auto& c : m.tool_calls) {
@@ -264,9 +263,11 @@ Status write_trial_files(const results::RunDir& run, const TrialResult& t, const
          << e.requestor << YAML::Key << "arguments" << YAML::Value;
     emit_json_text(traj, redact_(r.arguments));
     traj << YAML::Key << "success" << YAML::Value << ok << YAML::Key << "outcome" << YAML::Value
-         << tools::outcome_name(r.outcome) << YAML::Key << "output" << YAML::Value << YAML::Literal << redact_(r.content)
-         << YAML::Key << "error" << YAML::Value << (ok ? std::string() : redact_(r.reason)) << YAML::Key << "duration_s"
-         << YAML::Value << seconds(r.elapsed) << YAML::EndMap;
+         << tools::outcome_name(r.outcome) << YAML::Key << "output" << YAML::Value;
+    emit_text(traj, redact_(r.content));
+    traj << YAML::Key << "error" << YAML::Value;
+    emit_text(traj, ok ? std::string() : redact_(r.reason));
+    traj << YAML::Key << "duration_s" << YAML::Value << seconds(r.elapsed) << YAML::EndMap;
   }
   traj << YAML::EndSeq << YAML::EndMap;
 
@@ -285,10 +286,10 @@ Status write_trial_files(const results::RunDir& run, const TrialResult& t, const
   for (const auto& [k, v] : t.grade.components)
     if (k != "state_checks" && k != "transcript_rules" && k != "llm_judge" && k != "custom_checks")
       grade << YAML::Key << k << YAML::Value << v;
-  grade << YAML::EndMap << YAML::Key << "reasons" << YAML::Value << YAML::Literal;
+  grade << YAML::EndMap << YAML::Key << "reasons" << YAML::Value;
   std::string reasons;
   for (const auto& r : t.grade.reasons) reasons += (reasons.empty() ? "" : "\n") + r;
-  grade << redact_(reasons);
+  emit_text(grade, redact_(reasons));
   if (!t.grade.state_diff_json.empty()) {
     grade << YAML::Key << "state_diff" << YAML::Value;
     emit_json_text(grade, t.grade.state_diff_json);

@@ -1,6 +1,8 @@
 // JSON as YAML data, and visible control characters.
 #include "trial/yaml_text.h"
 
+#include "core/strings.h"
+
 namespace forge::trial {
 
 void emit_json(YAML::Emitter& e, const json::Value& v) {
@@ -63,6 +65,28 @@ std::string visible_controls(const std::string& yaml) {
     }
   }
   return out;
+}
+
+bool reads_back_as_block(std::string_view t) {
+  if (t.size() < 2 || t.back() != '\n' || t[t.size() - 2] == '\n') return false;  // clip keeps one newline
+  if (t.front() == ' ' || t.front() == '\t' || t.front() == '\n') return false;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const auto c = static_cast<unsigned char>(t[i]);
+    if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) return false;
+    if (c == 0xc2 && i + 1 < t.size() && static_cast<unsigned char>(t[i + 1]) <= 0x9f) return false;  // C1, NEL
+    if (c == 0xe2 && i + 2 < t.size() && static_cast<unsigned char>(t[i + 1]) == 0x80 &&
+        (static_cast<unsigned char>(t[i + 2]) | 1) == 0xa9)
+      return false;  // LS, PS
+    if (c == 0xef && i + 2 < t.size() && static_cast<unsigned char>(t[i + 1]) == 0xbb &&
+        static_cast<unsigned char>(t[i + 2]) == 0xbf)
+      return false;  // a BOM inside a block is dropped by some readers
+  }
+  return true;
+}
+
+void emit_text(YAML::Emitter& e, const std::string& text) {
+  std::string t = valid_utf8(text);
+  e << (reads_back_as_block(t) ? YAML::Literal : YAML::DoubleQuoted) << t;
 }
 
 }  // namespace forge::trial

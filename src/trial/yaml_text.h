@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include <yaml-cpp/yaml.h>
 
@@ -24,5 +25,12 @@ void emit_json_text(YAML::Emitter& e, const std::string& text);
 // carries them raw: an agent's text could make the file unreadable, replay in a terminal, or
 // break out of its block scalar into keys of its own. Each becomes visible text: "\x1b", "\u2028".
 std::string visible_controls(const std::string& yaml);
+
+// Text (an agent's message, a tool's output, a file) as a scalar that reads back exactly: a literal
+// block when that is exact — it ends in one newline, its first line is neither blank nor indented
+// (a block's indentation is guessed from it), it holds no control character or YAML line break —
+// else double-quoted, where everything is escaped. Ill-formed UTF-8 becomes U+FFFD first.
+void emit_text(YAML::Emitter& e, const std::string& text);
+bool reads_back_as_block(std::string_view text);
 
 }  // namespace forge::trial

@@ -138,6 +138,9 @@ TEST_CASE("the python image runs as agent (uid 1000) and its Python unit tests p
   CHECK(who.exit_code == 0);
   CHECK(who.out.find("1000\n1000\n/home/agent\nagent\nagent\n2.") == 0);
   CHECK(run(box, {"sh", "-c", "test -e /.forgectl || echo no helper baked in"}).out == "no helper baked in\n");
+  // http_request and the db tools send with nc: busybox's, as in forgectl's runner image.
+  auto nc = run(box, {"sh", "-c", "command -v nc && nc --help 2>&1 | head -1"});
+  CHECK(nc.out.find("/usr/local/bin/nc\nBusyBox") == 0);
 
   auto tests = run(box, {"python3", "-m", "unittest"}, stack::kPythonTreeDir);
   INFO(tests.err);

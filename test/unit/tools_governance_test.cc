@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "core/strings.h"
 #include "tools/builtin_tools.h"
 #include "tools/executor.h"
 #include "tools/rate_limit.h"
@@ -527,4 +528,19 @@ TEST_CASE("http_request refuses a url or header with a line break before anythin
   CHECK(ok.kind == ToolOutcome::Kind::kOk);
   REQUIRE(sb->runs.size() == 1);
   CHECK(sb->runs[0].rfind("GET /ok%0D%0A HTTP/1.1\r\nHost: mock-web\r\n", 0) == 0);
+}
+
+TEST_CASE("a tool's ill-formed UTF-8 reaches the model, the record and the log as U+FFFD; well-formed text as is") {
+  Harness h;
+  h.bash = std::make_shared<FakeTool>("bash", kCommandSchema, returns("bin \xff\xfe end \xe2\x82\xac"));
+  auto ex = h.make();
+  ToolOutcome o = ex->call(Actor::kAgent, "bash", R"({"command":"cat /bin/true"})");
+  CHECK(o.kind == ToolOutcome::Kind::kOk);
+  CHECK(o.content == "bin \xef\xbf\xbd\xef\xbf\xbd end \xe2\x82\xac");
+  CHECK(invalid_utf8(o.content) == std::string_view::npos);
+  REQUIRE(h.records.size() == 1);
+  CHECK(invalid_utf8(h.records[0].content) == std::string_view::npos);
+  // Overlong forms, surrogates and cut-short sequences are each replaced; valid bytes around them kept.
+  CHECK(valid_utf8("a\xc0\xaf" "b\xed\xa0\x80" "c\xe2\x82") == "a\xef\xbf\xbd\xef\xbf\xbd" "b\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" "c\xef\xbf\xbd\xef\xbf\xbd");
+  CHECK(valid_utf8("plain ascii") == "plain ascii");
 }

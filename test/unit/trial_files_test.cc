@@ -5,12 +5,15 @@
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "core/files.h"
 #include "results/run_dir.h"
 #include "support/manifest_helpers.h"
 #include "trial/trial_env.h"
 #include "trial/trial_files.h"
+#include "trial/yaml_text.h"
 
 using namespace forge;
 
@@ -116,4 +119,46 @@ TEST_CASE("trial files: a state over env.yaml's cap keeps whole tables and names
   CHECK(logs["total_logs"].as<std::size_t>() == trial::kMaxTrialEvents + 1);
   CHECK(logs["logs"][trial::kMaxTrialEvents]["message"].as<std::string>().find("the rest were dropped") !=
         std::string::npos);
+}
+
+TEST_CASE("trial files: an agent's text reads back exactly, whatever its indentation, line breaks or bytes") {
+  // Each would be cut, re-indented or made unreadable in a plain literal block.
+  const std::vector<std::string> texts = {
+      "    I did the task honestly\n# actually I cheated",  // indented first line, no final newline
+      "  x\n  y\n",                                       // indented block
+      "\n   hidden\nscore: 1\n",                          // blank first line, then indented
+      "two final newlines\n\n",
+      "no newline",
+      "",
+      "ctrl \x1b[31mred\x1b[0m\n",
+      "nel \xc2\x85 ls \xe2\x80\xa8 ps \xe2\x80\xa9 end\n",
+      "tab\tinside\n\tindented later line\n",
+      "plain block\nof two lines\n",
+      "bom \xef\xbb\xbf inside\n"};
+  for (const auto& text : texts) {
+    CAPTURE(text);
+    YAML::Emitter e;
+    e << YAML::BeginMap << YAML::Key << "content" << YAML::Value;
+    trial::emit_text(e, text);
+    e << YAML::Key << "after" << YAML::Value << "kept" << YAML::EndMap;
+    const std::string yaml = trial::visible_controls(std::string(e.c_str(), e.size()));
+    CAPTURE(yaml);
+    YAML::Node doc;
+    REQUIRE_NOTHROW(doc = YAML::Load(yaml));
+    CHECK(doc["content"].as<std::string>() == text);
+    CHECK(doc["after"].as<std::string>() == "kept");
+    CHECK(doc.size() == 2);
+  }
+  // Ill-formed UTF-8 (a binary `cat`, an agent's \xff) becomes U+FFFD: the file stays UTF-8.
+  YAML::Emitter e;
+  e << YAML::BeginMap << YAML::Key << "content" << YAML::Value;
+  trial::emit_text(e, "bin \xff\xfe\xc0\xaf ok\n");
+  e << YAML::EndMap;
+  CHECK(YAML::Load(e.c_str())["content"].as<std::string>() == "bin \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd ok\n");
+  // The plain case stays a readable block.
+  YAML::Emitter plain;
+  plain << YAML::BeginMap << YAML::Key << "content" << YAML::Value;
+  trial::emit_text(plain, "line one\nline two\n");
+  plain << YAML::EndMap;
+  CHECK(std::string(plain.c_str()).find("|") != std::string::npos);
 }
