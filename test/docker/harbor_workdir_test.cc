@@ -121,6 +121,16 @@ TEST_CASE("harbor workdir: an image's WORKDIR /app is the agent's directory and 
   REQUIRE(rel.tool_log.size() == 1);
   CHECK(rel.tool_log[0].record.content.find("/app") == 0);
   CHECK(rel.grade.score == 1.0);
+
+  // WORKDIR / is no workspace: the default /work stays.
+  const std::string root_dir = write_app_task(d, "rootdir", rig.base, "echo 1 > /logs/verifier/reward.txt\n", "true\n");
+  d.write("rootdir/environment/Dockerfile", "FROM " + rig.base + "\nWORKDIR /\nLABEL io.forgectl.test.task=rootdir\n");
+  auto root_task = rig.load(root_dir);
+  auto at_root = rig.run(root_task, trial::AgentChoice::Kind::kReplay, write_replay(d, "root.yaml", "pwd"));
+  CAPTURE(at_root.error);
+  REQUIRE(at_root.outcome == results::Outcome::kGraded);
+  REQUIRE(at_root.tool_log.size() == 1);
+  CHECK(at_root.tool_log[0].record.content.find("/work") == 0);
 }
 
 TEST_CASE("harbor verifier: a reward.txt the agent's program made a directory scores 0, not an infra error") {
