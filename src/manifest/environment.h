@@ -36,7 +36,10 @@ struct RunnerSpec {
   // "uid" | "uid:gid" ("root" is read as "0:0"); empty: the agent uid 1000:1000 in forgectl's
   // runner image, the image's own user in any other
   std::string user;
-  std::string workdir;  // empty: /work
+  std::string workdir;  // empty: /work (or the image's WORKDIR, below)
+  // A Harbor task: an unset workdir is the image's WORKDIR (read by up once the image is there);
+  // an image without one (or "/") keeps /work.
+  bool workdir_from_image = false;
   Resources resources;
   std::vector<std::string> env_passthrough;  // host variables that may cross into the runner
   // "K=V" set in the runner, already resolved (a Harbor task's [environment].env); forgectl's own

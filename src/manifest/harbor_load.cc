@@ -142,6 +142,9 @@ Result<TaskConfig> load_harbor_task_config(const std::string& path) {
     }
   }
 
+  // Harbor's contract: no workdir given is the image's WORKDIR (TB2 tasks keep everything in /app).
+  runner.workdir_from_image = runner.workdir.empty();
+
   // environment/Dockerfile alone: built from environment/ (TB1: from the task directory, its
   // tests and solution left out of the context so no COPY can bake them into the image).
   if (runner.image.empty() && !runner.build && !h->files.dockerfile.empty()) {

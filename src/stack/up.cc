@@ -229,6 +229,18 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
   // Images first: nothing is created for a stack that cannot start.
   for (auto* p : all)
     if (auto st = b.ensure_image(*p, env.manifest.network_policy); !st) return st.fail_with(what);
+  // A Harbor task without a workdir works where its image says (WORKDIR /app): the workspace
+  // volume, the agent's directory and what reaches the verifier all move there.
+  if (env.manifest.runner.workdir_from_image && env.manifest.runner.workdir.empty() &&
+      !policy::is_own_runner_image(plan->runner.image)) {
+    auto dir = image_working_dir(c, plan->runner.image);
+    if (!dir) return dir.fail_with(what);
+    // A WORKDIR that another mount of the runner holds (/tmp) keeps the default.
+    if (!dir->empty() && *dir != plan->runner.workdir && !policy::find_mount(plan->runner.hardening, *dir)) {
+      if (auto* m = policy::find_mount(plan->runner.hardening, plan->runner.workdir)) m->target = *dir;
+      plan->runner.workdir = *dir;
+    }
+  }
   // The helper volume, made and filled when new; verified through the first runner (below).
   if (auto hv = ensure_helper_volume(c, o.host, plan->runner.image); !hv) return hv.fail_with(what);
   if (auto st = b.check_interrupt(); !st) return st.fail_with(what);

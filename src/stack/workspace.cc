@@ -33,6 +33,15 @@ SeedCache& seed_cache() {
 
 }  // namespace
 
+Result<std::string> image_working_dir(engine::Client& c, const std::string& image) {
+  auto img = engine::inspect_image(c, image);
+  if (!img) return img.fail_with("reading the WORKDIR of image " + image);
+  std::string dir = fs::path(img->working_dir).lexically_normal().generic_string();
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  if (dir.empty() || dir.front() != '/' || dir == "/") return std::string();
+  return dir;
+}
+
 Result<WorkdirSeed> image_workdir(engine::Client& c, const std::string& image, const std::string& workdir,
                                   const std::map<std::string, std::string>& labels) {
   const std::string what = "reading the workdir " + workdir + " of image " + image;

@@ -32,6 +32,9 @@ struct WorkdirSeed {
 // in this process for small contents. At most 1 GiB.
 Result<WorkdirSeed> image_workdir(engine::Client& c, const std::string& image, const std::string& workdir,
                                   const std::map<std::string, std::string>& labels);
+// The workspace an image asks for: its Config.WorkingDir, normalised; "" when it sets none, or
+// "/" (the whole filesystem cannot be the workspace), or a relative path.
+Result<std::string> image_working_dir(engine::Client& c, const std::string& image);
 // Puts the seed's content into the running `container`'s `workdir` (no-op when empty).
 Status seed_workspace(engine::Client& c, const std::string& container, const std::string& workdir,
                       const WorkdirSeed& seed);

@@ -248,6 +248,10 @@ Result<VerifierResult> run_verifier(engine::Client& c, const VerifierRun& v) {
   if (out.ended_on_its_own)
     for (const auto& path : v.read_files) {
       auto text = read_small_file(c, id, path, v.max_file_bytes);
+      if (!text && text.error().code == Errc::kProtocol) {  // what the tests (or a program they ran) left
+        out.unreadable[path] = text.error().what();
+        continue;
+      }
       if (!text) return text.fail_with("reading '" + path + "'");
       out.files[path] = std::move(*text);
     }
@@ -279,6 +283,8 @@ Result<grading::TestRun> run_grader(engine::Client& c, const GraderSpec& g, cons
   auto r = run_verifier(c, v);
   if (!r) return r.fail_with(what);
   grading::TestRun run = std::move(r->run);
+  if (auto it = r->unreadable.find(cfg.reward_file); it != r->unreadable.end())
+    return fail(Errc::kProtocol, what + ": reading '" + cfg.reward_file + "': " + it->second);
   if (auto it = r->files.find(cfg.reward_file); it != r->files.end() && it->second) {
     auto reward = parse_reward(*it->second);
     if (!reward) return reward.fail_with(what + ": reading the reward file '" + cfg.reward_file + "'");

@@ -341,7 +341,6 @@ Status verifier_inputs(const manifest::HarborTask& task, const HarborVerifierOpt
 // The verdict from what the tests left: a timed-out or killed verifier scores 0; TB1 is read from
 // pytest's output; Harbor's reward.txt first, else reward.json, else 0.
 Result<HarborVerdict> verdict_of(const manifest::HarborTask& task, VerifierResult&& r, double timeout_s) {
-  const std::string what = "running the task's verifier";
   HarborVerdict out;
   out.run = std::move(r.run);
   out.verifier_logs = std::move(r.logs_tar);
@@ -362,23 +361,34 @@ Result<HarborVerdict> verdict_of(const manifest::HarborTask& task, VerifierResul
     set_score(rep.reward, rep.resolved ? "pytest: resolved" : "pytest: " + rep.reason);
     return out;
   }
+  // Every reward file is the verdict of the tests' processes, and Harbor's tests run the agent's
+  // programs with their rights (docs/harbor.md): one that is no regular file, too large or not a
+  // number is the trial's 0 with the reason, never a grader error the agent could buy a retry with.
+  auto zero = [&](const std::string& reason) {
+    set_score(0, reason + ": reward 0");
+    return out;
+  };
+  if (auto it = r.unreadable.find(kRewardTxt); it != r.unreadable.end())
+    return zero(std::string(kRewardTxt) + " cannot be read (" + it->second + ")");
   const auto& txt = r.files[kRewardTxt];
-  const auto& js = r.files[kRewardJson];
   if (txt) {  // Harbor reads reward.txt first
     auto reward = parse_reward(*txt);
-    if (!reward) return reward.fail_with(what + ": reward.txt");
+    if (!reward) return zero(std::string(kRewardTxt) + ": " + reward.error().what());
     if (*reward) {
       g.components["reward"] = **reward;
       set_score(**reward, "reward.txt: " + std::to_string(**reward));
       return out;
     }
   }
+  if (auto it = r.unreadable.find(kRewardJson); it != r.unreadable.end())
+    return zero(std::string(kRewardJson) + " cannot be read (" + it->second + ")");
+  const auto& js = r.files[kRewardJson];
   if (js) {
     auto rewards = parse_reward_json(*js);
-    if (!rewards) return rewards.fail_with(what);
+    if (!rewards) return zero(rewards.error().what());
     for (const auto& [k, val] : *rewards) g.components["reward." + k] = val;
     auto score = harbor_score(*rewards);
-    if (!score) return score.fail_with(what);
+    if (!score) return zero(score.error().what());
     set_score(*score, "reward.json: " + std::to_string(*score));
     return out;
   }

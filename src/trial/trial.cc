@@ -387,6 +387,8 @@ class TrialRun {
   agent::EpisodeSpec episode_spec() const {
     agent::EpisodeSpec spec;
     spec.system_prompt = task_.system_prompt;
+    // The loader could not know the image's WORKDIR: name the directory the stack really gave.
+    if (task_.harbor && up_) spec.system_prompt = manifest::harbor_system_prompt(workspace());
     spec.initial_user_message = step_ ? step_->instruction : task_.initial_user_message;
     spec.max_turns = task_.max_turns.value_or(env_.run->max_turns);
     spec.episode_timeout = env_.run->episode_timeout;

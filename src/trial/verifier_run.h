@@ -47,12 +47,15 @@ struct VerifierResult {
   bool ended_on_its_own = false;  // not timed out, not killed by a signal
   // read_files: nullopt when the file is missing; absent when it was not read.
   std::map<std::string, std::optional<std::string>> files;
+  // read_files that exist but are no regular file of at most max_file_bytes (a directory, a link,
+  // a fifo, too large): the reason, in place of an entry in `files`.
+  std::map<std::string, std::string> unreadable;
   std::string logs_tar;  // collect_logs: /logs/verifier's entries ("verifier/…"); may be empty
 };
 
 // Creates, fills and starts the grader, checks the as-agent service, runs the tests as `as`
 // under the helper's deadline, kills the container, then reads what was asked. A file to read
-// that exists but is not a regular file, or is larger than max_file_bytes, is kProtocol.
+// that exists but is not a regular file, or is larger than max_file_bytes, is in `unreadable`.
 Result<VerifierResult> run_verifier(engine::Client& c, const VerifierRun& v);
 
 // The regular files under `path` of container `id` (running or stopped) as a tar of plain 0644
