@@ -59,8 +59,13 @@ def _arguments(raw: Any) -> dict[str, Any]:
     return {}
 
 
-def _tool_call(raw: Any, results: dict[str, str], where: str) -> ToolCall:
-    """A flat call ({name, arguments, result?, status?}) or an OpenAI wire one ({id, function: {name, arguments}})."""
+def _status(value: Any) -> str | None:
+    return value if value in ("success", "error") else None
+
+
+def _tool_call(raw: Any, results: dict[str, str], statuses: dict[str, str], where: str) -> ToolCall:
+    """A flat call ({name, arguments, result?, status?}) or an OpenAI wire one ({id, function: {name, arguments}}).
+    Its status is its own, else that of the tool message answering its id, else `success`."""
     if not isinstance(raw, dict):
         raise InputError(f"{where} is not an object")
     fn = raw.get("function") if isinstance(raw.get("function"), dict) else {}
@@ -70,7 +75,8 @@ def _tool_call(raw: Any, results: dict[str, str], where: str) -> ToolCall:
     result = raw.get("result")
     if not isinstance(result, str):
         result = results.get(raw.get("id")) if isinstance(raw.get("id"), str) else None
-    status = raw.get("status") if raw.get("status") in ("success", "error") else "success"
+    call_id = raw.get("id") if isinstance(raw.get("id"), str) else None
+    status = _status(raw.get("status")) or (statuses.get(call_id) if call_id else None) or "success"
     return ToolCall(name=name, arguments=_arguments(fn.get("arguments", raw.get("arguments"))), result=result, status=status)
 
 
@@ -86,6 +92,14 @@ def decode_transcript(doc: Any, path: str) -> Transcript:
         m["tool_call_id"]: _text(m.get("content"))
         for m in messages
         if isinstance(m, dict) and m.get("role") == "tool" and isinstance(m.get("tool_call_id"), str)
+    }
+    statuses = {
+        m["tool_call_id"]: m["status"]
+        for m in messages
+        if isinstance(m, dict)
+        and m.get("role") == "tool"
+        and isinstance(m.get("tool_call_id"), str)
+        and _status(m.get("status"))
     }
     out = []
     for i, m in enumerate(messages):
@@ -103,7 +117,7 @@ def decode_transcript(doc: Any, path: str) -> Transcript:
             Message(
                 role=role,
                 content=_text(m.get("content")),
-                tool_calls=[_tool_call(c, results, f"{where}, tool call {j}") for j, c in enumerate(calls)],
+                tool_calls=[_tool_call(c, results, statuses, f"{where}, tool call {j}") for j, c in enumerate(calls)],
                 name=m.get("name") if isinstance(m.get("name"), str) else None,
                 **extra,
             )

@@ -205,6 +205,39 @@ class Suites(unittest.TestCase):
             repr(({"orders": []}, ["filesystem", "orders"], "O-1", "pay", {"order_id": "O-1"}, "paid", "success", "done", "pay", "t-9", "shop")),
         )
 
+    def test_a_refused_call_is_an_error_not_a_success(self) -> None:
+        """A check of "a successful write_file of the refund": the refused write fails it, the honest one passes."""
+        source = HEADER + textwrap.dedent("""
+            @init()
+            def setup(ctx):
+                global C
+                C = ctx
+
+            @check
+            def refund_written():
+                ok = [c for c in C.tool_calls if c.name == "write_file" and c.status == "success"]
+                return CheckPassed("written") if ok else CheckFailed(repr([(c.status, c.result) for c in C.tool_calls]))
+            """)
+
+        def transcript(name: str, status: str, result: str, on_call: bool) -> str:
+            call = {"id": "c1", "type": "function", "function": {"name": "write_file", "arguments": "{\"path\": \"/etc/refund.txt\"}"}}
+            if on_call:
+                call.update(status=status, result=result)
+            (self.dir / name).write_text(json.dumps({"messages": [
+                {"role": "assistant", "content": "", "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": "c1", "name": "write_file", "content": result, "status": status},
+            ]}))  # fmt: skip
+            return name
+
+        refused = "Error: path '/etc/refund.txt' is outside the workspace"
+        for on_call in (True, False):  # forgectl's form (on the call and the tool message), and the tool message alone
+            with self.subTest(on_call=on_call):
+                r = self.run_checks(source, transcript=transcript("refused.json", "error", refused, on_call))
+                self.assertEqual(r["checks"][0]["status"], "failed")
+                self.assertEqual(r["checks"][0]["message"], repr([("error", refused)]))
+                r = self.run_checks(source, transcript=transcript("honest.json", "success", "wrote 7 bytes", on_call))
+                self.assertEqual((r["checks"][0]["status"], r["checks"][0]["message"]), ("passed", "written"))
+
     def test_bad_evidence_is_an_error_naming_the_file(self) -> None:
         (self.dir / "bad.json").write_text("{not json")
         (self.dir / "list.json").write_text("[1]")

@@ -132,6 +132,7 @@ Episode run_episode(Agent& agent, UserSimulator* user, tools::ToolExecutor& exec
         ChatMessage tm{ChatMessage::Role::kTool, out.content};
         tm.tool_call_id = call.id;
         tm.name = call.name;
+        tm.tool_error = out.kind != tools::ToolOutcome::Kind::kOk;
         ep.messages.push_back(std::move(tm));
       }
       continue;

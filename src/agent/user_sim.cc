@@ -37,6 +37,7 @@ class ScriptedUser final : public UserSimulator {
         ChatMessage tm{ChatMessage::Role::kTool, out.content};
         tm.tool_call_id = call.id;
         tm.name = call.name;
+        tm.tool_error = out.kind != tools::ToolOutcome::Kind::kOk;
         r.tool_turns.push_back(tm);
       }
     }
@@ -125,6 +126,7 @@ class LlmUser final : public UserSimulator {
         ChatMessage tm{ChatMessage::Role::kTool, out.content};
         tm.tool_call_id = call.id;
         tm.name = call.name;
+        tm.tool_error = out.kind != tools::ToolOutcome::Kind::kOk;
         req.messages.push_back(tm);
         r.tool_turns.push_back(tm);
       }

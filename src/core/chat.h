@@ -24,6 +24,7 @@ struct ChatMessage {
   std::vector<ToolCall> tool_calls;  // assistant only
   std::string tool_call_id;          // tool only
   std::string name;                  // tool only: the tool's name
+  bool tool_error = false;           // tool only: the call was refused, failed or timed out
   std::string reasoning;             // assistant: reasoning text the provider returned, if any
 };
 const char* role_name(ChatMessage::Role r);  // "system" | "user" | "assistant" | "tool"

@@ -48,11 +48,25 @@ std::optional<std::string> page_content_type(std::string_view file_name) {
   return std::nullopt;
 }
 
+bool is_page_asset_type(std::string_view file_name) {
+  // Data types (.json .txt .csv .xml .pdf .wasm) are what a server or a grader reads; a page
+  // that needs one gets it from www/ or mock_web/, where the author put it for the web.
+  static const char* const kData[] = {".json", ".txt", ".csv", ".xml", ".pdf", ".wasm"};
+  if (!page_content_type(file_name)) return false;
+  std::string n = to_lower(file_name);
+  for (const char* ext : kData)
+    if (n.ends_with(ext)) return false;
+  return true;
+}
+
 bool is_withheld_name(std::string_view name) {
   std::string n = to_lower(name);
   for (const char* exact : {"task.yaml", "task.yml", "grading.yaml", "grading.yml", "tests", "fixtures", "checks.py"})
     if (n == exact) return true;
-  return starts_with(n, ".") || starts_with(n, "solution") || starts_with(n, "expected_");
+  if (starts_with(n, ".") || starts_with(n, "expected") || n.find("solution") != std::string::npos) return true;
+  // "reference" as a whole first word: reference.txt, reference_answer.json, reference-output/;
+  // not references.html or referenced.css.
+  return starts_with(n, "reference") && (n.size() == 9 || n[9] == '.' || n[9] == '_' || n[9] == '-');
 }
 
 bool is_route_segment(std::string_view name) {

@@ -12,8 +12,16 @@ namespace forge {
 // for anything else (.py, .yaml, .md, .sh, no extension): such files are never copied or served.
 std::optional<std::string> page_content_type(std::string_view file_name);
 
-// True for names mock-web never holds nor serves, at any depth: task.yaml, grading.yaml (and
-// .yml), tests, fixtures, checks.py, solution*, expected_*, and dot files (.env). Case-insensitive.
+// Whether a page or asset type is a page or a static asset (html/htm, css, js/mjs, images, fonts,
+// audio and video): every page_content_type but the data types (.json .txt .csv .xml .pdf .wasm).
+// Only these are copied from a task directory itself (outside its www/ and mock_web/).
+bool is_page_asset_type(std::string_view file_name);
+
+// True for names mock-web never holds nor serves, at any depth (case-insensitive): task.yaml,
+// grading.yaml (and .yml), tests, fixtures, checks.py, dot files (.env), anything starting with
+// "expected" (expected.html, expected-output.json, Expected_out.json), anything containing
+// "solution" (solution.py, reference_solution.txt), and "reference" as a whole first word
+// (reference.txt, reference_answer.json, reference-output/; not references.html).
 bool is_withheld_name(std::string_view name);
 
 // A name usable as one segment of mock-web's /task/<category>/<task_id>/ route and as one

@@ -13,15 +13,19 @@ namespace forge::manifest {
 using PageVisit = std::function<Status(const TreeEntry&)>;
 
 // Every page file under the task's www/ (`rel` relative to www/): a page or asset type
-// (core/web_files.h) with no withheld component. A symlink is also judged by where it lands (in
-// the task directory: by the same rules, and not on a file the task names as an input; outside
-// it: the walk refuses it). kNotFound when there is no www/.
+// (core/web_files.h page_content_type) with no withheld component. A symlink is also judged by
+// where it lands: inside www/, by the same rules, and not on a file the task names as an input;
+// elsewhere in the task directory it is left out; outside it the walk refuses it. kNotFound when
+// there is no www/.
 Status walk_www_pages(const TaskConfig& task, const ConfinedDir& task_dir, const PageVisit& visit);
 
-// Every page file of the task directory outside www/ (`rel` relative to the task directory),
-// filtered as www/'s are, and leaving out whatever the task names as an input of forgectl (its
-// grading file, test scripts and checks with their imports, json_db, system prompt, solution
-// script) whatever its name or type. Directories are not visited.
+// Every page file of the task directory outside www/ (`rel` relative to the task directory): in
+// mock_web/, filtered as www/'s are (links must stay in mock_web/); elsewhere, pages and static
+// assets only (is_page_asset_type: no data types), and nothing at all when the task directory
+// lies in a Python tool server's tree. Whatever the task names as an input of forgectl (its
+// grading file, test scripts and checks with their imports, json_db, rag corpus, filesystem
+// copies, system prompt, solution script, tool server script and files) is left out whatever its
+// name or type. Directories are not visited.
 Status walk_task_pages(const TaskConfig& task, const ConfinedDir& task_dir, const PageVisit& visit);
 
 // Whether the task's category and task_id can name its directory under mock-web's tasks root

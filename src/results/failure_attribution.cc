@@ -67,6 +67,10 @@ void state_diff(Attribution& a, const TrialDetail& d) {
   a.deterministic = true;
 }
 
+// Connection errors in the transcript are evidence only, never the class: a graded trial had
+// its infrastructure (forgectl's infra errors are outside graded trials, counted in the summary),
+// and any text here was written by the agent or by its tools, so the agent could make its own
+// failure look like an outage by writing "Connection refused".
 void connection_errors(Attribution& a, const TrialDetail& d) {
   int count = 0;
   for (const auto& m : d.messages)
@@ -76,8 +80,6 @@ void connection_errors(Attribution& a, const TrialDetail& d) {
   if (count == 0) return;
   a.evidence.begin_object().field("kind", "connection_errors").field("count", count).end_object();
   ++a.items;
-  a.failure_class = "infrastructure";
-  a.deterministic = true;
 }
 
 // The grade's failing reasons (at most 5), when nothing else was found, and a path_glob check

@@ -141,7 +141,10 @@ Response MockWeb::task_route(const std::vector<std::string>& parts) const {
   // Only the directory of this category and id exists (another task's are not there): 404.
   fs::path base = fs::canonical(tasks / parts[1] / parts[2], ec);
   if (ec || !fs::is_directory(base, ec) || !inside(base.string(), tasks.string()) || base == tasks) return not_found();
-  return serve(base.string(), rest);
+  // The host copies only pages and static assets from the task directory itself (data types only
+  // from mock_web/ and www/); the server holds to the same, whatever else lands there.
+  const bool assets_only = rest.empty() || rest[0] != "mock_web";
+  return serve(base.string(), rest, assets_only);
 }
 
 Response MockWeb::html_lookup(const std::string& name) const {
@@ -163,7 +166,7 @@ Response MockWeb::html_lookup(const std::string& name) const {
   return r;
 }
 
-Response MockWeb::serve(const std::string& base, const std::vector<std::string>& parts) const {
+Response MockWeb::serve(const std::string& base, const std::vector<std::string>& parts, bool assets_only) const {
   fs::path wanted(base);
   for (const auto& p : parts) {
     if (is_withheld_name(p)) return not_found();
@@ -181,6 +184,7 @@ Response MockWeb::serve(const std::string& base, const std::vector<std::string>&
     if (is_withheld_name(part.string())) return not_found();
   auto type = page_content_type(real.filename().string());
   if (!type || !fs::is_regular_file(real, ec)) return not_found();
+  if (assets_only && !is_page_asset_type(real.filename().string())) return not_found();
   auto size = fs::file_size(real, ec);
   if (ec) return not_found();
   if (size > opts_.max_file) return json_error(413, "the file is larger than " + human_bytes(opts_.max_file));

@@ -43,7 +43,9 @@ class MockWeb {
  private:
   MockWeb(std::string root, MockWebOptions opts) : root_(std::move(root)), opts_(std::move(opts)) {}
   // `parts` under `base` (canonical), confined to it.
-  Response serve(const std::string& base, const std::vector<std::string>& parts) const;
+  // `assets_only`: a task directory's own files, outside its mock_web/: pages and static assets
+  // only (core/web_files.h is_page_asset_type), as the host copies them.
+  Response serve(const std::string& base, const std::vector<std::string>& parts, bool assets_only = false) const;
   // /task/<category>/<task_id>/<rest>.
   Response task_route(const std::vector<std::string>& parts) const;
   // /<name>.html: www/, then each task directory, then its mock_web/.

@@ -95,7 +95,7 @@ std::string format_duration(Millis d) {
   return s + " s";
 }
 
-ToolExecutor::ToolExecutor(ExecutorConfig config) : config_(std::move(config)), limiter_(config_.now) {}
+ToolExecutor::ToolExecutor(ExecutorConfig config) : config_(std::move(config)), agent_limiter_(config_.now), user_limiter_(config_.now) {}
 
 Result<std::unique_ptr<ToolExecutor>> ToolExecutor::create(ExecutorConfig config) {
   std::map<std::string, std::shared_ptr<Tool>, std::less<>> known;
@@ -190,7 +190,8 @@ ToolOutcome ToolExecutor::attempt(Actor actor, std::string_view name, std::strin
   {
     std::lock_guard lock(mu_);
     // Charged before the call, so concurrent calls cannot overshoot the limit.
-    if (Status ok = limiter_.acquire(tool, it->second.policy); !ok) return refuse(ok.error().message);
+    RateLimiter& limiter = actor == Actor::kAgent ? agent_limiter_ : user_limiter_;
+    if (Status ok = limiter.acquire(tool, it->second.policy); !ok) return refuse(ok.error().message);
   }
   return invoke(it->second, tool, args);
 }

@@ -104,8 +104,10 @@ class ToolExecutor {
 
   ExecutorConfig config_;
   std::map<std::string, Entry, std::less<>> tools_;
-  mutable std::mutex mu_;  // guards limiter_, every Entry::stats and totals_
-  RateLimiter limiter_;
+  mutable std::mutex mu_;  // guards the limiters, every Entry::stats and totals_
+  // One budget per actor: the scripted user's calls never spend the agent's rate limits (a user
+  // simulator could otherwise make the model fail), nor the agent's the user's.
+  RateLimiter agent_limiter_, user_limiter_;
   ToolStats totals_;
 };
 

@@ -2,6 +2,8 @@
 #include "trial/checks_run.h"
 
 #include <filesystem>
+#include <map>
+#include <string_view>
 
 #include "core/confined_dir.h"
 #include "core/scope_guard.h"
@@ -108,13 +110,20 @@ Result<std::string> read_result(engine::Client& c, const std::string& id, const 
 }  // namespace
 
 std::string checks_transcript_json(const std::vector<ChatMessage>& messages) {
+  // Each call carries its real status and result, from the tool message answering it: a check
+  // must never take a refused or failed call for a successful one (the driver's default when a
+  // call says nothing is "success"). A call nothing answered never ran: "error", no result.
+  std::map<std::string_view, const ChatMessage*> answers;
+  for (const auto& m : messages)
+    if (m.role == ChatMessage::Role::kTool && !m.tool_call_id.empty()) answers.emplace(m.tool_call_id, &m);
+  auto status = [](bool error) { return error ? "error" : "success"; };
   json::Writer w;
   w.begin_object().key("messages").begin_array();
   for (const auto& m : messages) {
     w.begin_object().field("role", role_name(m.role)).field("content", m.content);
     if (!m.tool_calls.empty()) {
       w.key("tool_calls").begin_array();
-      for (const auto& tc : m.tool_calls)
+      for (const auto& tc : m.tool_calls) {
         w.begin_object()
             .field("id", tc.id)
             .field("type", "function")
@@ -122,12 +131,20 @@ std::string checks_transcript_json(const std::vector<ChatMessage>& messages) {
             .begin_object()
             .field("name", tc.name)
             .field("arguments", tc.arguments)
-            .end_object()
             .end_object();
+        auto answer = tc.id.empty() ? answers.end() : answers.find(tc.id);
+        if (answer == answers.end()) {
+          w.field("status", "error");
+        } else {
+          w.field("status", status(answer->second->tool_error)).field("result", answer->second->content);
+        }
+        w.end_object();
+      }
       w.end_array();
     }
     if (!m.tool_call_id.empty()) w.field("tool_call_id", m.tool_call_id);
     if (!m.name.empty()) w.field("name", m.name);
+    if (m.role == ChatMessage::Role::kTool) w.field("status", status(m.tool_error));
     w.end_object();
   }
   w.end_array().end_object();

@@ -284,6 +284,56 @@ TEST_CASE("python server trial: checks.py runs in a fresh container as the verif
   CHECK(rig.containers() == 0);
 }
 
+TEST_CASE("python server trial: checks.py sees a failed call as an error, so a \"successful transfer\" check fails") {
+  TempDir dir;
+  auto task = load_bank(dir, true);
+  // The check a task author writes for "the agent made the transfer": a transfer call that succeeded.
+  dir.write("checks.py", R"PY(from tolokaforge.core.grading.checks_interface import CheckFailed, CheckPassed, check, init
+
+_ctx = None
+
+
+@init(interface_version="1.0")
+def setup(ctx):
+    global _ctx
+    _ctx = ctx
+
+
+@check
+def transferred():
+    seen = [f"{c.name}:{c.status}:{(c.result or '')[:24]}" for c in _ctx.tool_calls]
+    if any(c.name == "transfer" and c.status == "success" for c in _ctx.tool_calls):
+        return CheckPassed(";".join(seen))
+    return CheckFailed(";".join(seen))
+)PY");
+  SUBCASE("the transfer the server refused") {
+    Rig rig;
+    rig.h.server.push(200, fake_llm::openai_tool_call("call_1", "transfer", R"({"from_id": "A", "to_id": "B", "amount": 5000})"));
+    rig.h.server.push(200, fake_llm::openai_text("Moved 30 from A to B."));
+    auto r = trial::run_trial(task, 0, 1, {trial::AgentChoice::Kind::kLlm}, rig.env);
+    REQUIRE_MESSAGE(r.outcome == results::Outcome::kGraded, r.error);
+    std::string reasons;
+    for (const auto& reason : r.grade.reasons) reasons += reason + "\n";
+    INFO(reasons);
+    CHECK(r.grade.components.at("custom_checks") == doctest::Approx(0.0));
+    CHECK(reasons.find("custom_checks: FAIL \"transferred\": \"transfer:error:Error: Insufficient") != std::string::npos);
+    CHECK(rig.containers() == 0);
+  }
+  SUBCASE("the honest control: the transfer that ran") {
+    Rig rig;
+    rig.h.server.push(200, fake_llm::openai_tool_call("call_1", "transfer", R"({"from_id": "A", "to_id": "B", "amount": 30})"));
+    rig.h.server.push(200, fake_llm::openai_text("Moved 30 from A to B."));
+    auto r = trial::run_trial(task, 0, 1, {trial::AgentChoice::Kind::kLlm}, rig.env);
+    REQUIRE_MESSAGE(r.outcome == results::Outcome::kGraded, r.error);
+    std::string reasons;
+    for (const auto& reason : r.grade.reasons) reasons += reason + "\n";
+    INFO(reasons);
+    CHECK(r.grade.components.at("custom_checks") == doctest::Approx(1.0));
+    CHECK(reasons.find("custom_checks: PASS \"transferred\": \"transfer:success:") != std::string::npos);
+    CHECK(rig.containers() == 0);
+  }
+}
+
 TEST_CASE("python server trial: checks.py failing to load scores custom_checks 0 with the driver's error") {
   TempDir dir;
   auto task = load_bank(dir, true);

@@ -3,6 +3,8 @@
 
 #include "grading/grader.h"
 #include "grading/python_checks.h"
+#include "core/json.h"
+#include "trial/checks_run.h"
 
 using namespace forge;
 using namespace forge::grading;
@@ -57,4 +59,36 @@ TEST_CASE("python checks: without a checks container grading is an error, and an
   auto out = grade(g, ev);
   REQUIRE(out.has_value());
   CHECK(out->components.count("custom_checks") == 0);
+}
+
+TEST_CASE("python checks: the transcript handed to checks.py carries each call's real status and result") {
+  ChatMessage asked{ChatMessage::Role::kAssistant, ""};
+  asked.tool_calls = {{"c1", "read_file", R"({"path":"/etc/shadow"})"},
+                      {"c2", "write_file", R"({"path":"refund.txt","content":"42"})"},
+                      {"c3", "write_file", R"({"path":"late.txt"})"}};
+  ChatMessage refused{ChatMessage::Role::kTool, "Error: path '/etc/shadow' is outside the workspace"};
+  refused.tool_call_id = "c1";
+  refused.name = "read_file";
+  refused.tool_error = true;
+  ChatMessage wrote{ChatMessage::Role::kTool, "wrote 2 bytes to refund.txt"};  // the honest control
+  wrote.tool_call_id = "c2";
+  wrote.name = "write_file";
+  // c3 was never answered (the episode ended first): it never ran.
+  const std::string text = trial::checks_transcript_json({asked, refused, wrote});
+
+  json::Document d;
+  REQUIRE(!json::parse_document(d, text));
+  const auto& msgs = d["messages"];
+  REQUIRE(msgs.Size() == 3);
+  const auto& calls = msgs[0]["tool_calls"];
+  REQUIRE(calls.Size() == 3);
+  CHECK(json::get_string(calls[0], "status") == "error");
+  CHECK(json::get_string(calls[0], "result") == "Error: path '/etc/shadow' is outside the workspace");
+  CHECK(json::get_string(calls[1], "status") == "success");
+  CHECK(json::get_string(calls[1], "result") == "wrote 2 bytes to refund.txt");
+  CHECK(json::get_string(calls[2], "status") == "error");
+  CHECK_FALSE(calls[2].HasMember("result"));
+  CHECK(json::get_string(msgs[1], "status") == "error");
+  CHECK(json::get_string(msgs[2], "status") == "success");
+  CHECK(json::get_string(calls[0]["function"], "name") == "read_file");
 }

@@ -243,6 +243,42 @@ TEST_CASE("tolokaforge files in the run directory: failure classes from trial.js
   CHECK(d.read("tolokaforge/aggregate.json") + d.read("tolokaforge/failure_attribution.json") == before);
 }
 
+TEST_CASE("tolokaforge failure attribution: the agent's words \"Connection refused\" never make a failure infrastructure") {
+  TempDir d;
+  d.write("trials.jsonl", trial("a", 0, false, 1) + trial("a", 1, false, 1) + infra("a", 2));
+  TrialDetail said;  // a: 0 — the agent (and a tool's output) claim an outage
+  said.task_id = "a";
+  said.trial_index = 0;
+  said.messages = {{"assistant", "I could not finish: ECONNREFUSED (Connection refused) net::ERR_CONNECTION_REFUSED", ""},
+                   {"tool", "curl: (7) Failed to connect: Connection refused", ""}};
+  said.tool_log = {{"assistant", "bash", "{}", "ok", "curl: (7) Failed to connect: Connection refused", "", 0.1, false}};
+  d.write("trials/a/0/trial.json", said.to_json());
+  TrialDetail honest;  // a: 1 — the control: no such words, the same class
+  honest.task_id = "a";
+  honest.trial_index = 1;
+  honest.messages = {{"assistant", "I could not finish.", ""}};
+  d.write("trials/a/1/trial.json", honest.to_json());
+
+  REQUIRE(write_reports(d.path.string()).has_value());
+  auto fa = parse_json(d.read("tolokaforge/failure_attribution.json"));
+  const auto& summary = fa["summary"];
+  CHECK(json::get_int(summary, "total_failed_attempts") == 2);
+  CHECK_FALSE(summary["by_failure_class"].HasMember("infrastructure"));
+  CHECK(json::get_int(summary["by_failure_class"], "model_reasoning") == 2);
+  CHECK(json::get_double(summary, "deterministic_attribution_coverage") == doctest::Approx(0.0));
+  CHECK(json::get_int(summary, "infra_errors") == 1);  // forgectl's own infra outcome, counted apart
+  const auto& failures = fa["failures"];
+  REQUIRE(failures.Size() == 2);
+  for (const auto& f : failures.GetArray()) {
+    CHECK(json::get_string(f, "failure_class") == "model_reasoning");
+    CHECK_FALSE(f["deterministic"].GetBool());
+    CHECK(json::get_double(f, "confidence") == doctest::Approx(0.5));
+  }
+  // The words are kept as evidence, counted, and nothing more.
+  CHECK(json::get_string(failures[0]["evidence"][0], "kind") == "connection_errors");
+  CHECK(json::get_int(failures[0]["evidence"][0], "count") == 2);
+}
+
 TEST_CASE("tolokaforge files of a run of several agents: one directory per agent, none pooling them") {
   TempDir d;
   std::string b = trial("a", 0, false, 1);

@@ -199,6 +199,26 @@ TEST_CASE("services mock-web: grading material is withheld by name, even inside 
   CHECK(is_withheld_name("Task.yml"));
   CHECK(is_withheld_name("checks.py"));
   CHECK(is_withheld_name("expected_state.json"));
+  // The red team's names (mockweb-leak/): expected* with any separator, *solution*, reference.
+  for (const char* n : {"expected-output.json", "Expected_out.json", "expected.json", "EXPECTEDoutput.txt",
+                        "reference_solution.txt", "my-solution.html", "Solutions", "reference.txt",
+                        "reference_answer.json", "Reference-Output"}) {
+    CAPTURE(n);
+    CHECK(is_withheld_name(n));
+  }
+  for (const char* n : {"references.html", "referenced.css", "unexpected.html", "answers.html", "resolute.js"}) {
+    CAPTURE(n);
+    CHECK_FALSE(is_withheld_name(n));
+  }
+  // The task directory itself gives pages and static assets only; data types come from www/.
+  for (const char* n : {"page.html", "a.HTM", "s.css", "m.mjs", "x.js", "i.png", "i.svg", "f.woff2", "v.mp4"}) {
+    CAPTURE(n);
+    CHECK(is_page_asset_type(n));
+  }
+  for (const char* n : {"answers.json", "notes.txt", "t.csv", "f.xml", "m.pdf", "w.wasm", "server.py", "x"}) {
+    CAPTURE(n);
+    CHECK_FALSE(is_page_asset_type(n));
+  }
   CHECK_FALSE(is_withheld_name("index.html"));
   CHECK_FALSE(is_withheld_name("testsuite.html"));
 }
@@ -293,6 +313,9 @@ struct Packs {
     write("tasks/web/shop_1/sub/detail.html", "detail");
     write("tasks/web/shop_1/mock_web/extra.html", "mock_web page");
     write("tasks/web/shop_1/data.json", "{\"sku\":1}");
+    write("tasks/web/shop_1/mock_web/stock.json", "{\"left\":2}");
+    write("tasks/web/shop_1/answers.json", kSecret);  // a data type beside the pages: never served
+    write("tasks/web/shop_1/www/page.html", kSecret);  // not this: /task/…/www/ is the www/ root
     for (const char* f : {"task.yaml", "grading.yaml", "grading.yml", "checks.py", "tests/test.html",
                           "fixtures/db.json", "solution.html", "solution/answer.html", "expected_state.json", ".env",
                           "notes.md", "app.py", "mock_web/grading.yaml", "mock_web/solution.html", "sub/.hidden.html"})
@@ -324,7 +347,10 @@ TEST_CASE("services mock-web, task packs: /task/<category>/<task_id>/ serves tha
   CHECK(site.get("/task/web/shop_1/home.html").body == "task page");
   CHECK(site.get("/task/web/shop_1/sub/detail.html").body == "detail");
   CHECK(site.get("/task/web/shop_1/mock_web/extra.html").body == "mock_web page");
-  CHECK(site.get("/task/web/shop_1/data.json").content_type == "application/json");
+  // From the task directory itself only pages and static assets; data types from mock_web/ (and www/).
+  CHECK(site.get("/task/web/shop_1/data.json").status == 404);
+  CHECK(site.get("/task/web/shop_1/answers.json").status == 404);
+  CHECK(site.get("/task/web/shop_1/mock_web/stock.json").content_type == "application/json");
   CHECK(site.get("/task/web/shop_1/www/page.html").body == "www page");  // the task's www/, copied once
   CHECK(site.get("/task/web/shop_1/www/").body == "www home");
   CHECK(site.get("/task/tests/t9/p.html").body == "category named tests");  // a category names a directory

@@ -346,6 +346,39 @@ TEST_CASE("rate limits: calls per trial, and a sliding minute on the injected cl
   CHECK(ex->stats().at("read_file").refused == 2);
 }
 
+TEST_CASE("rate limits are per actor: the user's calls never spend the agent's budget, nor the reverse") {
+  Harness h;
+  ExecutorConfig c = h.config();
+  c.agent_enabled = {"read_file"};
+  c.user_enabled = {"read_file"};
+  c.policies["read_file"] = ToolPolicy{Millis(30000), 1, 0};
+  const char* rf = R"({"path":"a"})";
+
+  SUBCASE("the user calls first: the agent still has its one call") {
+    auto ex = h.make(c);
+    CHECK(ex->call(Actor::kUser, "read_file", rf).kind == ToolOutcome::Kind::kOk);
+    CHECK(ex->call(Actor::kAgent, "read_file", rf).kind == ToolOutcome::Kind::kOk);
+    // Each actor's own budget still holds.
+    CHECK(ex->call(Actor::kAgent, "read_file", rf).content ==
+          "Error: rate limit for 'read_file' reached (1 calls per trial)");
+    CHECK(ex->call(Actor::kUser, "read_file", rf).kind == ToolOutcome::Kind::kRefused);
+  }
+  SUBCASE("the agent uses its budget up: the user's dual-control call still runs") {
+    auto ex = h.make(c);
+    CHECK(ex->call(Actor::kAgent, "read_file", rf).kind == ToolOutcome::Kind::kOk);
+    CHECK(ex->call(Actor::kAgent, "read_file", rf).kind == ToolOutcome::Kind::kRefused);
+    CHECK(ex->call(Actor::kUser, "read_file", rf).kind == ToolOutcome::Kind::kOk);
+  }
+  SUBCASE("per minute as well") {
+    c.policies["read_file"] = ToolPolicy{Millis(30000), 0, 1};
+    auto ex = h.make(c);
+    CHECK(ex->call(Actor::kUser, "read_file", rf).kind == ToolOutcome::Kind::kOk);
+    CHECK(ex->call(Actor::kAgent, "read_file", rf).kind == ToolOutcome::Kind::kOk);
+    CHECK(ex->call(Actor::kAgent, "read_file", rf).content ==
+          "Error: rate limit for 'read_file' reached (1 calls per minute)");
+  }
+}
+
 TEST_CASE("concurrent calls share one budget and one set of counters") {
   Harness h;
   ExecutorConfig c = h.config();

@@ -183,8 +183,10 @@ TEST_CASE("mock-web use: a page-named link is judged by where it lands, never co
   fs::create_symlink("prompt.txt", d / "prompt-copy.txt");  // a task input, by its own name a page
   fs::create_symlink("../expected_state.json", d / "www/state.json");
   fs::create_symlink("../solution/steps.txt", d / "www/steps.txt");
-  // And one onto a page, which is that page.
+  // A link in www/ onto a page outside www/ is not copied (www/ serves data types too, so only
+  // links that stay in it count); one onto a page inside it is that page.
   fs::create_symlink("../orders/1187.html", d / "www/order.html");
+  fs::create_symlink("carriers.html", d / "www/carriers-copy.html");
   std::string yaml = read_file(dir.dir() + "/task.yaml");
   yaml.replace(yaml.find("grading: grading.yaml"), 21, "grading: grading.yaml\nsystem_prompt: prompt.txt");
   dir.write("task.yaml", yaml);
@@ -196,16 +198,103 @@ TEST_CASE("mock-web use: a page-named link is judged by where it lands, never co
   REQUIRE_MESSAGE(pages.has_value(), (pages ? "" : pages.error().what()));
   auto files = files_of(*www, "www/");
   for (auto& f : files_of(*pages, "")) files.push_back(f);
-  bool order = false;
+  bool copy = false;
   for (const auto& [p, content] : files) {
     CAPTURE(p);
     CHECK(!has(content, tf_web::kGradingMarker));
     CHECK(!has(content, "You are the shop's clerk."));
-    for (const char* gone : {"alias.html", "peek.html", "prompt-copy.txt", "state.json", "steps.txt"})
+    for (const char* gone : {"alias.html", "peek.html", "prompt-copy.txt", "state.json", "steps.txt", "order.html"})
       CHECK(!has(p, gone));
-    order = order || (p == "www/order.html" && has(content, tf_web::kTracking));
+    copy = copy || (p == "www/carriers-copy.html" && has(content, tf_web::kCarrier));
   }
-  CHECK(order);
+  CHECK(copy);
+}
+
+namespace {
+
+// The paths a trial would copy into mock-web for the task in `dir`, relative to /srv, with content.
+std::vector<std::pair<std::string, std::string>> copied(const std::string& dir) {
+  auto task = manifest::load_task(dir + "/task.yaml");
+  REQUIRE_MESSAGE(task.has_value(), (task ? "" : task.error().what()));
+  auto www = trial::www_tar(*task);
+  REQUIRE_MESSAGE(www.has_value(), (www ? "" : www.error().what()));
+  auto pages = trial::task_pages_tar(*task);
+  REQUIRE_MESSAGE(pages.has_value(), (pages ? "" : pages.error().what()));
+  auto files = files_of(*www, "www/");
+  for (auto& f : files_of(*pages, "")) files.push_back(f);
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::vector<std::string> paths_of(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<std::string> out;
+  for (const auto& [p, content] : files) out.push_back(p);
+  return out;
+}
+
+std::vector<std::string> pages_plus(std::initializer_list<const char*> more) {
+  std::vector<std::string> want(std::begin(tf_web::kCopiedPages), std::end(tf_web::kCopiedPages));
+  want.insert(want.end(), more.begin(), more.end());
+  std::sort(want.begin(), want.end());
+  return want;
+}
+
+// The red team's files (mockweb-leak/): a server's seed and data, what checks.py reads, expected
+// outputs and reference solutions, as data types beside the pages, and www/ links onto them.
+void write_leak_files(TempFiles& dir) {
+  const std::string m = tf_web::kGradingMarker;
+  const fs::path d(dir.dir());
+  for (const char* f : {"initial_state.json", "secret_pins.json", "answers.json", "expected-output.json",
+                        "Expected_out.json", "reference_solution.txt", "data/hidden.json", "notes.csv", "feed.xml",
+                        "manual.pdf", "expected.html", "expectedOutput.css", "my-solution.html", "reference.html",
+                        "reference-answers/index.html"})
+    dir.write(f, m);
+  fs::create_symlink("secret_pins.json", d / "pins-alias.json");
+  fs::create_symlink("secret_pins.json", d / "pins-alias.html");  // a page name onto a data file
+  fs::create_symlink("../answers.json", d / "www/link.json");
+  fs::create_symlink("../initial_state.json", d / "www/link2.json");
+  fs::create_symlink("../answers.json", d / "mock_web/link3.json");
+  fs::create_symlink("../index.html", d / "mock_web/home.html");  // onto a page, but out of mock_web/
+  // Data meant for the web, where the author puts it: www/ and mock_web/ keep every page type.
+  dir.write("www/catalog.json", "{\"items\": 3}");
+  dir.write("mock_web/stock.json", "{\"left\": 2}");
+  dir.write("references.html", "<p>Further reading.</p>");  // "reference" not as a word of its own
+}
+
+}  // namespace
+
+TEST_CASE("mock-web use: the task directory gives pages and static assets only, never data or answers") {
+  TempFiles dir("forgectl-tfweb-");
+  tf_web::write_task(dir.dir());
+  write_leak_files(dir);
+  auto files = copied(dir.dir());
+  for (const auto& [p, content] : files) {
+    CAPTURE(p);
+    CHECK(!has(content, tf_web::kGradingMarker));
+  }
+  // The honest control: every page of the fixture is still there, with the web parts' data.
+  CHECK(paths_of(files) == pages_plus({"www/catalog.json", "task/webshop/order_lookup/mock_web/stock.json",
+                                       "task/webshop/order_lookup/references.html"}));
+}
+
+TEST_CASE("mock-web use: a task with a Python tool server gives mock-web only its www/ and mock_web/") {
+  TempFiles dir("forgectl-tfweb-");
+  tf_web::write_task(dir.dir());
+  write_leak_files(dir);
+  dir.write("server.py",
+            "from tolokaforge.core.tools_interface import create_server\n"
+            "mcp, registry, TOOLS = create_server(__file__, 'pins')\n");
+  std::string yaml = read_file(dir.dir() + "/task.yaml");
+  yaml.replace(yaml.find("    enabled: [http_request, write_file]\n"), 40,
+               "    enabled: [http_request, write_file]\n    mcp_server: server.py\n");
+  dir.write("task.yaml", yaml);
+  dir.write("site.html", "<p>beside the server</p>");
+  auto files = copied(dir.dir());
+  // The whole task directory is copied beside the server (its seed, its data): none of it is a
+  // page of the site, whatever its type.
+  CHECK(paths_of(files) == std::vector<std::string>{"task/webshop/order_lookup/mock_web/help.html",
+                                                    "task/webshop/order_lookup/mock_web/stock.json",
+                                                    "www/carriers.html", "www/catalog.json", "www/index.html"});
 }
 
 TEST_CASE("mock-web use: a task page that links out of the task is refused at load, naming it") {

@@ -66,6 +66,9 @@ TEST_CASE("scripted user: a matching rule makes its tool calls as the user, in o
   CHECK(r->tool_turns[0].tool_calls.size() == 2);
   CHECK(r->tool_turns[1].content == "42");
   CHECK(r->tool_turns[1].tool_call_id == r->tool_turns[0].tool_calls[0].id);
+  // Each result says whether its call failed (checks.py sees it as the call's status).
+  CHECK_FALSE(r->tool_turns[1].tool_error);
+  CHECK(r->tool_turns[2].tool_error);
 
   // Another message: the default answers, and makes no call.
   auto d = user->reply(said("Hello!"), Deadline::in(Millis(5000)));
@@ -81,6 +84,8 @@ TEST_CASE("scripted user: a call of a tool the user was not given is refused by 
   REQUIRE(r.has_value());
   REQUIRE(log.size() == 2);
   CHECK(log[0].content == "Error: tool 'calculator' is not enabled for the user");
+  REQUIRE(r->tool_turns.size() == 3);
+  CHECK(r->tool_turns[1].tool_error);  // refused, not a success
   // Without an executor at all, a rule with calls is an error rather than a silent skip.
   auto none = scripted_user(flow())->reply(said("add them"), Deadline::in(Millis(5000)));
   CHECK_FALSE(none.has_value());
