@@ -23,6 +23,7 @@
 #include "stack/task_build.h"
 #include "support/containers.h"
 #include "support/docker_env.h"
+#include "support/harbor_rig.h"
 #include "support/manifest_helpers.h"
 #include "support/process.h"
 #include "trial/trial.h"
@@ -33,51 +34,6 @@ using namespace forge::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-// forgectl's runner image under the name the tasks' Dockerfiles start FROM; removed (untagged)
-// with the rig, as is every image the trials built.
-struct HarborRig {
-  manifest::RunConfig cfg;
-  trial::TrialEnv env;
-  std::string base;  // "forgectl-test/harbor-base:<run value>"
-  std::vector<std::string> built;
-
-  HarborRig() {
-    base = "forgectl-test/harbor-base:" + docker_env().run_value;
-    auto st = engine::tag_image(*docker_env().client, docker_env().runner_image, "forgectl-test/harbor-base",
-                                docker_env().run_value);
-    REQUIRE_MESSAGE(st.has_value(), (st ? "" : st.error().what()));
-    cfg.turn_timeout = Millis(30000);
-    cfg.episode_timeout = Millis(120000);
-    env.docker = docker_env().client;
-    env.host = docker_env().host;
-    env.run = &cfg;
-    env.budget = std::make_shared<agent::Budget>(std::nullopt);
-    env.run_id = "h" + random_hex(5);
-    env.models = [](const std::string& key) -> Result<std::shared_ptr<agent::LlmClient>> {
-      return fail(Errc::kInvalid, "no model '" + key + "' in this test");
-    };
-  }
-  ~HarborRig() {
-    for (const auto& tag : built) (void)engine::remove_image(*docker_env().client, tag);
-    (void)engine::remove_image(*docker_env().client, base);
-  }
-
-  // The tag the task's runner is built under (stack/task_build.h), remembered for removal.
-  std::string runner_tag(const manifest::TaskConfig& t) {
-    auto ctx = stack::task_build_context(*t.environment.manifest.runner.build);
-    REQUIRE(ctx.has_value());
-    std::string tag = stack::task_image_tag("runner", ctx->hash);
-    built.push_back(tag);
-    return tag;
-  }
-
-  trial::TrialResult run(const manifest::TaskConfig& t, trial::AgentChoice::Kind kind, const std::string& replay = "") {
-    trial::AgentChoice a{kind};
-    a.replay_path = replay;
-    return trial::run_trial(t, 0, 1, a, env);
-  }
-};
 
 // A Harbor task: answer.txt must hold 42; the verifier writes reward.txt (or `test_sh`'s own).
 std::string write_task(const TempFiles& d, const std::string& name, const std::string& base,

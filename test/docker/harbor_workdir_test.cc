@@ -10,6 +10,7 @@
 #include "manifest/harbor_load.h"
 #include "stack/task_build.h"
 #include "support/docker_env.h"
+#include "support/harbor_rig.h"
 #include "support/manifest_helpers.h"
 #include "trial/trial.h"
 
@@ -17,51 +18,6 @@ using namespace forge;
 using namespace forge::test;
 
 namespace {
-
-// forgectl's runner image tagged as the tasks' FROM (nothing pulled); it and every image the
-// trials built are removed with the rig.
-struct WorkdirRig {
-  manifest::RunConfig cfg;
-  trial::TrialEnv env;
-  std::string base;
-  std::vector<std::string> built;
-
-  WorkdirRig() {
-    base = "forgectl-test/harbor-wd-base:" + docker_env().run_value;
-    auto st = engine::tag_image(*docker_env().client, docker_env().runner_image, "forgectl-test/harbor-wd-base",
-                                docker_env().run_value);
-    REQUIRE_MESSAGE(st.has_value(), (st ? "" : st.error().what()));
-    cfg.turn_timeout = Millis(30000);
-    cfg.episode_timeout = Millis(120000);
-    env.docker = docker_env().client;
-    env.host = docker_env().host;
-    env.run = &cfg;
-    env.budget = std::make_shared<agent::Budget>(std::nullopt);
-    env.run_id = "w" + random_hex(5);
-    env.models = [](const std::string& key) -> Result<std::shared_ptr<agent::LlmClient>> {
-      return fail(Errc::kInvalid, "no model '" + key + "' in this test");
-    };
-  }
-  ~WorkdirRig() {
-    for (const auto& tag : built) (void)engine::remove_image(*docker_env().client, tag);
-    (void)engine::remove_image(*docker_env().client, base);
-  }
-
-  manifest::TaskConfig load(const std::string& dir) {
-    auto t = manifest::load_harbor_task_config(dir);
-    REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
-    auto ctx = stack::task_build_context(*t->environment.manifest.runner.build);
-    REQUIRE(ctx.has_value());
-    built.push_back(stack::task_image_tag("runner", ctx->hash));
-    return std::move(*t);
-  }
-
-  trial::TrialResult run(const manifest::TaskConfig& t, trial::AgentChoice::Kind kind, const std::string& replay = "") {
-    trial::AgentChoice a{kind};
-    a.replay_path = replay;
-    return trial::run_trial(t, 0, 1, a, env);
-  }
-};
 
 // A task with no workdir in task.toml, its Dockerfile's WORKDIR /app (the agent's, 1000).
 std::string write_app_task(const TempFiles& d, const std::string& name, const std::string& base,
@@ -96,7 +52,7 @@ bool has_reason(const trial::TrialResult& r, const std::string& text) {
 }  // namespace
 
 TEST_CASE("harbor workdir: an image's WORKDIR /app is the agent's directory and what the verifier gets") {
-  WorkdirRig rig;
+  HarborRig rig("forgectl-test/harbor-wd-base", "w");
   TempFiles d("forgectl-harbor-wd-");
   auto task = rig.load(write_app_task(
       d, "appdir", rig.base,
@@ -134,7 +90,7 @@ TEST_CASE("harbor workdir: an image's WORKDIR /app is the agent's directory and 
 }
 
 TEST_CASE("harbor verifier: a reward.txt the agent's program made a directory scores 0, not an infra error") {
-  WorkdirRig rig;
+  HarborRig rig("forgectl-test/harbor-wd-base", "w");
   TempFiles d("forgectl-harbor-wd-");
   // As upstream tests are written: the agent's program run directly, with the verifier's rights.
   auto direct = rig.load(write_app_task(
