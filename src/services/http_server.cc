@@ -141,7 +141,7 @@ bool drain(std::istream& body) {
 }
 
 void write_response(net::HTTPServerResponse& resp, const Response& out, bool keep_alive) {
-  resp.setStatus(static_cast<net::HTTPResponse::HTTPStatus>(out.status));
+  resp.setStatusAndReason(static_cast<net::HTTPResponse::HTTPStatus>(out.status));  // "404 Not Found", not "404 OK"
   resp.setContentType(out.content_type);
   resp.setContentLength64(static_cast<Poco::Int64>(out.body.size()));
   for (const auto& [k, v] : out.headers) resp.set(k, v);

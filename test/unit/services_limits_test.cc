@@ -122,4 +122,5 @@ TEST_CASE("services json-db: 'Expect: 100-continue' gets 100 before the body, or
   sock2.shutdownSend();  // the client gives up on sending the body
   std::string refused = read_until(sock2, "bytes exceeds the limit");
   CHECK(refused.find("HTTP/1.1 413") == 0);
+  CHECK(refused.find("HTTP/1.1 413 OK") == std::string::npos);  // the status line's reason matches its code
 }
