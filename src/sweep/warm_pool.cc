@@ -6,15 +6,14 @@
 namespace forge::sweep {
 
 WarmPool::WarmPool(TrialRunner& runner, std::vector<const Job*> jobs, int capacity, int threads,
-                   std::function<bool()> stopping, std::size_t skip)
+                   std::function<bool()> stopping)
     : runner_(runner),
       jobs_(std::move(jobs)),
       capacity_(std::max(0, capacity)),
       stopping_(std::move(stopping)),
       state_(jobs_.size(), State::kTodo),
       waiting_(jobs_.size(), false),
-      ready_(jobs_.size()),
-      next_(std::min(skip, jobs_.size())) {
+      ready_(jobs_.size()) {
   int n = std::min({threads, capacity_, static_cast<int>(jobs_.size() - next_)});
   std::lock_guard lock(mu_);  // take() reads threads_ and running_
   running_ = n;

@@ -34,10 +34,9 @@ struct PoolStats {
 
 class WarmPool {
  public:
-  // `jobs` in the order the workers claim them; `stopping` is polled between preparations. The
-  // first `skip` jobs get no sandbox ahead (their trials bring up their own).
+  // `jobs` in the order the workers claim them; `stopping` is polled between preparations.
   WarmPool(TrialRunner& runner, std::vector<const Job*> jobs, int capacity, int threads,
-           std::function<bool()> stopping, std::size_t skip = 0);
+           std::function<bool()> stopping);
   ~WarmPool();
   WarmPool(const WarmPool&) = delete;
   WarmPool& operator=(const WarmPool&) = delete;

@@ -199,13 +199,6 @@ class TrialRun {
       r_.stack = up_->name;
       return std::nullopt;
     }
-    if (env_.prepared) {  // the warm pool's, made for this trial alone before its turn
-      progress("up");
-      PhaseTimer t(r_, "up");
-      adopt(std::move(*env_.prepared));
-      env_.prepared.reset();
-      return std::nullopt;
-    }
     auto waited = Clock::now();
     progress("reserve");
     Slots::Hold hold(slot(env_.admission, &Admission::up), env_.up_priority);
@@ -962,7 +955,6 @@ Result<std::unique_ptr<PreparedTrial>> prepare_trial(const manifest::TaskConfig&
   auto impl = std::make_unique<PreparedTrial::Impl>();
   impl->env = env;
   impl->env.up_priority = Slots::Priority::kAhead;
-  impl->env.prepared.reset();
   // The live view's ear is the turn's: until then, progress goes nowhere.
   impl->progress = std::make_shared<std::function<void(const TrialProgress&)>>();
   impl->env.on_progress = [sink = impl->progress](const TrialProgress& p) {

@@ -42,8 +42,6 @@ struct Admission {
   }
 };
 
-struct PreparedSandbox;  // sandbox_prep.h
-
 // What a running trial reports to the sweep's live view: the phase it is in, and the tool calls
 // so far. Reported on entering each phase and after each tool call; `tool_error` is set only on
 // the report of a call that failed ("tool: reason").
@@ -74,9 +72,6 @@ struct TrialEnv {
   std::shared_ptr<tools::LocalWarning> local_warning;
   // Called from the trial's threads (serialised per trial); empty: nobody is watching.
   std::function<void(const TrialProgress&)> on_progress;
-  // The warm pool's sandbox for this trial alone, already up (sandbox_prep.h); null: the trial
-  // brings up its own.
-  std::shared_ptr<PreparedSandbox> prepared;
   // Where the trial hands its stack once it is graded (null: it removes it itself, holding a
   // `down` slot). The sweep drains it before its leak audit.
   stack::BackgroundTeardown* teardown = nullptr;
