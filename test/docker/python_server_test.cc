@@ -185,6 +185,13 @@ manifest::TaskConfig load_bank(const TempDir& dir, bool with_checks = false) {
   return std::move(*t);
 }
 
+// The trial's grading reasons, one per line.
+std::string reasons_of(const trial::TrialResult& r) {
+  std::string out;
+  for (const auto& reason : r.grade.reasons) out += reason + "\n";
+  return out;
+}
+
 std::string output_of(const trial::TrialResult& r, const std::string& tool) {
   std::string out;
   for (const auto& e : r.tool_log)
@@ -268,8 +275,7 @@ TEST_CASE("python server trial: checks.py runs in a fresh container as the verif
   s.push(200, fake_llm::openai_text("Moved 30 from A to B."));
   auto r = trial::run_trial(task, 0, 1, {trial::AgentChoice::Kind::kLlm}, rig.env);
   REQUIRE_MESSAGE(r.outcome == results::Outcome::kGraded, r.error);
-  std::string reasons;
-  for (const auto& reason : r.grade.reasons) reasons += reason + "\n";
+  const std::string reasons = reasons_of(r);
   INFO(reasons);
   CHECK(r.grade.components.at("state_checks") == doctest::Approx(1.0));
   CHECK(r.grade.components.at("custom_checks") == doctest::Approx(0.5));
@@ -312,8 +318,7 @@ def transferred():
     rig.h.server.push(200, fake_llm::openai_text("Moved 30 from A to B."));
     auto r = trial::run_trial(task, 0, 1, {trial::AgentChoice::Kind::kLlm}, rig.env);
     REQUIRE_MESSAGE(r.outcome == results::Outcome::kGraded, r.error);
-    std::string reasons;
-    for (const auto& reason : r.grade.reasons) reasons += reason + "\n";
+    const std::string reasons = reasons_of(r);
     INFO(reasons);
     CHECK(r.grade.components.at("custom_checks") == doctest::Approx(0.0));
     CHECK(reasons.find("custom_checks: FAIL \"transferred\": \"transfer:error:Error: Insufficient") != std::string::npos);
@@ -325,8 +330,7 @@ def transferred():
     rig.h.server.push(200, fake_llm::openai_text("Moved 30 from A to B."));
     auto r = trial::run_trial(task, 0, 1, {trial::AgentChoice::Kind::kLlm}, rig.env);
     REQUIRE_MESSAGE(r.outcome == results::Outcome::kGraded, r.error);
-    std::string reasons;
-    for (const auto& reason : r.grade.reasons) reasons += reason + "\n";
+    const std::string reasons = reasons_of(r);
     INFO(reasons);
     CHECK(r.grade.components.at("custom_checks") == doctest::Approx(1.0));
     CHECK(reasons.find("custom_checks: PASS \"transferred\": \"transfer:success:") != std::string::npos);
@@ -342,8 +346,7 @@ TEST_CASE("python server trial: checks.py failing to load scores custom_checks 0
   rig.h.server.push(200, fake_llm::openai_text("Nothing to do."));
   auto r = trial::run_trial(task, 0, 1, {trial::AgentChoice::Kind::kLlm}, rig.env);
   REQUIRE_MESSAGE(r.outcome == results::Outcome::kGraded, r.error);
-  std::string reasons;
-  for (const auto& reason : r.grade.reasons) reasons += reason + "\n";
+  const std::string reasons = reasons_of(r);
   INFO(reasons);
   CHECK(r.grade.components.at("custom_checks") == doctest::Approx(0.0));
   CHECK(reasons.find("no_such_module_here") != std::string::npos);

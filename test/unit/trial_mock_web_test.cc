@@ -48,6 +48,20 @@ std::vector<std::pair<std::string, std::string>> files_of(const std::optional<st
   return out;
 }
 
+// The paths a trial would copy into mock-web for the task in `dir`, relative to /srv, with content.
+std::vector<std::pair<std::string, std::string>> copied(const std::string& dir) {
+  auto task = manifest::load_task(dir + "/task.yaml");
+  REQUIRE_MESSAGE(task.has_value(), (task ? "" : task.error().what()));
+  auto www = trial::www_tar(*task);
+  REQUIRE_MESSAGE(www.has_value(), (www ? "" : www.error().what()));
+  auto pages = trial::task_pages_tar(*task);
+  REQUIRE_MESSAGE(pages.has_value(), (pages ? "" : pages.error().what()));
+  auto files = files_of(*www, "www/");
+  for (auto& f : files_of(*pages, "")) files.push_back(f);
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
 }  // namespace
 
 TEST_CASE("mock-web use: a core-stack task with a base_url gets full.yaml's mock-web from the run's loader") {
@@ -135,16 +149,9 @@ TEST_CASE("mock-web use: a base_url on a stack without mock-web is a preflight e
 
 TEST_CASE("mock-web use: what a trial copies is the task's page files and nothing meant for grading") {
   TempFiles dir("forgectl-tfweb-");
-  auto task = manifest::load_task(tf_web::write_task(dir.dir()));
-  REQUIRE_MESSAGE(task.has_value(), (task ? "" : task.error().what()));
-  auto www = trial::www_tar(*task);
-  REQUIRE_MESSAGE(www.has_value(), (www ? "" : www.error().what()));
-  auto pages = trial::task_pages_tar(*task);
-  REQUIRE_MESSAGE(pages.has_value(), (pages ? "" : pages.error().what()));
-  auto files = files_of(*www, "www/");
-  for (auto& f : files_of(*pages, "")) files.push_back(f);
+  tf_web::write_task(dir.dir());
   std::vector<std::string> paths;
-  for (const auto& [p, content] : files) {
+  for (const auto& [p, content] : copied(dir.dir())) {
     CAPTURE(p);
     CHECK(!has(content, tf_web::kGradingMarker));
     paths.push_back(p);
@@ -160,11 +167,7 @@ TEST_CASE("mock-web use: what a trial copies is the task's page files and nothin
   std::string yaml = read_file(dir.dir() + "/task.yaml");
   yaml.replace(yaml.find("grading: grading.yaml"), 21, "grading: grade.json\nsystem_prompt: prompt.txt");
   dir.write("task.yaml", yaml);
-  task = manifest::load_task(dir.dir() + "/task.yaml");
-  REQUIRE_MESSAGE(task.has_value(), (task ? "" : task.error().what()));
-  pages = trial::task_pages_tar(*task);
-  REQUIRE(pages.has_value());
-  for (const auto& [p, content] : files_of(*pages, "")) {
+  for (const auto& [p, content] : copied(dir.dir())) {
     CAPTURE(p);
     CHECK(!has(content, tf_web::kGradingMarker));
     CHECK(!has(p, "grade.json"));
@@ -190,14 +193,7 @@ TEST_CASE("mock-web use: a page-named link is judged by where it lands, never co
   std::string yaml = read_file(dir.dir() + "/task.yaml");
   yaml.replace(yaml.find("grading: grading.yaml"), 21, "grading: grading.yaml\nsystem_prompt: prompt.txt");
   dir.write("task.yaml", yaml);
-  auto task = manifest::load_task(dir.dir() + "/task.yaml");
-  REQUIRE_MESSAGE(task.has_value(), (task ? "" : task.error().what()));
-  auto www = trial::www_tar(*task);
-  REQUIRE_MESSAGE(www.has_value(), (www ? "" : www.error().what()));
-  auto pages = trial::task_pages_tar(*task);
-  REQUIRE_MESSAGE(pages.has_value(), (pages ? "" : pages.error().what()));
-  auto files = files_of(*www, "www/");
-  for (auto& f : files_of(*pages, "")) files.push_back(f);
+  auto files = copied(dir.dir());
   bool copy = false;
   for (const auto& [p, content] : files) {
     CAPTURE(p);
@@ -211,20 +207,6 @@ TEST_CASE("mock-web use: a page-named link is judged by where it lands, never co
 }
 
 namespace {
-
-// The paths a trial would copy into mock-web for the task in `dir`, relative to /srv, with content.
-std::vector<std::pair<std::string, std::string>> copied(const std::string& dir) {
-  auto task = manifest::load_task(dir + "/task.yaml");
-  REQUIRE_MESSAGE(task.has_value(), (task ? "" : task.error().what()));
-  auto www = trial::www_tar(*task);
-  REQUIRE_MESSAGE(www.has_value(), (www ? "" : www.error().what()));
-  auto pages = trial::task_pages_tar(*task);
-  REQUIRE_MESSAGE(pages.has_value(), (pages ? "" : pages.error().what()));
-  auto files = files_of(*www, "www/");
-  for (auto& f : files_of(*pages, "")) files.push_back(f);
-  std::sort(files.begin(), files.end());
-  return files;
-}
 
 std::vector<std::string> paths_of(const std::vector<std::pair<std::string, std::string>>& files) {
   std::vector<std::string> out;
