@@ -25,5 +25,7 @@ Status append_durably(const std::string& path, std::string_view line);
 
 // "2026-11-30T06:45:12Z"
 std::string iso_now();
+// "2026-11-30T06:45:12.345Z": for logs whose entries come many to the second.
+std::string iso_now_ms();
 
 }  // namespace forge

@@ -90,6 +90,7 @@ class TrialRun {
   TrialRun(const manifest::TaskConfig& task, int index, int attempt, const AgentChoice& choice, TrialEnv& env)
       : task_(task), choice_(choice), env_(env), docker_(*env.docker) {
     r_.task_id = task.task_id;
+    r_.mock_web_url = task.initial_state.mock_web_base_url;
     r_.trial_index = index;
     r_.attempt = attempt;
     r_.agent = choice.label();

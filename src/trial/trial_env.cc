@@ -56,30 +56,44 @@ void emit_files(YAML::Emitter& e, const char* key, const char* notes_key,
   }
 }
 
+// Tolokaforge's split of the state by actor (tau2's dual control): the user's side is its
+// `device` and `surroundings`; the agent's is the rest, less `user_db`.
+bool users_table(const std::string& name) { return name == "device" || name == "surroundings"; }
+bool agents_table(const std::string& name) { return name != "device" && name != "user_db" && name != "surroundings"; }
+
+void emit_tables(YAML::Emitter& e, const char* key, const std::vector<std::pair<std::string, std::string>>& tables,
+                 bool (*keep)(const std::string&)) {
+  e << YAML::Key << key << YAML::Value << YAML::BeginMap;
+  for (const auto& [name, table] : tables)
+    if (!keep || keep(name)) {
+      e << YAML::Key << name << YAML::Value;
+      emit_json_text(e, table);
+    }
+  e << YAML::EndMap;
+}
+
 // The final state's tables, each kept whole while they fit in kEnvStateBytes; the rest named.
+// `db` holds them all; `agent` and `user` the same tables split by actor, as Tolokaforge writes.
 void emit_state(YAML::Emitter& e, const std::string& final_state_json, const results::Redactor& redact) {
   json::Document d;
   const json::Value* db = !json::parse_document(d, final_state_json) ? json::get_object(d, "db") : nullptr;
-  e << YAML::Key << "db" << YAML::Value;
-  if (!db) {
-    e << YAML::BeginMap << YAML::EndMap;
-    return;
-  }
   std::size_t used = 0;
+  std::vector<std::pair<std::string, std::string>> kept;
   std::vector<std::string> left_out;
-  e << YAML::BeginMap;
-  for (const auto& m : db->GetObject()) {
-    std::string name(m.name.GetString(), m.name.GetStringLength());
-    std::string table = redact(tools::redact_json(json::to_string(m.value)));
-    if (used + table.size() > kEnvStateBytes) {
-      left_out.push_back(std::move(name));
-      continue;
+  if (db)
+    for (const auto& m : db->GetObject()) {
+      std::string name(m.name.GetString(), m.name.GetStringLength());
+      std::string table = redact(tools::redact_json(json::to_string(m.value)));
+      if (used + table.size() > kEnvStateBytes) {
+        left_out.push_back(std::move(name));
+        continue;
+      }
+      used += table.size();
+      kept.emplace_back(redact(name), std::move(table));
     }
-    used += table.size();
-    e << YAML::Key << name << YAML::Value;
-    emit_json_text(e, table);
-  }
-  e << YAML::EndMap;
+  emit_tables(e, "agent", kept, agents_table);
+  emit_tables(e, "user", kept, users_table);
+  emit_tables(e, "db", kept, nullptr);
   if (left_out.empty()) return;
   std::string names;
   for (const auto& n : left_out) names += (names.empty() ? "" : ", ") + n;
@@ -111,14 +125,14 @@ void add_event(TrialResult& t, std::string level, std::string module, std::strin
                std::map<std::string, std::string> context) {
   if (t.events.size() > kMaxTrialEvents) return;
   if (t.events.size() == kMaxTrialEvents) {
-    t.events.push_back({iso_now(),
+    t.events.push_back({iso_now_ms(),
                         "WARNING",
                         "trial",
                         "more than " + std::to_string(kMaxTrialEvents) + " log entries; the rest were dropped",
                         {}});
     return;
   }
-  t.events.push_back({iso_now(), std::move(level), std::move(module), std::move(message), std::move(context)});
+  t.events.push_back({iso_now_ms(), std::move(level), std::move(module), std::move(message), std::move(context)});
 }
 
 std::string env_yaml(const TrialResult& t, const results::Redactor& redact) {
@@ -139,6 +153,7 @@ std::string env_yaml(const TrialResult& t, const results::Redactor& redact) {
     initial[path] = std::move(kept);
   }
   emit_files(e, "initial_filesystem", "initial_filesystem_truncated", initial, redact);
+  if (!t.mock_web_url.empty()) e << YAML::Key << "mock_web_url" << YAML::Value << redact(t.mock_web_url);
   e << YAML::Key << "agent_visible_dir" << YAML::Value << tools::kLegacyWorkspace << YAML::EndMap;
   return visible_controls(std::string(e.c_str(), e.size()));
 }

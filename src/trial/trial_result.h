@@ -38,6 +38,7 @@ struct TrialResult {
   grading::Grade grade;
   std::string final_state_json = "{}";  // {"db": …}
   std::map<std::string, std::string> initial_files;  // path → content (env.yaml)
+  std::string mock_web_url;  // the task's initial_state.mock_web.base_url (env.yaml), when it has one
   // The workspace files grading read (its path_glob checks), by path, as grading read them, capped
   // (keep_graded_files): env.yaml's filesystem.
   std::map<std::string, grading::WorkspaceFile> graded_files;

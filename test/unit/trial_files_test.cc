@@ -65,8 +65,10 @@ TEST_CASE("trial files: env.yaml holds the final state and the files grading rea
   trial::TrialResult r;
   r.task_id = "env";
   r.agent = "replay";
-  r.final_state_json = R"({"db":{"orders":[{"id":1,"status":"shipped"}],"users":[{"id":7}]}})";
+  r.final_state_json =
+      R"({"db":{"orders":[{"id":1,"status":"shipped"}],"users":[{"id":7}],"device":{"sim":"on"},"user_db":{"x":1}}})";
   r.initial_files["/env/fs/agent-visible/answer.txt"] = "initial\n";
+  r.mock_web_url = "http://mock-web:8080/task/shop/env/";
   const std::string big(trial::kEnvFileBytes + 100, 'x');
   trial::keep_graded_files(r, {{"/env/fs/agent-visible/answer.txt", "42\n", ""},
                                {"/env/fs/agent-visible/big.log", big, ""},
@@ -80,6 +82,14 @@ TEST_CASE("trial files: env.yaml holds the final state and the files grading rea
   YAML::Node env = YAML::LoadFile(t.file("run") + "/trials/env/0/env.yaml");
   CHECK(env["db"]["orders"][0]["status"].as<std::string>() == "shipped");  // the final state, as data
   CHECK(env["db"]["users"][0]["id"].as<int>() == 7);
+  CHECK(env["db"]["device"]["sim"].as<std::string>() == "on");
+  // Tolokaforge's split by actor: the user's device apart, user_db in neither.
+  CHECK(env["agent"]["orders"][0]["id"].as<int>() == 1);
+  CHECK_FALSE(env["agent"]["device"].IsDefined());
+  CHECK_FALSE(env["agent"]["user_db"].IsDefined());
+  CHECK(env["user"]["device"]["sim"].as<std::string>() == "on");
+  CHECK_FALSE(env["user"]["orders"].IsDefined());
+  CHECK(env["mock_web_url"].as<std::string>() == "http://mock-web:8080/task/shop/env/");
   CHECK(env["filesystem"]["/env/fs/agent-visible/answer.txt"].as<std::string>() == "42\n");  // not "initial"
   CHECK(env["filesystem"]["/env/fs/agent-visible/big.log"].as<std::string>().size() == trial::kEnvFileBytes);
   CHECK(env["filesystem_truncated"]["/env/fs/agent-visible/big.log"].as<std::string>().find("truncated: the first 65536 of") == 0);
@@ -97,7 +107,7 @@ TEST_CASE("trial files: env.yaml holds the final state and the files grading rea
   CHECK(logs["logs"][1]["module"].as<std::string>() == "tools");
   CHECK(logs["logs"][1]["context"]["error"].as<std::string>() == "exit 1\x1b[0m");  // quoted, so it reads back
   CHECK(read_text(t.file("run") + "/trials/env/0/logs.yaml").value().find('\x1b') == std::string::npos);
-  CHECK(logs["logs"][0]["timestamp"].as<std::string>().size() == 20);                 // 2026-11-30T06:45:12Z
+  CHECK(logs["logs"][0]["timestamp"].as<std::string>().size() == 24);  // 2026-11-30T06:45:12.345Z
 }
 
 TEST_CASE("trial files: a state over env.yaml's cap keeps whole tables and names those left out") {
