@@ -147,19 +147,10 @@ void install_agent_visible_link(engine::Client& c, const std::string& id, const 
 
 // The daemon's storage driver and CPU count, read once per engine: they do not change while
 // forgectl runs, and /info is among the daemon's slower calls (every trial's up asked for it).
-Result<engine::SystemInfo> engine_info_once(engine::Client& c) {
-  static std::mutex mu;
-  static std::map<std::string, engine::SystemInfo> seen;
-  const std::string key = c.transport().describe();
-  {
-    std::lock_guard lock(mu);
-    if (auto it = seen.find(key); it != seen.end()) return it->second;
-  }
-  auto inf = engine::info(c);
-  if (!inf) return inf;
-  std::lock_guard lock(mu);
-  seen.emplace(key, *inf);
-  return inf;
+// The engine's /info: the sweep's copy when it has one (one call per engine, not per trial).
+Result<engine::SystemInfo> engine_info(engine::Client& c, const UpOptions& o) {
+  if (o.engine_info) return *o.engine_info;
+  return engine::info(c);
 }
 
 std::string proxy_image(const UpOptions& o) {
@@ -198,7 +189,7 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
     (void)pool->release(reserved);
   });
 
-  auto host_info = engine_info_once(c);
+  auto host_info = engine_info(c, o);
   if (!host_info) return host_info.fail_with(what);
   const bool no_network = o.omit_unused_network && policy::network_free(env);
   Result<std::vector<policy::Ipv4Net>> subnets = std::vector<policy::Ipv4Net>{};

@@ -11,6 +11,7 @@
 
 #include "core/host_settings.h"
 #include "engine/client.h"
+#include "engine/system.h"
 #include "manifest/environment.h"
 #include "core/slots.h"
 #include "policy/topology.h"
@@ -36,6 +37,8 @@ struct UpOptions {
   // A stack that needs no network (policy::network_free) gets none: NetworkMode none, no subnet,
   // no bridge, no host rule (a sweep's trials; policy::PlanOptions::omit_unused_network).
   bool omit_unused_network = false;
+  // The engine's /info, asked once by a sweep for all its trials (sweep::EngineSlot); null: up_stack asks.
+  const engine::SystemInfo* engine_info = nullptr;
 };
 
 struct UpResult {

@@ -165,6 +165,7 @@ std::unique_ptr<Prepared> DockerTrialRunner::prepare(const Job& job) {
   EngineSlot& engine = hosts_.acquire();
   trial::TrialEnv env = base_;
   env.docker = engine.client.get();
+  env.engine_info = engine.info ? &*engine.info : nullptr;
   env.engine_is_local = starts_with(engine.address, "unix://");
   env.admission = &admission_;  // its up waits at kAhead: only while no trial waits for a slot
   auto t = trial::prepare_trial(*job.task, job.index, job.agent, env);
@@ -197,6 +198,7 @@ Attempt DockerTrialRunner::run(const Job& job, int attempt) {
   EngineSlot& engine = hosts_.acquire();
   trial::TrialEnv env = base_;
   env.docker = engine.client.get();
+  env.engine_info = engine.info ? &*engine.info : nullptr;
   env.engine_is_local = starts_with(engine.address, "unix://");
   env.admission = &admission_;
   ClaimClock clock(job.on_progress);

@@ -58,7 +58,7 @@ namespace {
 // volumes there, and a full disk fails trials in ways that look like anything but a full disk.
 Status check_disk(EngineSlot& e, Logger& log) {
   if (e.address.rfind("unix://", 0) != 0) return {};  // a remote engine's disk is not ours to see
-  auto inf = engine::info(*e.client);
+  const auto& inf = e.info;
   if (!inf || inf->docker_root_dir.empty()) return {};
   struct statvfs fs {};
   if (::statvfs(inf->docker_root_dir.c_str(), &fs) != 0) return {};
@@ -78,6 +78,7 @@ Status prepare_engines(HostPool& pool, const HostSettings& host, Slots& builds, 
   std::vector<Status> results(engines.size());
   parallel_for(engines.size(), [&](std::size_t i) {
     EngineSlot& e = *engines[i];
+    if (auto inf = engine::info(*e.client)) e.info = std::move(*inf);
     if (auto st = check_disk(e, log); !st) {
       results[i] = st;
       return;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,12 +15,14 @@
 #include "core/log.h"
 #include "core/slots.h"
 #include "engine/client.h"
+#include "engine/system.h"
 
 namespace forge::sweep {
 
 struct EngineSlot {
   std::string address;  // as the user wrote it, or the default socket; in trials.jsonl as docker_host
   std::unique_ptr<engine::Client> client;
+  std::optional<engine::SystemInfo> info;  // /info, asked once by prepare_engines
   int active = 0;       // trials placed here and not finished
 };
 

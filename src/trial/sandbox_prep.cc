@@ -9,6 +9,7 @@ namespace forge::trial {
 Result<PreparedSandbox> bring_up(const manifest::TaskConfig& task, const TrialEnv& env, std::string control_token) {
   stack::UpOptions o;
   o.host = env.host;
+  o.engine_info = env.engine_info;
   o.build_slots = env.admission ? &env.admission->build : nullptr;
   o.mode = stack::OwnerMode::kAttached;
   o.run_id = env.run_id;

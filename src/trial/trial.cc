@@ -886,6 +886,7 @@ class TrialRun {
   VerifierNetworkOptions verifier_network_options() const {
     VerifierNetworkOptions o;
     o.up.host = env_.host;
+    o.up.engine_info = env_.engine_info;
     o.up.mode = stack::OwnerMode::kAttached;
     o.up.run_id = env_.run_id;
     o.up.interrupted = env_.interrupted;

@@ -14,6 +14,7 @@
 #include "core/host_settings.h"
 #include "core/slots.h"
 #include "engine/client.h"
+#include "engine/system.h"
 #include "manifest/run_config.h"
 #include "manifest/task_config.h"
 #include "stack/background_teardown.h"
@@ -53,6 +54,7 @@ struct TrialProgress {
 
 struct TrialEnv {
   engine::Client* docker = nullptr;
+  const engine::SystemInfo* engine_info = nullptr;  // the engine's /info, asked once per sweep; null: each up asks
   HostSettings host = HostSettings::defaults();
   const manifest::RunConfig* run = nullptr;
   ModelResolver models;
