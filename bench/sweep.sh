@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bench/sweep.sh [-n N] [-t TRIALS] [-c CONCURRENCY]: the cost of a sweep per trial.
 # `forgectl run examples/tasks/files-basic --agent oracle --trials 12 --concurrency 4` vs bench/pysweep.py,
-# which makes the same daemon calls by hand with docker-py on a pool of 4 threads. Both run in one
-# session, alternating. Prints median [p25-p75] tables with the ratios forgectl/docker-py: wall time per
+# which makes the same daemon calls by hand with docker-py on a pool of 4 threads, and bench/pysweep.py
+# --declared, which brings up the stack the task declares (network, json-db, runner) as compose or
+# Tolokaforge would: the reference of the issue's target. All run in one session, alternating. Prints median [p25-p75] tables with the ratios forgectl/docker-py: wall time per
 # trial, and the process's peak RSS (`/usr/bin/time -v`). See bench/README.md. Also: `bench/run.sh sweep`.
 # shellcheck disable=SC2317  # the way_* functions and traps are called indirectly
 set -euo pipefail
@@ -150,6 +151,16 @@ way_py() {
   [[ -n $own ]] || die "no summary line from pysweep.py"
   [[ ${2:-} != record ]] || record py "$1" "$wall" "$TMP/py.time" "$own"
 }
+way_pyd() {  # the task's declared stack (pysweep.py --declared)
+  local wall own
+  t0=${EPOCHREALTIME//[.,]/}
+  "$GNU_TIME" -v -o "$TMP/pyd.time" "$PY" "$HERE/pysweep.py" "$1" "$conc" "$RUN" "$TASK/fixtures/problem.txt" --declared \
+    >"$TMP/pyd.log" 2>&1 || { tail -n 20 "$TMP/pyd.log" >&2; sweep_py; die "pysweep.py --declared failed"; }
+  wall=$(lap)
+  own=$(awk '$1 == "trials" { print $6 }' "$TMP/pyd.log")
+  [[ -n $own ]] || die "no summary line from pysweep.py --declared"
+  [[ ${2:-} != record ]] || record pyd "$1" "$wall" "$TMP/pyd.time" "$own"
+}
 
 # ---- rounds -------------------------------------------------------------------------------
 
@@ -163,20 +174,25 @@ echo "  $(nproc) cores, load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 # then N rounds; the way that goes first alternates.
 way_fg "$conc"
 way_py "$conc"
+way_pyd "$conc"
 for ((r = 0; r < n; r++)); do
   printf '\r  round %d/%d' $((r + 1)) "$n" >&2
-  if ((r % 2 == 0)); then way_fg "$trials" record; way_py "$trials" record
-  else way_py "$trials" record; way_fg "$trials" record; fi
+  if ((r % 2 == 0)); then way_fg "$trials" record; way_py "$trials" record; way_pyd "$trials" record
+  else way_pyd "$trials" record; way_py "$trials" record; way_fg "$trials" record; fi
 done
 printf '\r%*s\r' 30 '' >&2
 echo "  load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-"$PY" "$HERE/table.py" "sweep: wall time per trial, ms (the process's wall time / $trials trials)" "$TMP/time" py \
-  fg="forgectl run (oracle, files-basic)" py="docker-py pool of $conc (pysweep.py)"
+FG="forgectl run (oracle, files-basic)" PYM="docker-py pool of $conc, forgectl's sandbox (pysweep.py)"
+PYD="docker-py pool of $conc, the declared stack (pysweep.py --declared)"
+"$PY" "$HERE/table.py" "sweep: wall time per trial, ms (the process's wall time / $trials trials)" "$TMP/time" pyd \
+  fg="$FG" py="$PYM" pyd="$PYD" --target fg:pyd:0.6
+"$PY" "$HERE/table.py" "sweep: the same, like for like (the sandbox forgectl gives this task, made by docker-py)" \
+  "$TMP/time" py fg="$FG" py="$PYM"
 "$PY" "$HERE/table.py" "sweep: each way's own clock per trial, ms (forgectl's summary line; pysweep.py's pool, no interpreter start)" \
-  "$TMP/own" py fg="forgectl run (oracle, files-basic)" py="docker-py pool of $conc (pysweep.py)"
-"$PY" "$HERE/table.py" "sweep: peak RSS of the process, MiB (/usr/bin/time -v)" "$TMP/rss" py \
-  fg="forgectl run (oracle, files-basic)" py="docker-py pool of $conc (pysweep.py)"
+  "$TMP/own" pyd fg="$FG" py="$PYM" pyd="$PYD"
+"$PY" "$HERE/table.py" "sweep: peak RSS of the process, MiB (/usr/bin/time -v)" "$TMP/rss" pyd \
+  fg="$FG" py="$PYM" pyd="$PYD"
 
 # Where forgectl's trial time goes: the medians of phases_s over every recorded trial.
 cat "$TMP"/runs/fg-*.jsonl | "$PY" -c '
