@@ -608,7 +608,8 @@ class TrialRun {
   }
 
   // Who the tests run as ([verifier].user, or the step's, refused when unsafe: a setup error) and
-  // their env: [environment].env, then [verifier].env (a step's: its own, over the task's).
+  // their env (harbor_verifier_env): the verifier's environment ([verifier.environment].env, else
+  // [environment].env), then [verifier].env (a step's tables: their own, else the task's).
   Step harbor_verifier(const GraderSpec& where, HarborVerifierOptions& vo) {
     auto as = harbor_verifier_identity(docker_, where, *task_.harbor, step_);
     if (!as)
@@ -616,9 +617,7 @@ class TrialRun {
                                                : classify_running(as.error(), InfraKind::kGrader);
     vo.as = *as;
     vo.step = step_;
-    vo.env = harbor_env_.environment;
-    const auto& ver = step_ ? harbor_env_.steps.at(step_index_) : harbor_env_.verifier;
-    vo.env.insert(vo.env.end(), ver.begin(), ver.end());
+    vo.env = harbor_verifier_env(harbor_env_, step_ ? std::optional<std::size_t>(step_index_) : std::nullopt);
     return std::nullopt;
   }
 
