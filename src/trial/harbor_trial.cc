@@ -10,6 +10,7 @@
 #include "core/confined_dir.h"
 #include "core/json.h"
 #include "core/scope_guard.h"
+#include "core/strings.h"
 #include "engine/archive.h"
 #include "engine/containers.h"
 #include "engine/exec.h"
@@ -535,6 +536,28 @@ Result<HarborVerdict> run_harbor_shared_verifier(engine::Client& c, const Grader
     }
   }
   r.logs_tar = std::move(*tree);
+  if (o.step) {
+    // A next step's agent runs in this runner: neither this step's tests nor its reward stay, and
+    // the next verification's check (no /tests, no /logs/verifier) holds again. Emptied as the
+    // verifier, who owns everything in them (0700: nobody else could add to them); the empty
+    // directories removed as root, who owns / and /logs (no capability needed for that).
+    auto emptied = exec({"sh", "-c",
+                         "chmod -R u+rwX /tests /logs/verifier 2>/dev/null; cd /tests && rm -rf -- * .[!.]* ..?* && "
+                         "cd /logs/verifier && rm -rf -- * .[!.]* ..?*"},
+                        v.as.user(), Millis(60000));
+    if (!emptied) return emptied.fail_with(what + ": emptying /tests and /logs/verifier");
+    engine::ExecOptions rm;
+    rm.cmd = {"rmdir", "/tests", "/logs/verifier"};
+    rm.user = "0:0";
+    rm.workdir = "/";
+    rm.timeout = Millis(20000);
+    rm.output_cap = 4096;
+    auto removed = engine::exec_run(c, where.runner, rm);
+    if (!removed) return removed.fail_with(what + ": removing /tests and /logs/verifier");
+    if (emptied->exit_code != 0 || removed->exit_code != 0)
+      return fail(Errc::kIo, what + ": /tests and /logs/verifier could not be removed before the next step (" +
+                                 trim((emptied->err + removed->err).substr(0, 300)) + ")");
+  }
   return verdict_of(task, std::move(r), v.timeout_s);
 }
 

@@ -635,7 +635,7 @@ class TrialRun {
 
   // /logs/agent and /logs/artifacts from the runner, the artifacts, then the task's (or the
   // step's) verifier: in a fresh container, or in the runner itself with --harbor-verifier shared
-  // (single-step tasks only). A step's logs land under logs/steps/<name>/.
+  // (a step's tests removed again after it). A step's logs land under logs/steps/<name>/.
   Step verify_harbor(HarborVerdict& verdict) {
     if (local_) return Fault::setup("a Harbor task runs in containers only, not on the local executor");
     auto logs = collect_harbor_logs(docker_, runner_);
@@ -649,9 +649,9 @@ class TrialRun {
     for (std::size_t i = before; i < r_.log_tars.size(); ++i) tars.push_back(std::move(r_.log_tars[i]));
     r_.log_tars.resize(before);
     if (auto f = harbor_verifier(where, vo)) return f;
-    // A task that asks for a separate verifier ([verifier] environment_mode) keeps it.
-    const bool shared = env_.run->harbor_shared_verifier && !step_ &&
-                        task_.harbor->verifier.mode == manifest::VerifierMode::kShared;
+    // A task (or step) that asks for a separate verifier ([verifier] environment_mode) keeps it.
+    const auto& mode = step_ ? step_->verifier.mode : task_.harbor->verifier.mode;
+    const bool shared = env_.run->harbor_shared_verifier && mode == manifest::VerifierMode::kShared;
     // The verifier's own network, when its mode asks for one (verifier_network.h); none in shared mode.
     Result<std::optional<VerifierNetwork>> net = std::optional<VerifierNetwork>();
     if (!shared)

@@ -7,6 +7,7 @@
 
 #include "engine/containers.h"
 #include "engine/networks.h"
+#include "engine/tar.h"
 #include "manifest/harbor_load.h"
 #include "support/docker_env.h"
 #include "support/harbor_rig.h"
@@ -148,5 +149,68 @@ TEST_CASE("harbor [verifier.environment]: a verifier the OOM killer ends scores 
   for (const auto& why : s.grade.reasons) reasons += why + "\n";
   CAPTURE(reasons);
   CHECK(reasons.find("the out-of-memory killer ended a process of the verifier") != std::string::npos);
+  check_nothing_left(rig);
+}
+
+TEST_CASE("harbor shared verifier, multi-step: each step's tests run in the runner and are gone before the next agent") {
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-shsteps-");
+  const std::string name = "shared-steps";
+  d.write(name + "/task.toml",
+          "schema_version = \"1.3\"\n[agent]\ntimeout_sec = 120\n[verifier]\ntimeout_sec = 60\n"
+          "[environment]\nnetwork_mode = \"no-network\"\nmemory_mb = 512\n"
+          "[[steps]]\nname = \"one\"\n[[steps]]\nname = \"two\"\n");
+  d.write(name + "/environment/Dockerfile",
+          "FROM " + rig.base + "\nWORKDIR /work\nUSER 1000:1000\nLABEL io.forgectl.test.task=" + name + "\n");
+  d.write(name + "/tests/test.sh", "echo 0 > /logs/verifier/reward.txt\n");
+  d.write(name + "/steps/one/instruction.md", "Write 'one' to step1.txt.\n");
+  // Step one's tests leave a file in /tests and one in /logs/verifier besides their reward.
+  d.write(name + "/steps/one/tests/test.sh",
+          "echo left > /tests/step1-left; echo left > /logs/verifier/step1-left\n"
+          "if [ \"$(cat step1.txt)\" = one ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n");
+  d.write(name + "/steps/two/instruction.md", "Write 'two' to step2.txt.\n");
+  d.write(name + "/steps/two/tests/test.sh",
+          "clean=1; [ -e /tests/step1-left ] && clean=0; [ -e /logs/verifier/step1-left ] && clean=0\n"
+          "[ -e /logs/verifier/reward.txt ] && clean=0\n"
+          "shared=0; [ -e /tmp/agent-left ] && shared=1\n"
+          "ok=0; [ \"$(cat step2.txt)\" = two ] && [ $clean = 1 ] && ok=1\n"
+          "printf '{\"reward\": %s, \"clean\": %s, \"shared\": %s}' $ok $clean $shared > /logs/verifier/reward.json\n");
+  auto task = rig.load(d.dir() + "/" + name);
+  // At each step the agent solves both, looks for any test or reward left, and tries to plant one.
+  const std::string replay = write_replay(
+      d, "echo one > step1.txt; echo two > step2.txt; echo x > /tmp/agent-left; "
+         "[ -e /tests ] && echo tests-present; [ -e /logs/verifier ] && echo verifier-present; "
+         "mkdir /logs/verifier 2>/dev/null && echo planted-logs; mkdir /tests 2>/dev/null && echo planted-tests; "
+         "ls -a /logs; echo probed");
+  rig.cfg.harbor_shared_verifier = true;
+  auto r = rig.run(task, trial::AgentChoice::Kind::kReplay, replay);
+  CAPTURE(r.error);
+  CAPTURE(r.verifier_output);
+  for (const auto& why : r.grade.reasons) CAPTURE(why);
+  REQUIRE(r.outcome == results::Outcome::kGraded);
+  CHECK(r.grade.components.at("step.one") == 1.0);
+  CHECK(r.grade.components.at("step.two") == 1.0);
+  CHECK(r.grade.score == 1.0);
+  REQUIRE(r.tool_log.size() == 2);
+  for (const auto& call : r.tool_log) {
+    const std::string& out = call.record.content;
+    CAPTURE(out);
+    CHECK(out.find("probed") != std::string::npos);
+    CHECK(out.find("tests-present") == std::string::npos);
+    CHECK(out.find("verifier-present") == std::string::npos);
+    CHECK(out.find("planted") == std::string::npos);
+  }
+  // Step two's verifier ran in the agent's runner (its /tmp), with nothing of step one's left.
+  bool shared_seen = false;
+  for (const auto& tar : r.log_tars) {
+    auto entries = engine::read_tar(tar);
+    REQUIRE(entries.has_value());
+    for (const auto& e : *entries)
+      if (e.path == "steps/two/verifier/reward.json") {
+        CAPTURE(e.content);
+        shared_seen = e.content.find("\"clean\": 1, \"shared\": 1") != std::string::npos;
+      }
+  }
+  CHECK(shared_seen);
   check_nothing_left(rig);
 }
