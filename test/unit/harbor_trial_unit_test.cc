@@ -6,6 +6,7 @@
 #include "stack/task_build.h"
 #include "support/manifest_helpers.h"
 #include "sweep/task_set.h"
+#include "sweep/trial_key.h"
 #include "trial/harbor_trial.h"
 #include "trial/preflight.h"
 
@@ -301,4 +302,35 @@ TEST_CASE("harbor verifier env and limits: each step's own tables, else the task
   CHECK(two.memory_mb == 128);
   CHECK(two.cpus == 2);
   CHECK(trial::harbor_verifier_limits(h).memory_mb == 128);
+}
+
+TEST_CASE("harbor shared verifier: applies to a multi-step task's shared steps, and is then part of the trial key") {
+  test::TempFiles d("forgectl-harbor-");
+  auto steps = [&](const std::string& name, const std::string& second) {
+    write_harbor(d, name,
+                 "schema_version = \"1.3\"\n[[steps]]\nname = \"one\"\n[[steps]]\nname = \"two\"\n" + second);
+    for (const char* s : {"one", "two"}) d.write(name + "/steps/" + s + "/instruction.md", "Step.\n");
+    auto t = manifest::load_harbor_task_config(d.dir() + "/" + name);
+    REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
+    return std::move(*t);
+  };
+  auto mixed = steps("mixed", "[steps.verifier]\nenvironment_mode = \"separate\"\n");
+  CHECK(manifest::shared_verifier_applies(*mixed.harbor));  // step one is shared
+  write_harbor(d, "separate", "version = \"1.0\"\n[verifier]\nenvironment_mode = \"separate\"\n");
+  auto separate = manifest::load_harbor_task_config(d.dir() + "/separate");
+  REQUIRE(separate.has_value());
+  CHECK_FALSE(manifest::shared_verifier_applies(*separate->harbor));
+  write_harbor(d, "allsep", "schema_version = \"1.3\"\n[verifier]\nenvironment_mode = \"separate\"\n"
+                            "[[steps]]\nname = \"one\"\n");
+  d.write("allsep/steps/one/instruction.md", "Step.\n");
+  auto allsep = manifest::load_harbor_task_config(d.dir() + "/allsep");
+  REQUIRE_MESSAGE(allsep.has_value(), (allsep ? "" : allsep.error().what()));
+  CHECK_FALSE(manifest::shared_verifier_applies(*allsep->harbor));  // a step inherits the task's mode
+
+  manifest::RunConfig run;
+  trial::AgentChoice oracle{trial::AgentChoice::Kind::kOracle};
+  const std::string plain = sweep::agent_fingerprint(oracle, run, mixed);
+  run.harbor_shared_verifier = true;
+  CHECK(sweep::agent_fingerprint(oracle, run, mixed) != plain);  // a shared verdict is not a separate one
+  CHECK(sweep::agent_fingerprint(oracle, run, *allsep) == sweep::agent_fingerprint(oracle, manifest::RunConfig{}, *allsep));
 }
