@@ -23,6 +23,7 @@
 #include "core/strings.h"
 #include "engine/images.h"
 #include "engine/system.h"
+#include "manifest/harbor_load.h"
 #include "manifest/run_config_parse.h"
 #include "policy/hardening.h"
 #include "policy/topology.h"
@@ -373,7 +374,7 @@ int run_verb(Context& ctx, RunArgs& a, const CLI::App& cmd) {
   if (s.cfg.harbor_shared_verifier) {
     std::size_t shared = 0;
     for (const auto& t : (*plan)->tasks)
-      shared += t.harbor && t.harbor->steps.empty() && t.harbor->verifier.mode == manifest::VerifierMode::kShared;
+      shared += t.harbor && manifest::shared_verifier_applies(*t.harbor);
     if (shared > 0)
       ctx.log.warn("--harbor-verifier shared: " + std::to_string(shared) +
                    " Harbor task(s) run their tests in the agent's own container, after its processes are killed; "

@@ -32,8 +32,17 @@ const HarborNetwork& agent_network(const HarborTask& t, const StepConfig* step) 
 const HarborNetwork& verifier_network(const HarborTask& t, const StepConfig* step) {
   if (step && step->verifier.network) return *step->verifier.network;
   if (t.verifier.network) return *t.verifier.network;
-  if (t.verifier.environment && t.verifier.environment->network_set) return t.verifier.environment->network;
+  // A step's [steps.verifier.environment] is its own, else the task's (read over a copy of it).
+  const auto& ve = step ? step->verifier.environment : t.verifier.environment;
+  if (ve && ve->network_set) return ve->network;
   return t.environment.network;
+}
+
+bool shared_verifier_applies(const HarborTask& t) {
+  if (t.steps.empty()) return t.verifier.mode == VerifierMode::kShared;
+  for (const auto& s : t.steps)
+    if (s.verifier.mode == VerifierMode::kShared) return true;
+  return false;
 }
 
 const std::vector<std::string>& harbor_agent_tools() {

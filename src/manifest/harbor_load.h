@@ -27,6 +27,10 @@ const HarborNetwork& agent_network(const HarborTask& t, const StepConfig* step =
 // [environment]'s (docs/harbor.md "The verifier's network").
 const HarborNetwork& verifier_network(const HarborTask& t, const StepConfig* step = nullptr);
 
+// Whether `forgectl run --harbor-verifier shared` changes how `t` is judged: its [verifier] (or a
+// step's [steps.verifier]) does not ask for a separate verifier.
+bool shared_verifier_applies(const HarborTask& t);
+
 // The built-in tools a Harbor task's agent gets: a shell and the file tools, in the workspace.
 const std::vector<std::string>& harbor_agent_tools();
 

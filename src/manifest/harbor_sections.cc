@@ -11,6 +11,9 @@ namespace {
 
 constexpr std::int64_t kMaxCpus = 512;
 constexpr std::int64_t kMaxMegabytes = std::int64_t{1} << 32;  // 4 PiB of MiB: a typo, not a task
+// The separate verifier's memory is exactly its memory_mb; below this its own parts (the init, the
+// as-agent service, the tests' shell) cannot start, which no trial could be blamed for.
+constexpr std::int64_t kMinVerifierMemoryMb = 32;
 
 std::optional<std::int64_t> positive(TomlReader& r, const TomlField& f, std::string_view table, std::int64_t max) {
   auto v = r.integer(f, table);
@@ -209,7 +212,7 @@ void read_verifier(TomlReader& r, const TomlField& f, std::string_view table, Ve
 void read_environment(TomlReader& r, const TomlField& f, std::string_view table, EnvironmentConfig& into,
                       bool verifier_env) {
   NetworkKeys net;
-  std::optional<TomlField> cpus, cpu, memory, storage, storage_mb, gpu_types;
+  std::optional<TomlField> cpus, cpu, memory, memory_mb, storage, storage_mb, gpu_types;
   for (const auto& e : r.entries(f, table)) {
     const std::string where = toml_path(table, e.key);
     if (net.take(e)) continue;
@@ -241,6 +244,7 @@ void read_environment(TomlReader& r, const TomlField& f, std::string_view table,
     } else if (e.key == "cpu") {
       cpu = e;  // older files' spelling
     } else if (e.key == "memory_mb") {
+      memory_mb = e;
       if (auto v = positive(r, e, table, kMaxMegabytes)) into.memory_mb = v;
     } else if (e.key == "storage_mb") {
       storage_mb = e;
@@ -271,10 +275,16 @@ void read_environment(TomlReader& r, const TomlField& f, std::string_view table,
         r.warning(e, toml_subject(table, e.key) + " has no effect: forgectl's agents have no skills directory");
     } else if (e.key == "healthcheck") {
       into.healthcheck = read_healthcheck(r, e, table);
+      // The verifier's container runs no services to wait for: the tests start once it is up.
+      if (verifier_env && into.healthcheck)
+        r.warning(e, "[" + where + "] has no effect: forgectl does not run a healthcheck in the verifier's container");
     } else if (e.key == "workdir") {
       auto v = r.string(e, table);
       if (v && (v->empty() || v->front() != '/'))
         r.error(e, toml_subject(table, e.key) + " must be an absolute path");
+      else if (v && verifier_env)
+        r.warning(e, toml_subject(table, e.key) + " has no effect: the tests run in the agent's workspace copy",
+                  "the workspace is [environment]'s workdir");
       else if (v)
         into.workdir = *v;
     } else {
@@ -295,6 +305,14 @@ void read_environment(TomlReader& r, const TomlField& f, std::string_view table,
                            (*field)->key + "_mb' (" + std::to_string(**target) + ")");
     else if (v)
       *target = v;
+  }
+  if (verifier_env && into.memory_mb && *into.memory_mb < kMinVerifierMemoryMb) {
+    const TomlField& at = memory_mb ? *memory_mb : *memory;
+    r.error(at,
+            toml_subject(table, at.key) + " = " + std::to_string(*into.memory_mb) + " MiB is below forgectl's " +
+                std::to_string(kMinVerifierMemoryMb) + " MiB for the verifier's container",
+            "the verifier's own processes need that much before the tests run; give memory_mb of at least " +
+                std::to_string(kMinVerifierMemoryMb));
   }
   if (gpu_types && r.strings(*gpu_types, table, kMaxListItems))
     r.warning(*gpu_types, toml_subject(table, "gpu_types") + " has no effect: the task asks for no GPU");

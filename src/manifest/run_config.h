@@ -33,7 +33,7 @@ struct RunConfig {
   // forgectl run --env-passthrough NAME: the host variables a Harbor task's "${NAME}" env
   // templates may read (docs/harbor.md "Env values"); a task file alone can name none.
   std::vector<std::string> env_passthrough;
-  // forgectl run --harbor-verifier shared: a single-step Harbor task's tests run in the agent's own
+  // forgectl run --harbor-verifier shared: a Harbor task's (or step's) tests run in the agent's own
   // runner after quiescing (Harbor's "shared" mode) instead of a fresh container (docs/harbor.md).
   bool harbor_shared_verifier = false;
   std::map<std::string, ModelConfig> models;  // "agent", "user", "judge", …

@@ -8,6 +8,7 @@
 
 #include "core/json.h"
 #include "core/sha256.h"
+#include "manifest/harbor_load.h"
 
 namespace forge::sweep {
 
@@ -56,8 +57,8 @@ std::string agent_fingerprint(const trial::AgentChoice& a, const manifest::RunCo
     }
   }
   // Harbor's shared verifier judges differently from the separate one: a trial of one is not the other's.
-  if (task.harbor && task.harbor->steps.empty() && task.harbor->verifier.mode == manifest::VerifierMode::kShared &&
-      run.harbor_shared_verifier) w.field("harbor_verifier", "shared");
+  if (task.harbor && manifest::shared_verifier_applies(*task.harbor) && run.harbor_shared_verifier)
+    w.field("harbor_verifier", "shared");
   w.field("max_turns", task.max_turns.value_or(run.max_turns))
       .field("episode_timeout_ms", static_cast<std::int64_t>(run.episode_timeout.count()))
       .field("turn_timeout_ms", static_cast<std::int64_t>(run.turn_timeout.count()));

@@ -1,6 +1,7 @@
 // The grader container: the workspace copy as the agent's, the tests and the reward directory as
 // the verifier's, the tests run as the verifier with the agent's programs behind the as-agent
 // service, and the reward read only after every process in the container is dead.
+#include <algorithm>
 #include <thread>
 
 #include "core/confined_dir.h"
@@ -9,6 +10,7 @@
 #include "engine/archive.h"
 #include "engine/containers.h"
 #include "engine/exec.h"
+#include "engine/system.h"
 #include "engine/tar.h"
 #include "stack/labels.h"
 #include "manifest/project.h"
@@ -23,10 +25,11 @@ namespace {
 
 constexpr std::size_t kRewardMax = 64 * 1024;
 constexpr std::size_t kOutputCap = 1u << 20;
+constexpr std::int64_t kDefaultMemory = 2LL << 30;
 // Past the helper's own deadline: ours only backs it up.
 constexpr Millis kDeadlineGrace{10000};
 
-engine::ContainerSpec grader_spec(const VerifierRun& v, const std::string& helper_volume) {
+engine::ContainerSpec grader_spec(const VerifierRun& v, const std::string& helper_volume, std::int64_t nano_cpus) {
   const GraderSpec& g = v.where;
   engine::ContainerSpec spec;
   spec.name = g.stack + "-grader-" + random_hex(3);
@@ -54,7 +57,8 @@ engine::ContainerSpec grader_spec(const VerifierRun& v, const std::string& helpe
   spec.host.cap_add = {"SETUID", "SETGID"};
   spec.host.security_opt = {"no-new-privileges:true"};
   spec.host.pids_limit = 512;
-  spec.host.memory = spec.host.memory_swap = 2LL << 30;
+  spec.host.memory = spec.host.memory_swap = v.memory > 0 ? v.memory : kDefaultMemory;
+  spec.host.nano_cpus = nano_cpus;
   spec.host.init = true;
   // A /tmp that T can write (the as-agent socket lives there) whatever the image holds.
   spec.host.tmpfs = {{"/tmp", "rw,nosuid,nodev,size=512m,mode=1777"}};
@@ -146,12 +150,22 @@ Result<grading::TestRun> run_tests_as_verifier(engine::Client& c, const std::str
 }
 
 // Every process in the grader dies before its files are read: nothing can write the reward after.
-Status kill_everything(engine::Client& c, const std::string& id) {
+// True when the OOM killer had ended one of them (the daemon's State.OOMKilled).
+Result<bool> kill_everything(engine::Client& c, const std::string& id) {
   if (auto st = engine::stop_container(c, id, 0); !st) return st.fail_with("stopping the grader");
   auto info = engine::inspect_container(c, id);
   if (!info) return info.fail_with("stopping the grader");
   if (info->state.running) return fail(Errc::kIo, "stopping the grader: it is still running");
-  return {};
+  return info->state.oom_killed;
+}
+
+// The daemon refuses NanoCpus above the host's CPUs: a task asking more gets all of them.
+Result<std::int64_t> fit_cpus(engine::Client& c, std::int64_t nano_cpus) {
+  if (nano_cpus <= 0) return nano_cpus;
+  auto info = engine::info(c);
+  if (!info) return info.fail_with("reading the host's CPU count");
+  const std::int64_t host = static_cast<std::int64_t>(info->ncpu) * 1000000000LL;
+  return host > 0 ? std::min(nano_cpus, host) : nano_cpus;
 }
 
 // A small file, through the archive API of the stopped grader: nullopt when it is missing; an
@@ -222,7 +236,9 @@ Result<VerifierResult> run_verifier(engine::Client& c, const VerifierRun& v) {
   if (!logs) return logs.fail();
   auto volume = stack::ensure_helper_volume(c, g.host, g.image);
   if (!volume) return volume.fail();
-  auto created = engine::create_container(c, grader_spec(v, *volume));
+  auto cpus = fit_cpus(c, v.nano_cpus);
+  if (!cpus) return cpus.fail();
+  auto created = engine::create_container(c, grader_spec(v, *volume, *cpus));
   if (!created) return created.fail();
   const std::string id = created->id;
   ScopeGuard remove([&] { (void)engine::remove_container(c, id, engine::RemoveMode::kForce); });
@@ -240,9 +256,11 @@ Result<VerifierResult> run_verifier(engine::Client& c, const VerifierRun& v) {
 
   auto run = run_tests_as_verifier(c, id, v);
   if (!run) return run.fail();
-  if (auto st = kill_everything(c, id); !st) return st.fail();
+  auto oom = kill_everything(c, id);
+  if (!oom) return oom.fail();
   VerifierResult out;
   out.run = std::move(*run);
+  out.oom_killed = *oom;
   out.ended_on_its_own = ended_on_its_own(out.run);
   // What the tests wrote counts only from tests that ended on their own; a killed or late one is no verdict.
   if (out.ended_on_its_own)

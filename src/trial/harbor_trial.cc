@@ -10,6 +10,7 @@
 #include "core/confined_dir.h"
 #include "core/json.h"
 #include "core/scope_guard.h"
+#include "core/strings.h"
 #include "engine/archive.h"
 #include "engine/containers.h"
 #include "engine/exec.h"
@@ -192,11 +193,51 @@ Result<HarborEnv> resolve_harbor_env(const manifest::HarborTask& task, const std
   out.environment = std::move(*env);
   out.verifier = std::move(*ver);
   out.solution = std::move(*sol);
+  if (const auto& ve = task.verifier.environment) {
+    auto e = manifest::resolve_env(ve->env, allowed, lookup);
+    if (!e) return e.fail_with(task.config_path + ": [verifier.environment].env");
+    out.verifier_environment = std::move(*e);
+  }
   for (const auto& step : task.steps) {
     auto e = manifest::resolve_env(step.verifier.env, allowed, lookup);
     if (!e) return e.fail_with(task.config_path + ": [steps.verifier].env of step '" + step.name + "'");
     out.steps.push_back(std::move(*e));
+    std::optional<std::vector<std::string>> own;
+    if (const auto& ve = step.verifier.environment) {
+      auto v = manifest::resolve_env(ve->env, allowed, lookup);
+      if (!v) return v.fail_with(task.config_path + ": [steps.verifier.environment].env of step '" + step.name + "'");
+      own = std::move(*v);
+    }
+    out.steps_environment.push_back(std::move(own));
   }
+  return out;
+}
+
+std::vector<std::string> harbor_verifier_env(const HarborEnv& env, std::optional<std::size_t> step) {
+  const auto& own = step ? env.steps_environment.at(*step) : env.verifier_environment;
+  const auto& base = own ? *own : env.environment;
+  const auto& over = step ? env.steps.at(*step) : env.verifier;
+  std::vector<std::string> out;
+  std::map<std::string, std::size_t> at;  // name -> its place in `out`
+  for (const auto* list : {&base, &over})
+    for (const auto& kv : *list) {
+      const std::string name = kv.substr(0, kv.find('='));
+      if (auto it = at.find(name); it != at.end()) {
+        out[it->second] = kv;
+        continue;
+      }
+      at.emplace(name, out.size());
+      out.push_back(kv);
+    }
+  return out;
+}
+
+VerifierLimits harbor_verifier_limits(const manifest::HarborTask& task, const manifest::StepConfig* step) {
+  const auto& ve = step ? step->verifier.environment : task.verifier.environment;
+  VerifierLimits out;
+  if (!ve) return out;
+  out.cpus = ve->cpus.value_or(0);
+  out.memory_mb = ve->memory_mb.value_or(0);
   return out;
 }
 
@@ -340,7 +381,9 @@ Status verifier_inputs(const manifest::HarborTask& task, const HarborVerifierOpt
 
 // The verdict from what the tests left: a timed-out or killed verifier scores 0; TB1 is read from
 // pytest's output; Harbor's reward.txt first, else reward.json, else 0.
-Result<HarborVerdict> verdict_of(const manifest::HarborTask& task, VerifierResult&& r, double timeout_s) {
+// `memory_mb`: the verifier's own memory limit ([verifier.environment]), 0 for forgectl's default.
+Result<HarborVerdict> verdict_of(const manifest::HarborTask& task, VerifierResult&& r, double timeout_s,
+                                 std::int64_t memory_mb = 0) {
   HarborVerdict out;
   out.run = std::move(r.run);
   out.verifier_logs = std::move(r.logs_tar);
@@ -350,11 +393,25 @@ Result<HarborVerdict> verdict_of(const manifest::HarborTask& task, VerifierResul
     g.binary_pass = s >= 1.0;
     g.reasons.push_back(std::move(reason));
   };
+  // Out of memory: the limit is the task's, but what filled it may be the agent's programs the tests
+  // ran, so it is the trial's 0 with the reason (as a spoiled reward file is), never a retried
+  // infra error. Tests that survive it and write a reward are scored as usual.
+  const std::string limit = memory_mb > 0 ? "[verifier.environment] memory_mb = " + std::to_string(memory_mb) + " MiB"
+                                          : "forgectl's verifier limit of 2048 MiB";
+  if (!r.ended_on_its_own && r.oom_killed && !out.run.timed_out) {
+    set_score(0, "the verifier ran out of memory (" + limit +
+                     ") and the out-of-memory killer ended the tests (exit code " + std::to_string(out.run.exit_code) +
+                     "): reward 0");
+    return out;
+  }
   if (!r.ended_on_its_own) {
     set_score(0, out.run.timed_out ? "the verifier timed out after " + std::to_string(timeout_s) + " s: reward 0"
                                    : "the verifier was killed: reward 0");
     return out;
   }
+  if (r.oom_killed)
+    g.reasons.push_back("the out-of-memory killer ended a process of the verifier (" + limit +
+                        "); the tests went on and wrote their verdict");
   if (task.format == manifest::HarborFormat::kTerminalBench1) {
     auto rep = manifest::parse_pytest_output(out.run.output);
     g.components["reward"] = rep.reward;
@@ -404,6 +461,9 @@ Result<HarborVerdict> run_harbor_verifier(engine::Client& c, const GraderSpec& w
   v.where = where;
   v.agent_tars = o.artifact_tars;
   if (auto st = verifier_inputs(task, o, v); !st) return st.fail();
+  const VerifierLimits limits = harbor_verifier_limits(task, o.step);
+  v.memory = limits.memory_mb << 20;
+  v.nano_cpus = limits.cpus * 1000000000LL;
   if (o.network) {
     v.network = o.network->network;
     v.dns_options = o.network->dns_options;
@@ -411,7 +471,7 @@ Result<HarborVerdict> run_harbor_verifier(engine::Client& c, const GraderSpec& w
   }
   auto r = run_verifier(c, v);
   if (!r) return r.fail_with("running the task's verifier");
-  return verdict_of(task, std::move(*r), v.timeout_s);
+  return verdict_of(task, std::move(*r), v.timeout_s, limits.memory_mb);
 }
 
 Result<HarborVerdict> run_harbor_shared_verifier(engine::Client& c, const GraderSpec& where,
@@ -476,6 +536,28 @@ Result<HarborVerdict> run_harbor_shared_verifier(engine::Client& c, const Grader
     }
   }
   r.logs_tar = std::move(*tree);
+  if (o.step) {
+    // A next step's agent runs in this runner: neither this step's tests nor its reward stay, and
+    // the next verification's check (no /tests, no /logs/verifier) holds again. Emptied as the
+    // verifier, who owns everything in them (0700: nobody else could add to them); the empty
+    // directories removed as root, who owns / and /logs (no capability needed for that).
+    auto emptied = exec({"sh", "-c",
+                         "chmod -R u+rwX /tests /logs/verifier 2>/dev/null; cd /tests && rm -rf -- * .[!.]* ..?* && "
+                         "cd /logs/verifier && rm -rf -- * .[!.]* ..?*"},
+                        v.as.user(), Millis(60000));
+    if (!emptied) return emptied.fail_with(what + ": emptying /tests and /logs/verifier");
+    engine::ExecOptions rm;
+    rm.cmd = {"rmdir", "/tests", "/logs/verifier"};
+    rm.user = "0:0";
+    rm.workdir = "/";
+    rm.timeout = Millis(20000);
+    rm.output_cap = 4096;
+    auto removed = engine::exec_run(c, where.runner, rm);
+    if (!removed) return removed.fail_with(what + ": removing /tests and /logs/verifier");
+    if (emptied->exit_code != 0 || removed->exit_code != 0)
+      return fail(Errc::kIo, what + ": /tests and /logs/verifier could not be removed before the next step (" +
+                                 trim((emptied->err + removed->err).substr(0, 300)) + ")");
+  }
   return verdict_of(task, std::move(r), v.timeout_s);
 }
 

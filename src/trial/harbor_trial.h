@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -32,13 +33,23 @@ Status put_harbor_logs(engine::Client& c, const std::string& runner, unsigned ui
 // only when the run passes VAR (forgectl run --env-passthrough VAR), else takes its fallback, else
 // is kInvalid naming the entry and the flag. Literal values as written.
 struct HarborEnv {
-  std::vector<std::string> environment;  // [environment].env: the runner's and the verifier's
-  std::vector<std::string> verifier;     // [verifier].env: the tests', after the environment's
+  std::vector<std::string> environment;  // [environment].env: the runner's, and a verifier's without its own table
+  std::vector<std::string> verifier;     // [verifier].env: the tests', over the environment's
   std::vector<std::string> solution;     // [solution].env: the oracle's solve.sh
   std::vector<std::vector<std::string>> steps;  // each [[steps]] entry's [steps.verifier].env, in order
+  // [verifier.environment].env when the task has that table (Harbor: the separate verifier's
+  // environment is that table, not a copy of [environment]), and each step's, in order.
+  std::optional<std::vector<std::string>> verifier_environment;
+  std::vector<std::optional<std::vector<std::string>>> steps_environment;
 };
 Result<HarborEnv> resolve_harbor_env(const manifest::HarborTask& task, const std::vector<std::string>& passthrough,
                                      const EnvLookup& host);
+
+// The tests' env, in Harbor's order (docs/harbor.md "Env values"): the verifier's environment —
+// [verifier.environment].env when the table is given, else [environment].env — then
+// [verifier].env over it (a step's: `step` indexes both of its tables). A name given twice keeps
+// its later value, in the place it first had.
+std::vector<std::string> harbor_verifier_env(const HarborEnv& env, std::optional<std::size_t> step = std::nullopt);
 
 // Where the oracle's command finds [solution].env: a file of `K='v'` lines it sources first
 // (harbor_load.cc's oracle command), so no value appears in the tool call or its log.
@@ -92,7 +103,7 @@ Status check_verifier_ids(unsigned uid, unsigned gid, const std::string& what);
 struct HarborVerifierOptions {
   const struct VerifierNetwork* network = nullptr;  // verifier_network.h; null: no network at all
   VerifierIdentity as;                              // harbor_verifier_identity
-  // [environment].env then [verifier].env, resolved (resolve_harbor_env), for the tests.
+  // The tests' env, resolved: harbor_verifier_env.
   std::vector<std::string> env;
   // The declared artifacts outside the workspace (harbor_artifacts.h), the agent's, put in first.
   std::vector<std::string> artifact_tars;
@@ -101,10 +112,18 @@ struct HarborVerifierOptions {
   const manifest::StepConfig* step = nullptr;
 };
 
+// The separate verifier's container limits: [verifier.environment]'s cpus and memory_mb (a step's
+// table, else the task's); what it leaves unset is forgectl's grader default (2 GiB, no CPU cap).
+struct VerifierLimits {
+  std::int64_t cpus = 0, memory_mb = 0;  // 0: the default
+};
+VerifierLimits harbor_verifier_limits(const manifest::HarborTask& task, const manifest::StepConfig* step = nullptr);
+
 // Runs the task's tests in a fresh grader container of the runner's image (Harbor's "separate"
 // verifier): the workspace copied as the agent's, tests/ at /tests as the verifier (`o.as`), the
-// [verifier] timeout, the network `o.network` (none without), and the reward read after every
-// process is dead.
+// [verifier] timeout, the network `o.network` (none without), [verifier.environment]'s limits
+// (harbor_verifier_limits; an OOM-killed verifier scores 0 naming the limit), and the reward read
+// after every process is dead.
 Result<HarborVerdict> run_harbor_verifier(engine::Client& c, const GraderSpec& where, const manifest::HarborTask& task,
                                           const HarborVerifierOptions& o = {});
 

@@ -157,7 +157,11 @@ void check_harbor(const manifest::TaskConfig& t, const PreflightInput& in, std::
   const auto& passed = in.run ? in.run->env_passthrough : none;
   std::vector<std::pair<const char*, const std::vector<manifest::EnvEntry>*>> tables = {
       {"[environment].env", &h.environment.env}, {"[verifier].env", &h.verifier.env}, {"[solution].env", &h.solution_env}};
-  for (const auto& st : h.steps) tables.push_back({"[steps.verifier].env", &st.verifier.env});
+  if (h.verifier.environment) tables.push_back({"[verifier.environment].env", &h.verifier.environment->env});
+  for (const auto& st : h.steps) {
+    tables.push_back({"[steps.verifier].env", &st.verifier.env});
+    if (st.verifier.environment) tables.push_back({"[steps.verifier.environment].env", &st.verifier.environment->env});
+  }
   std::set<std::pair<std::string, int>> seen;  // a step's table holds the task's entries too: each once
   for (auto [table, entries] : tables)
     for (const auto& e : *entries)

@@ -609,7 +609,8 @@ class TrialRun {
   }
 
   // Who the tests run as ([verifier].user, or the step's, refused when unsafe: a setup error) and
-  // their env: [environment].env, then [verifier].env (a step's: its own, over the task's).
+  // their env (harbor_verifier_env): the verifier's environment ([verifier.environment].env, else
+  // [environment].env), then [verifier].env (a step's tables: their own, else the task's).
   Step harbor_verifier(const GraderSpec& where, HarborVerifierOptions& vo) {
     auto as = harbor_verifier_identity(docker_, where, *task_.harbor, step_);
     if (!as)
@@ -617,9 +618,7 @@ class TrialRun {
                                                : classify_running(as.error(), InfraKind::kGrader);
     vo.as = *as;
     vo.step = step_;
-    vo.env = harbor_env_.environment;
-    const auto& ver = step_ ? harbor_env_.steps.at(step_index_) : harbor_env_.verifier;
-    vo.env.insert(vo.env.end(), ver.begin(), ver.end());
+    vo.env = harbor_verifier_env(harbor_env_, step_ ? std::optional<std::size_t>(step_index_) : std::nullopt);
     return std::nullopt;
   }
 
@@ -637,7 +636,7 @@ class TrialRun {
 
   // /logs/agent and /logs/artifacts from the runner, the artifacts, then the task's (or the
   // step's) verifier: in a fresh container, or in the runner itself with --harbor-verifier shared
-  // (single-step tasks only). A step's logs land under logs/steps/<name>/.
+  // (a step's tests removed again after it). A step's logs land under logs/steps/<name>/.
   Step verify_harbor(HarborVerdict& verdict) {
     if (local_) return Fault::setup("a Harbor task runs in containers only, not on the local executor");
     auto logs = collect_harbor_logs(docker_, runner_);
@@ -651,9 +650,9 @@ class TrialRun {
     for (std::size_t i = before; i < r_.log_tars.size(); ++i) tars.push_back(std::move(r_.log_tars[i]));
     r_.log_tars.resize(before);
     if (auto f = harbor_verifier(where, vo)) return f;
-    // A task that asks for a separate verifier ([verifier] environment_mode) keeps it.
-    const bool shared = env_.run->harbor_shared_verifier && !step_ &&
-                        task_.harbor->verifier.mode == manifest::VerifierMode::kShared;
+    // A task (or step) that asks for a separate verifier ([verifier] environment_mode) keeps it.
+    const auto& mode = step_ ? step_->verifier.mode : task_.harbor->verifier.mode;
+    const bool shared = env_.run->harbor_shared_verifier && mode == manifest::VerifierMode::kShared;
     // The verifier's own network, when its mode asks for one (verifier_network.h); none in shared mode.
     Result<std::optional<VerifierNetwork>> net = std::optional<VerifierNetwork>();
     if (!shared)

@@ -4,6 +4,7 @@
 // process in it is dead. run_grader (custom_checks) and the Harbor verifier both go through it.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -36,6 +37,9 @@ struct VerifierRun {
   // `env` when it reaches out through the egress proxy); empty: none at all.
   std::string network;
   std::vector<std::string> dns_options;
+  // The container's limits (a Harbor task's [verifier.environment]): memory in bytes, also the
+  // swap limit (no swap); CPUs in billionths, capped at the host's. 0: 2 GiB, no CPU cap.
+  std::int64_t memory = 0, nano_cpus = 0;
   // Files under /logs/verifier read after the kill, when the tests ended on their own.
   std::vector<std::string> read_files;
   bool collect_logs = false;  // a tar of /logs/verifier (the verifier's own logs), after the kill
@@ -45,6 +49,7 @@ struct VerifierRun {
 struct VerifierResult {
   grading::TestRun run;
   bool ended_on_its_own = false;  // not timed out, not killed by a signal
+  bool oom_killed = false;        // the kernel's OOM killer ended a process of the grader (its memory limit)
   // read_files: nullopt when the file is missing; absent when it was not read.
   std::map<std::string, std::optional<std::string>> files;
   // read_files that exist but are no regular file of at most max_file_bytes (a directory, a link,

@@ -6,6 +6,7 @@
 #include "stack/task_build.h"
 #include "support/manifest_helpers.h"
 #include "sweep/task_set.h"
+#include "sweep/trial_key.h"
 #include "trial/harbor_trial.h"
 #include "trial/preflight.h"
 
@@ -227,4 +228,109 @@ TEST_CASE("preflight: a multi-step Harbor task runs; what its steps cannot have 
   trial::PreflightInput in;
   in.run = &run;
   CHECK(trial::check_task(*plain, in).empty());
+}
+
+TEST_CASE("harbor verifier env: [verifier.environment].env replaces [environment].env; [verifier].env wins over it") {
+  test::TempFiles d("forgectl-harbor-");
+  write_harbor(d, "sep",
+               "version = \"1.0\"\n[verifier]\nenv = { C = \"verifier\", D = \"verifier\" }\n"
+               "[verifier.environment]\nenv = { B = \"venv\", C = \"venv\", T = \"${PASSED:-fb}\" }\n"
+               "[environment]\nenv = { A = \"env\", B = \"env\" }\n");
+  write_harbor(d, "plain",
+               "version = \"1.0\"\n[verifier]\nenv = { B = \"verifier\" }\n"
+               "[environment]\nenv = { A = \"env\", B = \"env\" }\n");
+  EnvLookup host = [](const char* k) -> std::optional<std::string> {
+    return std::string(k) == "PASSED" ? std::optional<std::string>("host") : std::nullopt;
+  };
+  auto sep = manifest::load_harbor_task_config(d.dir() + "/sep");
+  REQUIRE_MESSAGE(sep.has_value(), (sep ? "" : sep.error().what()));
+  auto e = trial::resolve_harbor_env(*sep->harbor, {"PASSED"}, host);
+  REQUIRE_MESSAGE(e.has_value(), (e ? "" : e.error().what()));
+  // Harbor's separate verifier environment is the [verifier.environment] table, not a copy of [environment].
+  CHECK(trial::harbor_verifier_env(*e) == std::vector<std::string>{"B=venv", "C=verifier", "T=host", "D=verifier"});
+  // The runner (the agent's environment) gets [environment].env only.
+  CHECK(e->environment == std::vector<std::string>{"A=env", "B=env"});
+  auto unpassed = trial::resolve_harbor_env(*sep->harbor, {}, host);
+  REQUIRE(unpassed.has_value());
+  CHECK(trial::harbor_verifier_env(*unpassed)[2] == "T=fb");  // set on the host, not passed: the fallback
+
+  auto plain = manifest::load_harbor_task_config(d.dir() + "/plain");
+  REQUIRE(plain.has_value());
+  auto p = trial::resolve_harbor_env(*plain->harbor, {}, host);
+  REQUIRE(p.has_value());
+  CHECK_FALSE(p->verifier_environment);
+  CHECK(trial::harbor_verifier_env(*p) == std::vector<std::string>{"A=env", "B=verifier"});
+
+  // A template without a fallback that the run does not pass is refused, naming the table.
+  write_harbor(d, "bad", "version = \"1.0\"\n[verifier.environment]\nenv = { K = \"${HOST_ONLY}\" }\n");
+  auto bad = manifest::load_harbor_task_config(d.dir() + "/bad");
+  REQUIRE(bad.has_value());
+  auto none = trial::resolve_harbor_env(*bad->harbor, {}, host);
+  REQUIRE_FALSE(none.has_value());
+  CHECK(none.error().what().find("[verifier.environment].env") != std::string::npos);
+  auto problems = trial::check_task(*bad, trial::PreflightInput{});
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].text().find("task.toml:3: [verifier.environment].env K = \"${HOST_ONLY}\": HOST_ONLY is not "
+                                "passed to this run and has no fallback (forgectl run --env-passthrough HOST_ONLY)") !=
+        std::string::npos);
+}
+
+TEST_CASE("harbor verifier env and limits: each step's own tables, else the task's") {
+  test::TempFiles d("forgectl-harbor-");
+  write_harbor(d, "steps",
+               "version = \"1.0\"\n[verifier]\nenv = { V = \"task\" }\n"
+               "[verifier.environment]\ncpus = 2\nmemory_mb = 128\nenv = { E = \"task\" }\n"
+               "[environment]\nenv = { A = \"env\" }\n"
+               "[[steps]]\nname = \"one\"\n[steps.verifier]\nenv = { V = \"one\" }\n"
+               "[steps.verifier.environment]\nmemory_mb = 64\nenv = { E = \"one\" }\n"
+               "[[steps]]\nname = \"two\"\n");
+  for (const char* s : {"one", "two"}) {
+    d.write(std::string("steps/steps/") + s + "/instruction.md", "Step.\n");
+    d.write(std::string("steps/steps/") + s + "/tests/test.sh", "echo 1 > /logs/verifier/reward.txt\n");
+  }
+  auto t = manifest::load_harbor_task_config(d.dir() + "/steps");
+  REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
+  const auto& h = *t->harbor;
+  auto e = trial::resolve_harbor_env(h, {}, EnvLookup{});
+  REQUIRE_MESSAGE(e.has_value(), (e ? "" : e.error().what()));
+  CHECK(trial::harbor_verifier_env(*e, 0) == std::vector<std::string>{"E=one", "V=one"});
+  CHECK(trial::harbor_verifier_env(*e, 1) == std::vector<std::string>{"E=task", "V=task"});
+  auto one = trial::harbor_verifier_limits(h, &h.steps[0]);
+  CHECK(one.memory_mb == 64);
+  CHECK(one.cpus == 0);  // the step's table is the whole of it: unset is forgectl's default
+  auto two = trial::harbor_verifier_limits(h, &h.steps[1]);
+  CHECK(two.memory_mb == 128);
+  CHECK(two.cpus == 2);
+  CHECK(trial::harbor_verifier_limits(h).memory_mb == 128);
+}
+
+TEST_CASE("harbor shared verifier: applies to a multi-step task's shared steps, and is then part of the trial key") {
+  test::TempFiles d("forgectl-harbor-");
+  auto steps = [&](const std::string& name, const std::string& second) {
+    write_harbor(d, name,
+                 "schema_version = \"1.3\"\n[[steps]]\nname = \"one\"\n[[steps]]\nname = \"two\"\n" + second);
+    for (const char* s : {"one", "two"}) d.write(name + "/steps/" + s + "/instruction.md", "Step.\n");
+    auto t = manifest::load_harbor_task_config(d.dir() + "/" + name);
+    REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
+    return std::move(*t);
+  };
+  auto mixed = steps("mixed", "[steps.verifier]\nenvironment_mode = \"separate\"\n");
+  CHECK(manifest::shared_verifier_applies(*mixed.harbor));  // step one is shared
+  write_harbor(d, "separate", "version = \"1.0\"\n[verifier]\nenvironment_mode = \"separate\"\n");
+  auto separate = manifest::load_harbor_task_config(d.dir() + "/separate");
+  REQUIRE(separate.has_value());
+  CHECK_FALSE(manifest::shared_verifier_applies(*separate->harbor));
+  write_harbor(d, "allsep", "schema_version = \"1.3\"\n[verifier]\nenvironment_mode = \"separate\"\n"
+                            "[[steps]]\nname = \"one\"\n");
+  d.write("allsep/steps/one/instruction.md", "Step.\n");
+  auto allsep = manifest::load_harbor_task_config(d.dir() + "/allsep");
+  REQUIRE_MESSAGE(allsep.has_value(), (allsep ? "" : allsep.error().what()));
+  CHECK_FALSE(manifest::shared_verifier_applies(*allsep->harbor));  // a step inherits the task's mode
+
+  manifest::RunConfig run;
+  trial::AgentChoice oracle{trial::AgentChoice::Kind::kOracle};
+  const std::string plain = sweep::agent_fingerprint(oracle, run, mixed);
+  run.harbor_shared_verifier = true;
+  CHECK(sweep::agent_fingerprint(oracle, run, mixed) != plain);  // a shared verdict is not a separate one
+  CHECK(sweep::agent_fingerprint(oracle, run, *allsep) == sweep::agent_fingerprint(oracle, manifest::RunConfig{}, *allsep));
 }

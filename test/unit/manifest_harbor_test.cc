@@ -373,3 +373,49 @@ TEST_CASE("harbor: the task id is the directory's name as reached, a symlink's i
   CHECK(loads(d.file("alias")).id == "alias");
   CHECK(loads(data("complete-1.4/")).id == "complete-1.4");
 }
+
+TEST_CASE("harbor: [verifier.environment] limits; what it cannot apply is refused or warned, naming file:line:key") {
+  TempHarbor d;
+  SUBCASE("cpus and memory_mb are read with [environment]'s rules") {
+    HarborTask t = loads(d.toml("[verifier.environment]\ncpus = 2\nmemory_mb = 256\nenv = { K = \"v\" }\n"));
+    REQUIRE(t.verifier.environment);
+    CHECK(t.verifier.environment->cpus == 2);
+    CHECK(t.verifier.environment->memory_mb == 256);
+    CHECK(env(t.verifier.environment->env, "K").value == "v");
+    CHECK(t.warnings.empty());
+    CHECK(loads(d.toml("[verifier.environment]\nmemory = \"1G\"\n")).verifier.environment->memory_mb == 1024);
+  }
+  SUBCASE("out of range, and a memory too small for the verifier's own processes") {
+    std::string e = errors(d.toml("[verifier.environment]\ncpus = 513\n"));
+    CHECK(has(e, "task.toml:2:8: [verifier.environment] 'cpus' must be from 1 to 512, got 513"));
+    e = errors(d.toml("[verifier.environment]\nmemory_mb = 16\n"));
+    CHECK(has(e, "task.toml:2:13: [verifier.environment] 'memory_mb' = 16 MiB is below forgectl's 32 MiB for the "
+                 "verifier's container"));
+    CHECK(has(errors(d.toml("[verifier.environment]\nmemory = \"8M\"\n")), "[verifier.environment] 'memory' = 8 MiB"));
+    // The agent's environment has no such floor: its limit also holds its tmpfs caps.
+    CHECK(loads(d.toml("[environment]\nmemory_mb = 16\n")).environment.memory_mb == 16);
+  }
+  SUBCASE("healthcheck and workdir have no effect there") {
+    HarborTask t = loads(d.toml("[verifier.environment]\nworkdir = \"/srv\"\n"
+                                "[verifier.environment.healthcheck]\ncommand = \"true\"\n"));
+    REQUIRE(t.warnings.size() == 2);
+    CHECK(has(t.warnings[0].format(), "task.toml:2:1: warning: [verifier.environment] 'workdir' has no effect: the "
+                                      "tests run in the agent's workspace copy"));
+    CHECK(has(t.warnings[1].format(), "[verifier.environment.healthcheck] has no effect"));
+    CHECK(t.verifier.environment->workdir.empty());
+  }
+  SUBCASE("a step's own table replaces the task's; a step without one keeps the task's") {
+    d.write("steps/one/instruction.md", "One.\n");
+    d.write("steps/two/instruction.md", "Two.\n");
+    HarborTask t = loads(d.toml("[verifier.environment]\nmemory_mb = 64\nenv = { T = \"task\" }\n"
+                                "[[steps]]\nname = \"one\"\n[steps.verifier.environment]\ncpus = 1\n"
+                                "env = { S = \"step\" }\n[[steps]]\nname = \"two\"\n"));
+    REQUIRE(t.steps.size() == 2);
+    REQUIRE(t.steps[0].verifier.environment);
+    CHECK(t.steps[0].verifier.environment->cpus == 1);
+    CHECK_FALSE(t.steps[0].verifier.environment->memory_mb);  // Harbor: the whole table, not merged
+    CHECK(t.steps[0].verifier.environment->env.size() == 1);
+    REQUIRE(t.steps[1].verifier.environment);
+    CHECK(t.steps[1].verifier.environment->memory_mb == 64);
+  }
+}
