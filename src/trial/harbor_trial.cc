@@ -358,6 +358,7 @@ Result<HarborVerdict> verdict_of(const manifest::HarborTask& task, VerifierResul
   if (task.format == manifest::HarborFormat::kTerminalBench1) {
     auto rep = manifest::parse_pytest_output(out.run.output);
     g.components["reward"] = rep.reward;
+    out.rewards["reward"] = rep.reward;
     set_score(rep.reward, rep.resolved ? "pytest: resolved" : "pytest: " + rep.reason);
     return out;
   }
@@ -376,6 +377,7 @@ Result<HarborVerdict> verdict_of(const manifest::HarborTask& task, VerifierResul
     if (!reward) return zero(std::string(kRewardTxt) + ": " + reward.error().what());
     if (*reward) {
       g.components["reward"] = **reward;
+      out.rewards["reward"] = **reward;
       set_score(**reward, "reward.txt: " + std::to_string(**reward));
       return out;
     }
@@ -387,6 +389,7 @@ Result<HarborVerdict> verdict_of(const manifest::HarborTask& task, VerifierResul
     auto rewards = parse_reward_json(*js);
     if (!rewards) return zero(rewards.error().what());
     for (const auto& [k, val] : *rewards) g.components["reward." + k] = val;
+    out.rewards = *rewards;
     auto score = harbor_score(*rewards);
     if (!score) return zero(score.error().what());
     set_score(*score, "reward.json: " + std::to_string(*score));

@@ -71,6 +71,9 @@ Result<double> harbor_score(const std::map<std::string, double>& rewards);
 
 struct HarborVerdict {
   grading::Grade grade;        // score, binary_pass (score ≥ 1), components "reward.<key>", reasons
+  // The reward map the tests wrote: reward.txt's value as "reward", or reward.json's keys (TB1:
+  // pytest's "reward"). Empty when there is none: timed out, killed, no or a spoiled reward file.
+  std::map<std::string, double> rewards;
   grading::TestRun run;        // the verifier's exit and output
   std::string verifier_logs;   // /logs/verifier as a tar ("verifier/…"); may be empty
 };
