@@ -175,16 +175,17 @@ TEST_CASE("harbor steps: per-step artifacts under logs/steps/<name>/artifacts/; 
           "schema_version = \"1.4\"\nmulti_step_reward_strategy = \"mean\"\n[task]\nname = \"forgectl-test/" + name +
               "\"\n[agent]\ntimeout_sec = 120\n[verifier]\ntimeout_sec = 60\n"
               "[environment]\nnetwork_mode = \"no-network\"\nmemory_mb = 512\n"
-              "[[steps]]\nname = \"one\"\nartifacts = [\"/tmp/one-out\"]\n"
+              "[[steps]]\nname = \"one\"\nartifacts = [\"/outdir\"]\n"
               "[[steps]]\nname = \"two\"\nartifacts = [{ source = \"notes.txt\", destination = \"two-notes.txt\" }]\n");
-  d.write(name + "/environment/Dockerfile",
-          "FROM " + rig.base + "\nWORKDIR /work\nUSER 1000:1000\nLABEL io.forgectl.test.task=" + name + "\n");
+  d.write(name + "/environment/Dockerfile", "FROM " + rig.base +
+                                                "\nUSER 0:0\nRUN mkdir /outdir && chown 1000:1000 /outdir\nWORKDIR /work\n"
+                                                "USER 1000:1000\nLABEL io.forgectl.test.task=" + name + "\n");
   // Step one: reward 1, quality 0.5; step two: quality 1 and no reward key (its own score is 1,
   // its only key). Per key: reward (1 + 0) / 2 = 0.5, quality 0.75; the mean of the scores would be 1.
   d.write(name + "/tests/test.sh", "echo 0 > /logs/verifier/reward.txt\n");
-  d.write(name + "/steps/one/instruction.md", "Write /tmp/one-out/result.txt.\n");
+  d.write(name + "/steps/one/instruction.md", "Write /outdir/result.txt.\n");
   d.write(name + "/steps/one/tests/test.sh", "echo '{\"reward\": 1, \"quality\": 0.5}' > /logs/verifier/reward.json\n");
-  d.write(name + "/steps/one/solution/solve.sh", "mkdir -p /tmp/one-out && echo from-one > /tmp/one-out/result.txt\n");
+  d.write(name + "/steps/one/solution/solve.sh", "echo from-one > /outdir/result.txt\n");
   d.write(name + "/steps/two/instruction.md", "Write notes.txt.\n");
   d.write(name + "/steps/two/tests/test.sh", "echo '{\"quality\": 1}' > /logs/verifier/reward.json\n");
   d.write(name + "/steps/two/solution/solve.sh", "echo from-two > notes.txt\n");
@@ -210,9 +211,9 @@ TEST_CASE("harbor steps: per-step artifacts under logs/steps/<name>/artifacts/; 
     std::ifstream f(p);
     return std::string((std::istreambuf_iterator<char>(f)), {});
   };
-  CHECK(text(steps / "one" / "artifacts" / "tmp" / "one-out" / "result.txt") == "from-one\n");
+  CHECK(text(steps / "one" / "artifacts" / "outdir" / "result.txt") == "from-one\n");
   CHECK(text(steps / "two" / "artifacts" / "two-notes.txt") == "from-two\n");
-  CHECK_FALSE(fs::exists(steps / "two" / "artifacts" / "tmp"));   // step one's list is step one's
+  CHECK_FALSE(fs::exists(steps / "two" / "artifacts" / "outdir"));   // step one's list is step one's
   CHECK_FALSE(fs::exists(steps / "one" / "artifacts" / "two-notes.txt"));
   CHECK(fs::exists(steps / "two" / "verifier" / "reward.json"));
   check_nothing_left(rig);
