@@ -96,6 +96,19 @@ Status run_harbor_step_setup(engine::Client& c, const std::string& runner, const
                   " before the step's agent: the task's environment, not the agent" + (out.empty() ? "" : ": " + out));
 }
 
+Status stop_user_processes(engine::Client& c, const std::string& runner, const std::string& user) {
+  engine::ExecOptions o;
+  o.cmd = {kGraderHelper, "--kill-all"};
+  o.user = user;
+  o.timeout = Millis(20000);
+  auto r = engine::exec_run(c, runner, o);
+  if (!r) return r.fail_with("stopping the processes of " + user);
+  if (r->exit_code != 0)
+    return fail(Errc::kProtocol, "stopping the processes of " + user + ": the helper exited " +
+                                     std::to_string(r->exit_code) + (r->err.empty() ? "" : ": " + r->err.substr(0, 200)));
+  return {};
+}
+
 std::map<std::string, double> mean_step_rewards(const std::vector<std::map<std::string, double>>& steps) {
   std::map<std::string, double> sum;
   for (const auto& m : steps)

@@ -37,6 +37,10 @@ Status run_harbor_step_setup(engine::Client& c, const std::string& runner, const
                              const manifest::StepConfig& step, const std::string& workspace, unsigned uid,
                              unsigned gid, const std::atomic<int>* interrupted, Millis timeout = kStepSetupTimeout);
 
+// Kills every process of `user` in `runner` (forgectl's helper --kill-all as that user): a step's
+// agent of its own [steps.agent].user, after its agent phase, as the runner's user's are.
+Status stop_user_processes(engine::Client& c, const std::string& runner, const std::string& user);
+
 // Harbor's "mean" over the steps' reward maps: each key's mean across every map given (a step
 // whose verifier gave no map — timed out, no or a spoiled reward file — is an empty map), a key a
 // map lacks counting 0 there. Empty when no map holds a key.

@@ -142,9 +142,10 @@ Result<VerifierIdentity> harbor_verifier_identity(engine::Client& c, const Grade
   return as;
 }
 
-Result<AgentIds> runner_ids(engine::Client& c, const std::string& runner) {
+Result<AgentIds> runner_ids(engine::Client& c, const std::string& runner, const std::string& user) {
   engine::ExecOptions o;
   o.cmd = {"sh", "-c", "id -u && id -g"};
+  o.user = user;
   o.timeout = Millis(20000);
   o.output_cap = 256;
   auto r = engine::exec_run(c, runner, o);
@@ -240,11 +241,12 @@ Status put_harbor_solution(engine::Client& c, const std::string& runner, const m
 
 Status put_harbor_step_solution(engine::Client& c, const std::string& runner, const manifest::HarborTask& task,
                                 const manifest::StepConfig& step, unsigned uid, unsigned gid,
-                                const std::vector<std::string>& env) {
+                                const std::vector<std::string>& env, const AgentIds* owner) {
   engine::ExecOptions o;
   // Globs, not find -delete: busybox's find has no -delete. An unmatched glob stays literal; rm -f skips it.
   o.cmd = {"sh", "-c", "if [ -d /solution ]; then cd /solution && rm -rf -- * .[!.]* ..?*; fi"};
-  o.user = std::to_string(uid) + ":" + std::to_string(gid);
+  o.user = owner ? std::to_string(owner->uid) + ":" + std::to_string(owner->gid)
+                 : std::to_string(uid) + ":" + std::to_string(gid);
   o.timeout = Millis(20000);
   o.output_cap = 4096;
   auto r = engine::exec_run(c, runner, o);

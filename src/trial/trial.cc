@@ -276,6 +276,26 @@ class TrialRun {
     return classify_running(e, InfraKind::kSandbox);
   }
 
+  // A step whose [steps.agent].user differs from [agent]'s runs its agent as that user in the same
+  // runner: its tool channel, its setup.sh, its /logs/agent and /logs/artifacts, the oracle's
+  // /solution. `changed`: the user is not the previous step's (the channel must reopen).
+  Step use_step_user(bool& changed) {
+    const auto& h = *task_.harbor;
+    const std::string& u = step_->agent.user;
+    const std::string want = u == h.agent.user ? "" : u == "root" ? "0:0" : u;
+    changed = want != step_user_;
+    if (!changed) return std::nullopt;
+    tools_ = {};
+    const std::string who = "step '" + step_->name + "': [steps.agent].user = \"" + (want.empty() ? h.agent.user : u) + "\"";
+    auto ids = runner_ids(docker_, runner_, want);
+    if (!ids) return classify_running(ids.error().with_context(who), InfraKind::kSandbox);
+    if (auto st = put_harbor_logs(docker_, runner_, ids->uid, ids->gid); !st)
+      return classify_running(st.error().with_context(who), InfraKind::kDaemon);
+    agent_ids_ = *ids;
+    step_user_ = want;
+    return std::nullopt;
+  }
+
   // Before a step's agent (and before the oracle gets its /solution): the step's workdir/ into the
   // workspace, its setup.sh run there as the agent, then its [steps.healthcheck] — the task's ran
   // once, before the first step. None of it is in the sandbox before its step.
@@ -324,6 +344,7 @@ class TrialRun {
     tools::OpenOptions oo;
     oo.log = env_.log;
     oo.db = db_route();
+    oo.user = step_user_;
     oo.on_record = [this](const tools::CallRecord& rec) {
       {
         std::lock_guard lock(log_mu_);
@@ -424,10 +445,12 @@ class TrialRun {
     // Harbor's oracle: solution/ enters the runner now, and only for the oracle.
     if (task_.harbor && choice_.kind == AgentChoice::Kind::kOracle && !local_) {
       auto st = step_ ? put_harbor_step_solution(docker_, runner_, *task_.harbor, *step_, agent_ids_.uid,
-                                                 agent_ids_.gid, harbor_env_.solution)
+                                                 agent_ids_.gid, harbor_env_.solution,
+                                                 solution_owner_ ? &*solution_owner_ : nullptr)
                       : put_harbor_solution(docker_, runner_, *task_.harbor, agent_ids_.uid, agent_ids_.gid,
                                             harbor_env_.solution);
       if (!st) return classify_running(st.error(), InfraKind::kDaemon);
+      solution_owner_ = agent_ids_;
     }
     auto agent = make_agent();
     if (!agent) return Fault::setup(agent.error().what());
@@ -455,6 +478,10 @@ class TrialRun {
     // Nothing the agent started runs on into grading (stack/quiesce.h).
     if (!local_ && !agent_started_nothing())
       if (auto st = stack::stop_agent_processes(docker_, *up_); !st)
+        return classify_running(st.error(), InfraKind::kSandbox);
+    // A step's agent of its own user: its processes too.
+    if (!local_ && !step_user_.empty())
+      if (auto st = stop_user_processes(docker_, runner_, step_user_); !st)
         return classify_running(st.error(), InfraKind::kSandbox);
     return std::nullopt;
   }
@@ -793,7 +820,9 @@ class TrialRun {
     for (std::size_t i = 0; i < h.steps.size(); ++i) {
       step_ = &h.steps[i];
       step_index_ = i;
-      if (i > 0) {
+      bool changed = false;
+      if (auto f = use_step_user(changed)) return f;
+      if (i > 0 || changed) {
         {
           std::lock_guard lock(log_mu_);
           grading_ = false;
@@ -984,6 +1013,8 @@ class TrialRun {
   HarborEnv harbor_env_;               // a Harbor task's env tables, resolved in setup
   const manifest::StepConfig* step_ = nullptr;  // the step running, in a multi-step task
   std::size_t step_index_ = 0;
+  std::string step_user_;                     // the step's agent user when not [agent]'s; "": the runner's
+  std::optional<AgentIds> solution_owner_;    // who owns /solution's content, once the oracle got it
   std::mutex log_mu_;
   bool grading_ = false;
   std::mutex progress_mu_;

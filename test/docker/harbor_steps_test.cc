@@ -167,6 +167,51 @@ TEST_CASE("harbor steps setup: a failing setup.sh and a step healthcheck that ne
   check_nothing_left(rig);
 }
 
+TEST_CASE("harbor steps user: a step's own [steps.agent].user runs its agent, its setup.sh and its /solution") {
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-stepuser-");
+  const std::string name = "stepuser";
+  d.write(name + "/task.toml",
+          "schema_version = \"1.4\"\n[task]\nname = \"forgectl-test/" + name +
+              "\"\n[agent]\ntimeout_sec = 120\n[verifier]\ntimeout_sec = 60\n"
+              "[environment]\nnetwork_mode = \"no-network\"\nmemory_mb = 512\n"
+              "[[steps]]\nname = \"one\"\n[[steps]]\nname = \"two\"\n[steps.agent]\nuser = \"1001:1001\"\n");
+  // A workspace both users may write (the tmpfs takes the image directory's mode).
+  d.write(name + "/environment/Dockerfile", "FROM " + rig.base +
+                                                "\nUSER 0:0\nRUN mkdir -p /work && chmod 1777 /work\nWORKDIR /work\n"
+                                                "USER 1000:1000\nLABEL io.forgectl.test.task=" + name + "\n");
+  d.write(name + "/tests/test.sh", "echo 0 > /logs/verifier/reward.txt\n");
+  d.write(name + "/steps/one/instruction.md", "Write your uid to one.txt.\n");
+  d.write(name + "/steps/one/tests/test.sh",
+          "if [ \"$(cat one.txt)\" = 1000 ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n");
+  d.write(name + "/steps/one/solution/solve.sh", "id -u > one.txt\n");
+  d.write(name + "/steps/two/instruction.md", "Write your uid to two.txt.\n");
+  d.write(name + "/steps/two/workdir/setup.sh", "id -u > setup-uid.txt\n");
+  d.write(name + "/steps/two/tests/test.sh",
+          "if [ \"$(cat two.txt)\" = 1001 ] && [ \"$(cat setup-uid.txt)\" = 1001 ] && [ \"$(cat one.txt)\" = 1000 ]; "
+          "then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n");
+  // The oracle's /solution is the step user's, and so is /logs/agent.
+  d.write(name + "/steps/two/solution/solve.sh", "id -u > two.txt && id -u > /logs/agent/two-uid.txt\n");
+  auto task = rig.load(d.dir() + "/" + name);
+
+  auto r = rig.run(task, trial::AgentChoice::Kind::kOracle);
+  CAPTURE(r.error);
+  CAPTURE(r.verifier_output);
+  CAPTURE(reasons(r));
+  REQUIRE(r.outcome == results::Outcome::kGraded);
+  CHECK(r.grade.components.at("step.one") == 1.0);
+  CHECK(r.grade.components.at("step.two") == 1.0);
+  CHECK(r.grade.score == 1.0);
+  bool logged = false;
+  for (const auto& tar : r.log_tars) {
+    auto entries = engine::read_tar(tar);
+    REQUIRE(entries.has_value());
+    for (const auto& e : *entries) logged = logged || (e.path == "steps/two/agent/two-uid.txt" && e.content == "1001\n");
+  }
+  CHECK(logged);
+  check_nothing_left(rig);
+}
+
 TEST_CASE("harbor steps: per-step artifacts under logs/steps/<name>/artifacts/; mean averages each reward key") {
   HarborRig rig;
   TempFiles d("forgectl-harbor-stepart-");
