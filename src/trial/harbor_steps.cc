@@ -31,6 +31,15 @@ constexpr const char* kSetupCommand =
     "if command -v bash >/dev/null 2>&1; then bash \"$t\" </dev/null; else sh \"$t\" </dev/null; fi; "
     "rc=$?; rm -f \"$t\"; exit $rc";
 
+// Clears, as the agent, what the agent left where the workdir puts something of another kind: the
+// daemon refuses a directory over a file or a link (an infra error the agent could cause at will)
+// and must never write through a link. Lines "d <path>" / "f <path>" on stdin, parents first.
+constexpr const char* kClearCommand =
+    "while IFS= read -r e; do t=${e%% *}; p=${e#* }; "
+    "if [ -L \"$p\" ]; then rm -f -- \"$p\"; "
+    "elif [ \"$t\" = d ] && [ -e \"$p\" ] && [ ! -d \"$p\" ]; then rm -f -- \"$p\"; "
+    "elif [ \"$t\" = f ] && [ -d \"$p\" ]; then rm -rf -- \"$p\"; fi; done; exit 0";
+
 }  // namespace
 
 Status put_harbor_step_workdir(engine::Client& c, const std::string& runner, const manifest::HarborTask& task,
@@ -42,6 +51,7 @@ Status put_harbor_step_workdir(engine::Client& c, const std::string& runner, con
   if (!dir) return dir.fail_with(what);
   engine::TarWriter tar;
   std::size_t entries = 0;
+  std::string paths;  // kClearCommand's input
   // setup.sh is run, not given: it never lands in the workspace.
   auto skip = [](const std::string& rel, EntryKind kind) { return rel == "setup.sh" && kind != EntryKind::kDirectory; };
   auto st = dir->walk(rel_to(task, step.workdir_dir), manifest::kTestsLimits, skip, [&](const TreeEntry& e) -> Status {
@@ -50,6 +60,9 @@ Status put_harbor_step_workdir(engine::Client& c, const std::string& runner, con
     t.uid = uid;
     t.gid = gid;
     ++entries;
+    if (e.rel.find('\n') != std::string::npos)
+      return fail(Errc::kInvalid, "steps/" + step.name + "/workdir: a file name holds a newline");
+    paths += std::string(e.kind == EntryKind::kDirectory ? "d " : "f ") + e.rel + "\n";
     if (e.kind == EntryKind::kDirectory) {
       t.type = engine::EntryType::kDirectory;
       t.mode = 0755;
@@ -62,6 +75,16 @@ Status put_harbor_step_workdir(engine::Client& c, const std::string& runner, con
   auto bytes = tar.finish();
   if (!bytes) return bytes.fail_with(what);
   if (entries == 0) return {};
+  engine::ExecOptions o;
+  o.cmd = {"sh", "-c", kClearCommand};
+  o.user = std::to_string(uid) + ":" + std::to_string(gid);
+  o.workdir = workspace;
+  o.stdin_data = std::move(paths);
+  o.timeout = Millis(60000);
+  o.output_cap = 4096;
+  o.helper = kGraderHelper;
+  auto cleared = engine::exec_run(c, runner, o);
+  if (!cleared) return cleared.fail_with(what);
   if (auto put = engine::put_archive(c, runner, workspace, std::move(*bytes)); !put) return put.fail_with(what);
   return {};
 }

@@ -22,7 +22,10 @@ inline constexpr Millis kStepSetupTimeout{600000};
 // is there (Harbor uploads it into the working directory): every entry owned by uid:gid (the
 // agent's, so it can change what it was given), directories 0755, files 0755 when executable and
 // 0644 otherwise. Read through the task directory (no link leads out) within the loader's limits
-// for a step's directories. A step without workdir/ puts nothing.
+// for a step's directories. What the agent left at one of those paths that is a link, or of the
+// other kind (a file where a directory goes, a directory where a file goes), is removed first as
+// uid:gid: nothing is written through a link, and the agent cannot make the copy fail. A step
+// without workdir/ puts nothing.
 Status put_harbor_step_workdir(engine::Client& c, const std::string& runner, const manifest::HarborTask& task,
                                const manifest::StepConfig& step, const std::string& workspace, unsigned uid,
                                unsigned gid);

@@ -303,7 +303,8 @@ class TrialRun {
     progress("setup");
     const auto& h = *task_.harbor;
     if (auto st = put_harbor_step_workdir(docker_, runner_, h, *step_, workspace(), agent_ids_.uid, agent_ids_.gid); !st)
-      return classify_running(st.error(), InfraKind::kDaemon);
+      return st.error().code == Errc::kInvalid ? Fault::setup(st.error().what())
+                                               : classify_running(st.error(), InfraKind::kDaemon);
     if (auto st = run_harbor_step_setup(docker_, runner_, h, *step_, workspace(), agent_ids_.uid, agent_ids_.gid,
                                         env_.interrupted);
         !st)

@@ -143,6 +143,33 @@ TEST_CASE("harbor steps workdir: during step one's agent, step two's workdir fil
   check_nothing_left(rig);
 }
 
+TEST_CASE("harbor steps workdir: a link or a directory the agent left where step two's workdir puts something is replaced") {
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-stepwd-");
+  auto task = rig.load(write_task(d, "stepwd-link", rig.base));
+  // Step one's agent puts bin -> /etc where step two's workdir has bin/shout.sh, and a directory
+  // where it has a file; step two's agent looks where the copy went.
+  const std::string replay = write_replay(
+      d, "link.yaml",
+      "echo one > step1.txt; [ -e made.txt ] || { ln -s /etc bin; mkdir stepwd-marker-two.txt; }; ls -ld bin; "
+      "ls /etc/shout.sh 2>&1; cat stepwd-marker-two.txt 2>&1; echo probed");
+  auto r = rig.run(task, trial::AgentChoice::Kind::kReplay, replay);
+  CAPTURE(r.error);
+  REQUIRE(r.outcome == results::Outcome::kGraded);
+  REQUIRE(r.tool_log.size() == 2);
+  const std::string& one = r.tool_log[0].record.content;
+  const std::string& two = r.tool_log[1].record.content;
+  CAPTURE(one);
+  CAPTURE(two);
+  CHECK(one.find("bin -> /etc") != std::string::npos);  // the link was made
+  CHECK(two.find("probed") != std::string::npos);
+  CHECK(two.find("bin -> /etc") == std::string::npos);  // replaced by the workdir's directory
+  CHECK(two.rfind("drwx", 0) == 0);
+  CHECK(two.find("No such file") != std::string::npos);  // nothing was written through it
+  CHECK(two.find("given-by-workdir") != std::string::npos);  // the directory gave way to the file
+  check_nothing_left(rig);
+}
+
 TEST_CASE("harbor steps setup: a failing setup.sh and a step healthcheck that never passes are the sandbox's") {
   HarborRig rig;
   TempFiles d("forgectl-harbor-stepwd-");
