@@ -8,12 +8,15 @@
 #include <fstream>
 
 #include "engine/containers.h"
+#include "engine/exec.h"
 #include "engine/networks.h"
 #include "engine/tar.h"
 #include "results/run_dir.h"
+#include "support/containers.h"
 #include "support/docker_env.h"
 #include "support/harbor_rig.h"
 #include "support/manifest_helpers.h"
+#include "trial/harbor_steps.h"
 #include "trial/trial.h"
 #include "trial/trial_files.h"
 
@@ -289,4 +292,40 @@ TEST_CASE("harbor steps: per-step artifacts under logs/steps/<name>/artifacts/; 
   CHECK_FALSE(fs::exists(steps / "one" / "artifacts" / "two-notes.txt"));
   CHECK(fs::exists(steps / "two" / "verifier" / "reward.json"));
   check_nothing_left(rig);
+}
+
+TEST_CASE("harbor steps setup: setup.sh reads /dev/null, runs as the given ids, leaves no copy; past its time it is killed") {
+  TempFiles d("forgectl-harbor-setup-");
+  auto setup = [&](const std::string& script, Millis timeout) {
+    d.write("t/steps/s/workdir/setup.sh", script);
+    manifest::HarborTask task;
+    task.dir = d.dir() + "/t";
+    manifest::StepConfig step;
+    step.name = "s";
+    step.setup_script = task.dir + "/steps/s/workdir/setup.sh";
+    TestContainer box(engine::ContainerSpec{});
+    auto st = trial::run_harbor_step_setup(*docker_env().client, box.id, task, step, "/tmp", 1000, 1000, nullptr, timeout);
+    // What it left, read as root after it.
+    engine::ExecOptions o;
+    o.cmd = {"sh", "-c", "cat /tmp/out.txt 2>/dev/null; ls /tmp | grep -c '^tmp\\.' || true"};
+    auto left = engine::exec_run(*docker_env().client, box.id, o);
+    REQUIRE(left.has_value());
+    return std::make_pair(st, left->out);
+  };
+  auto [ok, out] = setup("if read x; then echo got-input; else echo no-input; fi > out.txt; id -u >> out.txt\n", Millis(60000));
+  CAPTURE(out);
+  REQUIRE_MESSAGE(ok.has_value(), (ok ? "" : ok.error().what()));
+  CHECK(out == "no-input\n1000\n0\n");  // stdin empty, as 1000, in the workspace; no temporary copy left
+
+  auto [failed, out2] = setup("echo half-done; exit 3\n", Millis(60000));
+  REQUIRE_FALSE(failed.has_value());
+  CHECK(failed.error().code == Errc::kUnavailable);
+  CHECK(failed.error().what().find("step 's': steps/s/workdir/setup.sh failed (exit code 3)") != std::string::npos);
+  CHECK(failed.error().what().find("half-done") != std::string::npos);
+
+  auto [slow, out3] = setup("sleep 60; echo late > out.txt\n", Millis(1500));
+  REQUIRE_FALSE(slow.has_value());
+  CHECK(slow.error().code == Errc::kUnavailable);
+  CHECK(slow.error().what().find("timed out after 1 s") != std::string::npos);
+  CHECK(out3.find("late") == std::string::npos);
 }
