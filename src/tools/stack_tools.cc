@@ -129,7 +129,7 @@ Result<StackTools> open_tools(engine::Client& c, const std::string& stack, const
   if (t.env.tools.executor == manifest::ExecutorKind::kLocal)
     return fail(Errc::kInvalid, what + ": its task uses the local executor, whose tools run on the host, not in the runner");
 
-  HelperChannelSpec spec{r.id, info->workdir.empty() ? "/work" : info->workdir, info->user};
+  HelperChannelSpec spec{r.id, info->workdir.empty() ? "/work" : info->workdir, o.user.empty() ? info->user : o.user};
   t.sandbox = std::make_shared<ContainerSandbox>(c, spec);
   if (!o.start_mcp) return t;
 

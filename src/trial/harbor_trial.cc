@@ -143,9 +143,10 @@ Result<VerifierIdentity> harbor_verifier_identity(engine::Client& c, const Grade
   return as;
 }
 
-Result<AgentIds> runner_ids(engine::Client& c, const std::string& runner) {
+Result<AgentIds> runner_ids(engine::Client& c, const std::string& runner, const std::string& user) {
   engine::ExecOptions o;
   o.cmd = {"sh", "-c", "id -u && id -g"};
+  o.user = user;
   o.timeout = Millis(20000);
   o.output_cap = 256;
   auto r = engine::exec_run(c, runner, o);
@@ -281,11 +282,12 @@ Status put_harbor_solution(engine::Client& c, const std::string& runner, const m
 
 Status put_harbor_step_solution(engine::Client& c, const std::string& runner, const manifest::HarborTask& task,
                                 const manifest::StepConfig& step, unsigned uid, unsigned gid,
-                                const std::vector<std::string>& env) {
+                                const std::vector<std::string>& env, const AgentIds* owner) {
   engine::ExecOptions o;
   // Globs, not find -delete: busybox's find has no -delete. An unmatched glob stays literal; rm -f skips it.
   o.cmd = {"sh", "-c", "if [ -d /solution ]; then cd /solution && rm -rf -- * .[!.]* ..?*; fi"};
-  o.user = std::to_string(uid) + ":" + std::to_string(gid);
+  o.user = owner ? std::to_string(owner->uid) + ":" + std::to_string(owner->gid)
+                 : std::to_string(uid) + ":" + std::to_string(gid);
   o.timeout = Millis(20000);
   o.output_cap = 4096;
   auto r = engine::exec_run(c, runner, o);
@@ -415,6 +417,7 @@ Result<HarborVerdict> verdict_of(const manifest::HarborTask& task, VerifierResul
   if (task.format == manifest::HarborFormat::kTerminalBench1) {
     auto rep = manifest::parse_pytest_output(out.run.output);
     g.components["reward"] = rep.reward;
+    out.rewards["reward"] = rep.reward;
     set_score(rep.reward, rep.resolved ? "pytest: resolved" : "pytest: " + rep.reason);
     return out;
   }
@@ -433,6 +436,7 @@ Result<HarborVerdict> verdict_of(const manifest::HarborTask& task, VerifierResul
     if (!reward) return zero(std::string(kRewardTxt) + ": " + reward.error().what());
     if (*reward) {
       g.components["reward"] = **reward;
+      out.rewards["reward"] = **reward;
       set_score(**reward, "reward.txt: " + std::to_string(**reward));
       return out;
     }
@@ -444,6 +448,7 @@ Result<HarborVerdict> verdict_of(const manifest::HarborTask& task, VerifierResul
     auto rewards = parse_reward_json(*js);
     if (!rewards) return zero(rewards.error().what());
     for (const auto& [k, val] : *rewards) g.components["reward." + k] = val;
+    out.rewards = *rewards;
     auto score = harbor_score(*rewards);
     if (!score) return zero(score.error().what());
     set_score(*score, "reward.json: " + std::to_string(*score));

@@ -19,11 +19,12 @@
 
 namespace forge::trial {
 
-// The uid and gid the runner's processes run as (its user, else its image's USER), as `id` says.
+// The uid and gid the runner's processes run as (its user, else its image's USER; or `user`, an
+// exec user such as a step's [steps.agent].user), as `id` says.
 struct AgentIds {
   unsigned uid = 0, gid = 0;
 };
-Result<AgentIds> runner_ids(engine::Client& c, const std::string& runner);
+Result<AgentIds> runner_ids(engine::Client& c, const std::string& runner, const std::string& user = "");
 
 // /logs (root, 0755) with /logs/agent and /logs/artifacts owned by the agent's uid, in the
 // runner before the agent starts: Harbor's agents and tasks write there.
@@ -62,11 +63,12 @@ Status put_harbor_solution(engine::Client& c, const std::string& runner, const m
                            unsigned gid, const std::vector<std::string>& env = {});
 
 // A multi-step task's step `step` for the oracle: what the previous step left in /solution is
-// emptied (as the agent's uid, who owns it), then steps/<name>/solution/ goes there, with `env`
-// as put_harbor_solution's. A step without a solution leaves /solution empty.
+// emptied (as `owner`, who owns it: the previous step's agent; null: uid:gid), then
+// steps/<name>/solution/ goes there owned by uid:gid, with `env` as put_harbor_solution's. A step
+// without a solution leaves /solution empty.
 Status put_harbor_step_solution(engine::Client& c, const std::string& runner, const manifest::HarborTask& task,
                                 const manifest::StepConfig& step, unsigned uid, unsigned gid,
-                                const std::vector<std::string>& env = {});
+                                const std::vector<std::string>& env = {}, const AgentIds* owner = nullptr);
 
 // /logs/agent and /logs/artifacts of the runner after the agent phase, as tars named
 // "agent/…" and "artifacts/…" (missing directories give no tar).
@@ -82,6 +84,9 @@ Result<double> harbor_score(const std::map<std::string, double>& rewards);
 
 struct HarborVerdict {
   grading::Grade grade;        // score, binary_pass (score ≥ 1), components "reward.<key>", reasons
+  // The reward map the tests wrote: reward.txt's value as "reward", or reward.json's keys (TB1:
+  // pytest's "reward"). Empty when there is none: timed out, killed, no or a spoiled reward file.
+  std::map<std::string, double> rewards;
   grading::TestRun run;        // the verifier's exit and output
   std::string verifier_logs;   // /logs/verifier as a tar ("verifier/…"); may be empty
 };

@@ -125,18 +125,11 @@ std::string location(const manifest::SourceLocation& w, const std::string& fallb
 void check_harbor(const manifest::TaskConfig& t, const PreflightInput& in, std::vector<Problem>& out) {
   if (!t.harbor) return;
   const manifest::HarborTask& h = *t.harbor;
-  // What a multi-step task's steps may not change yet: the runner's user and network are the
-  // stack's, fixed when it comes up; workdir/, setup.sh, [steps.healthcheck] and per-step
-  // artifacts are not run (docs/harbor.md "Not yet").
+  // What a multi-step task's steps may not change yet: the runner's network is the stack's, fixed
+  // when it comes up (docs/harbor.md "Not yet"). A step's own agent user is an exec user.
   for (const auto& st : h.steps) {
     const std::string at = location(st.where, h.config_path);
     const std::string step = "step '" + st.name + "': ";
-    if (!st.workdir_dir.empty() || !st.setup_script.empty())
-      out.push_back({at, step + "steps/" + st.name + "/workdir (and its setup.sh) is not run yet"});
-    if (st.healthcheck) out.push_back({at, step + "[steps.healthcheck] is not run yet"});
-    if (!st.artifacts.empty()) out.push_back({at, step + "per-step artifacts are not collected yet"});
-    if (st.agent.user != h.agent.user)
-      out.push_back({at, step + "[steps.agent].user differs from [agent].user: every step runs in the same runner"});
     const auto& net = manifest::agent_network(h, &st);
     const auto& first = manifest::agent_network(h, &h.steps.front());
     if (net.mode != first.mode || net.allowed_hosts != first.allowed_hosts)

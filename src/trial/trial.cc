@@ -33,6 +33,7 @@
 #include "trial/grading_sources.h"
 #include "trial/harbor_artifacts.h"
 #include "trial/harbor_health.h"
+#include "trial/harbor_steps.h"
 #include "trial/harbor_trial.h"
 #include "trial/local_trial.h"
 #include "trial/trial_env.h"
@@ -254,19 +255,85 @@ class TrialRun {
     if (auto it = up_->containers.find("mock-web"); it != up_->containers.end())
       if (auto st = copy_mock_web(docker_, it->second, task_); !st)
         return classify_running(st.error(), InfraKind::kDaemon);
-    if (task_.harbor && task_.harbor->environment.healthcheck) return harbor_healthcheck();
+    if (task_.harbor && task_.harbor->environment.healthcheck) return harbor_healthcheck(*task_.harbor->environment.healthcheck);
     return std::nullopt;
   }
 
-  // [environment.healthcheck], before the agent: an environment that never becomes healthy is the
-  // task's (an infra error of the sandbox, retried in a fresh one), never the model's score.
-  Step harbor_healthcheck() {
+  // [environment.healthcheck] (or a step's), before the agent: an environment that never becomes
+  // healthy is the task's (an infra error of the sandbox, retried in a fresh one), never the
+  // model's score. `who` prefixes the message ("step 'two': [steps.healthcheck]").
+  Step harbor_healthcheck(const manifest::HealthcheckConfig& hc, const std::string& who = "") {
     progress("healthcheck");
-    auto h = wait_harbor_healthy(docker_, runner_, *task_.harbor->environment.healthcheck, env_.interrupted);
+    auto h = wait_harbor_healthy(docker_, runner_, hc, env_.interrupted);
     if (h) return std::nullopt;
-    if (h.error().code == Errc::kCancelled) return Fault::interruption();
-    if (h.error().code == Errc::kUnavailable) return Fault::infra(InfraKind::kSandbox, h.error().what());
-    return classify_running(h.error(), InfraKind::kSandbox);
+    return harbor_env_fault(who.empty() ? h.error() : h.error().with_context(who));
+  }
+
+  // Whether a step's setup fault may be the agent's doing: a failed setup.sh or healthcheck of a
+  // step after the first (the sandbox's infra error), not an interruption or the daemon's failure.
+  bool agent_may_have_caused(const Fault& f) const {
+    return step_index_ > 0 && !f.interrupted && f.outcome == results::Outcome::kInfraError &&
+           f.kind == InfraKind::kSandbox;
+  }
+
+  // The agent had this runner for the earlier steps: what it left may be why this step's user,
+  // setup.sh or healthcheck failed, so the trial is not retried as the environment's fault (an
+  // agent could dodge its later steps so). This step and the rest count as verified with no
+  // reward: 0 for every key.
+  void score_rest_zero(const Fault& f, grading::Grade& total, std::vector<std::map<std::string, double>>& rewards) {
+    const auto& steps = task_.harbor->steps;
+    total.reasons.push_back("step " + step_->name + ": " + f.message + " — after the agent had the environment for " +
+                            std::to_string(step_index_) + " step(s): this step and the " +
+                            std::to_string(steps.size() - step_index_ - 1) + " after it score 0");
+    for (std::size_t j = step_index_; j < steps.size(); ++j) {
+      total.components["step." + steps[j].name] = 0;
+      rewards.emplace_back();
+    }
+  }
+
+  // A Harbor environment that is not ready for the agent (healthcheck, a step's setup.sh): the
+  // sandbox's infra error (kUnavailable), an interruption, or what the daemon's failure says.
+  Step harbor_env_fault(const Error& e) {
+    if (e.code == Errc::kCancelled) return Fault::interruption();
+    if (e.code == Errc::kUnavailable) return Fault::infra(InfraKind::kSandbox, e.what());
+    return classify_running(e, InfraKind::kSandbox);
+  }
+
+  // A step whose [steps.agent].user differs from [agent]'s runs its agent as that user in the same
+  // runner: its tool channel, its setup.sh, its /logs/agent and /logs/artifacts, the oracle's
+  // /solution. `changed`: the user is not the previous step's (the channel must reopen).
+  Step use_step_user(bool& changed) {
+    const auto& h = *task_.harbor;
+    const std::string& u = step_->agent.user;
+    const std::string want = u == h.agent.user ? "" : u == "root" ? "0:0" : u;
+    changed = want != step_user_;
+    if (!changed) return std::nullopt;
+    tools_ = {};
+    const std::string who = "step '" + step_->name + "': [steps.agent].user = \"" + (want.empty() ? h.agent.user : u) + "\"";
+    auto ids = runner_ids(docker_, runner_, want);
+    if (!ids) return classify_running(ids.error().with_context(who), InfraKind::kSandbox);
+    if (auto st = put_harbor_logs(docker_, runner_, ids->uid, ids->gid); !st)
+      return classify_running(st.error().with_context(who), InfraKind::kDaemon);
+    agent_ids_ = *ids;
+    step_user_ = want;
+    return std::nullopt;
+  }
+
+  // Before a step's agent (and before the oracle gets its /solution): the step's workdir/ into the
+  // workspace, its setup.sh run there as the agent, then its [steps.healthcheck] — the task's ran
+  // once, before the first step. None of it is in the sandbox before its step.
+  Step prepare_step() {
+    progress("setup");
+    const auto& h = *task_.harbor;
+    if (auto st = put_harbor_step_workdir(docker_, runner_, h, *step_, workspace(), agent_ids_.uid, agent_ids_.gid); !st)
+      return st.error().code == Errc::kInvalid ? Fault::setup(st.error().what())
+                                               : classify_running(st.error(), InfraKind::kDaemon);
+    if (auto st = run_harbor_step_setup(docker_, runner_, h, *step_, workspace(), agent_ids_.uid, agent_ids_.gid,
+                                        env_.interrupted);
+        !st)
+      return harbor_env_fault(st.error());
+    if (step_->healthcheck) return harbor_healthcheck(*step_->healthcheck, "step '" + step_->name + "': [steps.healthcheck]");
+    return std::nullopt;
   }
 
   // The host's own channel to json-db, never through the runner (db_client.h). The address is
@@ -301,6 +368,7 @@ class TrialRun {
     tools::OpenOptions oo;
     oo.log = env_.log;
     oo.db = db_route();
+    oo.user = step_user_;
     oo.on_record = [this](const tools::CallRecord& rec) {
       {
         std::lock_guard lock(log_mu_);
@@ -401,10 +469,12 @@ class TrialRun {
     // Harbor's oracle: solution/ enters the runner now, and only for the oracle.
     if (task_.harbor && choice_.kind == AgentChoice::Kind::kOracle && !local_) {
       auto st = step_ ? put_harbor_step_solution(docker_, runner_, *task_.harbor, *step_, agent_ids_.uid,
-                                                 agent_ids_.gid, harbor_env_.solution)
+                                                 agent_ids_.gid, harbor_env_.solution,
+                                                 solution_owner_ ? &*solution_owner_ : nullptr)
                       : put_harbor_solution(docker_, runner_, *task_.harbor, agent_ids_.uid, agent_ids_.gid,
                                             harbor_env_.solution);
       if (!st) return classify_running(st.error(), InfraKind::kDaemon);
+      solution_owner_ = agent_ids_;
     }
     auto agent = make_agent();
     if (!agent) return Fault::setup(agent.error().what());
@@ -432,6 +502,10 @@ class TrialRun {
     // Nothing the agent started runs on into grading (stack/quiesce.h).
     if (!local_ && !agent_started_nothing())
       if (auto st = stack::stop_agent_processes(docker_, *up_); !st)
+        return classify_running(st.error(), InfraKind::kSandbox);
+    // A step's agent of its own user: its processes too.
+    if (!local_ && !step_user_.empty())
+      if (auto st = stop_user_processes(docker_, runner_, step_user_); !st)
         return classify_running(st.error(), InfraKind::kSandbox);
     return std::nullopt;
   }
@@ -687,6 +761,27 @@ class TrialRun {
     return std::nullopt;
   }
 
+  // A step's own `artifacts`, after its verification: into logs/steps/<name>/artifacts/ beside
+  // the task's, never into a verifier (the step's has run).
+  Step step_artifacts() {
+    if (step_->artifacts.empty()) return std::nullopt;
+    std::map<std::string, std::string> containers = up_->containers;
+    containers["main"] = runner_;
+    containers.erase(policy::kRunnerKey);
+    containers.erase(policy::kProxyKey);
+    auto arts = collect_harbor_artifacts(docker_, containers, step_->artifacts, workspace());
+    if (!arts) return classify_running(arts.error(), InfraKind::kDaemon);
+    if (env_.log)
+      for (const auto& n : arts->notes)
+        env_.log->warn("trial " + r_.task_id + "/" + std::to_string(r_.trial_index) + ": step " + step_->name +
+                       ": artifacts: " + n);
+    if (arts->trial_tar.empty()) return std::nullopt;
+    auto moved = under(arts->trial_tar, "steps/" + step_->name + "/");
+    if (!moved) return classify_running(moved.error(), InfraKind::kHost);
+    r_.log_tars.push_back(std::move(*moved));
+    return std::nullopt;
+  }
+
   Step grade_harbor() {
     HarborVerdict v;
     if (auto f = verify_harbor(v)) return f;
@@ -742,12 +837,21 @@ class TrialRun {
     const auto& h = *task_.harbor;
     agent::Episode all;
     grading::Grade total;
-    double sum = 0, last = 0;
-    int verified = 0;
+    double last = 0;
+    std::vector<std::map<std::string, double>> rewards;  // each verified step's reward map
+    std::map<std::string, double> last_rewards;
     for (std::size_t i = 0; i < h.steps.size(); ++i) {
       step_ = &h.steps[i];
       step_index_ = i;
-      if (i > 0) {
+      bool changed = false;
+      if (auto f = use_step_user(changed)) {
+        if (!agent_may_have_caused(*f)) return f;
+        score_rest_zero(*f, total, rewards);
+        last = 0;
+        last_rewards.clear();
+        break;
+      }
+      if (i > 0 || changed) {
         {
           std::lock_guard lock(log_mu_);
           grading_ = false;
@@ -755,6 +859,13 @@ class TrialRun {
         if (auto f = open_tools()) return f;
       }
       note("INFO", "trial", "step " + step_->name + " (" + std::to_string(i + 1) + "/" + std::to_string(h.steps.size()) + ")");
+      if (auto f = prepare_step()) {
+        if (!agent_may_have_caused(*f)) return f;
+        score_rest_zero(*f, total, rewards);
+        last = 0;
+        last_rewards.clear();
+        break;
+      }
       Step f = agent();
       // The agent's helper dies with its processes: the channel closes first, a new one opens per step.
       tools_ = {};
@@ -772,6 +883,7 @@ class TrialRun {
           grading_ = true;
         }
         if (auto g = verify_harbor(v)) return g;
+        if (auto g = step_artifacts()) return g;
       }
       const double score = v.grade.score;
       total.components["step." + step_->name] = score;
@@ -781,20 +893,36 @@ class TrialRun {
       r_.verifier_exit_code = v.run.exit_code;
       r_.verifier_output += "== step " + step_->name + " (exit code " + std::to_string(v.run.exit_code) + ")\n" +
                             v.run.output + "\n";
-      sum += score;
       last = score;
-      ++verified;
+      last_rewards = v.rewards;
+      rewards.push_back(std::move(v.rewards));
       if (auto shortfall = short_of(*step_, v.grade); shortfall && i + 1 < h.steps.size()) {
         total.reasons.push_back("step " + step_->name + ": " + *shortfall + ": the remaining " +
                                 std::to_string(h.steps.size() - i - 1) + " step(s) were not run");
         break;
       }
     }
+    // The trial's reward map: each key's mean over the verified steps (Harbor's "mean"), or the
+    // last one's; the score is taken from it as from a single step's.
     const bool mean = h.reward_strategy == manifest::RewardStrategy::kMean;
-    total.score = mean ? sum / verified : last;
+    const std::size_t verified = rewards.size();
+    const auto map = mean ? mean_step_rewards(rewards) : last_rewards;
+    for (const auto& [k, val] : map) total.components[k == "reward" ? k : "reward." + k] = val;
+    if (!mean) {
+      total.score = last;
+      total.reasons.push_back("final of " + std::to_string(verified) + " step(s): " + std::to_string(total.score));
+    } else if (map.empty()) {
+      total.score = 0;
+      total.reasons.push_back("mean of " + std::to_string(verified) + " step(s): no step wrote a reward: reward 0");
+    } else if (auto score = harbor_score(map); !score) {
+      total.score = 0;
+      total.reasons.push_back("mean of " + std::to_string(verified) + " step(s): " + score.error().what() + ": reward 0");
+    } else {
+      total.score = *score;
+      total.reasons.push_back("mean of " + std::to_string(verified) + " step(s), each reward key averaged: " +
+                              std::to_string(total.score));
+    }
     total.binary_pass = total.score >= 1.0;
-    total.reasons.push_back(std::string(mean ? "mean" : "final") + " of " + std::to_string(verified) +
-                            " step reward(s): " + std::to_string(total.score));
     r_.grade = std::move(total);
     note("INFO", "grading", r_.grade.binary_pass ? "graded: pass" : "graded: fail",
          {{"score", std::to_string(r_.grade.score)}});
@@ -921,6 +1049,8 @@ class TrialRun {
   HarborEnv harbor_env_;               // a Harbor task's env tables, resolved in setup
   const manifest::StepConfig* step_ = nullptr;  // the step running, in a multi-step task
   std::size_t step_index_ = 0;
+  std::string step_user_;                     // the step's agent user when not [agent]'s; "": the runner's
+  std::optional<AgentIds> solution_owner_;    // who owns /solution's content, once the oracle got it
   std::mutex log_mu_;
   bool grading_ = false;
   std::mutex progress_mu_;

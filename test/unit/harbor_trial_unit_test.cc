@@ -7,6 +7,7 @@
 #include "support/manifest_helpers.h"
 #include "sweep/task_set.h"
 #include "sweep/trial_key.h"
+#include "trial/harbor_steps.h"
 #include "trial/harbor_trial.h"
 #include "trial/preflight.h"
 
@@ -88,6 +89,37 @@ TEST_CASE("reward.json: every key kept; the score is 'reward', else the only key
   CHECK_FALSE(trial::parse_reward_json(R"({"reward": "1"})").has_value());
   CHECK_FALSE(trial::parse_reward_json("{}").has_value());
   CHECK_FALSE(trial::parse_reward_json("{not json").has_value());
+}
+
+TEST_CASE("multi-step mean: each reward key averaged over the steps, a missing key 0; the score taken as a step's") {
+  // reward.json {a, b} then {a}: a = (1 + 0.5) / 2, b = (1 + 0) / 2 — not the mean of the step scores.
+  auto m = trial::mean_step_rewards({{{"a", 1}, {"b", 1}}, {{"a", 0.5}}});
+  CHECK(m == std::map<std::string, double>{{"a", 0.75}, {"b", 0.5}});
+  CHECK_FALSE(trial::harbor_score(m).has_value());  // several keys, no 'reward': no single score
+  // reward.txt counts as 'reward'; a step with no reward map (a timed-out verifier) counts 0 for every key.
+  auto r = trial::mean_step_rewards({{{"reward", 1}}, {{"reward", 1}, {"extra", 2}}, {}});
+  CHECK(r.at("reward") == doctest::Approx(2.0 / 3));
+  CHECK(r.at("extra") == doctest::Approx(2.0 / 3));
+  CHECK(*trial::harbor_score(r) == doctest::Approx(2.0 / 3));
+  CHECK(trial::mean_step_rewards({{}, {}}).empty());
+  CHECK(trial::mean_step_rewards({}).empty());
+}
+
+TEST_CASE("preflight: a step's own agent user runs; a step's own agent network is refused, naming the step") {
+  test::TempFiles d("forgectl-harbor-steps-user-");
+  d.write("t/task.toml",
+          "schema_version = \"1.4\"\n[environment]\ndocker_image = \"example/img\"\nnetwork_mode = \"no-network\"\n"
+          "[[steps]]\nname = \"a\"\n[[steps]]\nname = \"b\"\n[steps.agent]\nuser = \"1001:1001\"\n"
+          "[[steps]]\nname = \"c\"\n[steps.agent]\nnetwork_mode = \"public\"\n");
+  d.write("t/environment/Dockerfile", "FROM example/img\n");
+  d.write("t/tests/test.sh", "echo 1 > /logs/verifier/reward.txt\n");
+  for (const char* s : {"a", "b", "c"}) d.write(std::string("t/steps/") + s + "/instruction.md", "Do it.\n");
+  auto t = manifest::load_harbor_task_config(d.dir() + "/t");
+  REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
+  REQUIRE(t->harbor->steps[1].agent.user == "1001:1001");
+  auto problems = trial::check_task(*t, trial::PreflightInput{});
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].text().find("step 'c': its agent network differs from the first step's") != std::string::npos);
 }
 
 TEST_CASE("dockerfile bases: every FROM image, stages and scratch left out") {
@@ -194,18 +226,19 @@ TEST_CASE(
   CHECK(trial::check_task(*named, trial::PreflightInput{}).empty());  // a name is looked up in the image, per trial
 }
 
-TEST_CASE("preflight: a multi-step Harbor task runs; what its steps cannot have yet is refused, each named") {
+TEST_CASE("preflight: a multi-step Harbor task runs; workdir, setup.sh, healthcheck and artifacts pass; a root verifier does not") {
   auto t = manifest::load_harbor_task_config(std::string(FORGECTL_TEST_DATA) + "/harbor/multi-step");
   REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
   REQUIRE_FALSE(t->harbor->steps.empty());
+  REQUIRE_FALSE(t->harbor->steps[0].setup_script.empty());
+  REQUIRE(t->harbor->steps[1].healthcheck);
+  REQUIRE_FALSE(t->harbor->steps[1].artifacts.empty());
+  auto refused = trial::check_task(*t, trial::PreflightInput{});
   std::string all;
-  for (const auto& p : trial::check_task(*t, trial::PreflightInput{})) all += p.text() + "\n";
+  for (const auto& p : refused) all += p.text() + "\n";
   CAPTURE(all);
-  CHECK(all.find("step 'scaffold': steps/scaffold/workdir (and its setup.sh) is not run yet") != std::string::npos);
-  CHECK(all.find("step 'implement': [steps.healthcheck] is not run yet") != std::string::npos);
-  CHECK(all.find("step 'implement': per-step artifacts are not collected yet") != std::string::npos);
+  REQUIRE(refused.size() == 1);  // workdir/, setup.sh, [steps.healthcheck] and artifacts are run now
   CHECK(all.find("step 'implement': [steps.verifier].user = \"root\" is root") != std::string::npos);
-  CHECK(all.find("is not run yet: forgectl runs single-step") == std::string::npos);  // the old refusal is gone
 
   test::TempFiles d("forgectl-harbor-steps-unit-");
   d.write("plain/task.toml",
