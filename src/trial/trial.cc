@@ -897,8 +897,17 @@ class TrialRun {
       last_rewards = v.rewards;
       rewards.push_back(std::move(v.rewards));
       if (auto shortfall = short_of(*step_, v.grade); shortfall && i + 1 < h.steps.size()) {
+        // The steps not run count as verified with no reward (0 for every key; "final": 0). Harbor
+        // leaves them out, which lets an agent that does step one and misses the gate on purpose
+        // score as if it had done every step.
         total.reasons.push_back("step " + step_->name + ": " + *shortfall + ": the remaining " +
-                                std::to_string(h.steps.size() - i - 1) + " step(s) were not run");
+                                std::to_string(h.steps.size() - i - 1) + " step(s) were not run and score 0");
+        for (std::size_t j = i + 1; j < h.steps.size(); ++j) {
+          total.components["step." + h.steps[j].name] = 0;
+          rewards.emplace_back();
+        }
+        last = 0;
+        last_rewards.clear();
         break;
       }
     }

@@ -824,7 +824,7 @@ TEST_CASE("harbor steps: an agent solving step one only scores 0.5 by mean, 0 by
   }
 }
 
-TEST_CASE("harbor steps: a step short of its min_reward ends the trial; the steps not run count for nothing") {
+TEST_CASE("harbor steps: a step short of its min_reward ends the trial; the steps not run score 0") {
   HarborRig rig;
   TempFiles d("forgectl-harbor-steps-");
   auto task = load(write_steps_task(d, "gated", rig.base, "mean", "min_reward = 1.0\n"));
@@ -833,11 +833,39 @@ TEST_CASE("harbor steps: a step short of its min_reward ends the trial; the step
   CAPTURE(r.error);
   REQUIRE(r.outcome == results::Outcome::kGraded);
   CHECK(r.grade.components.at("step.one") == 0.0);
-  CHECK(r.grade.components.count("step.two") == 0);
+  CHECK(r.grade.components.at("step.two") == 0.0);
   CHECK(r.grade.score == 0.0);
   bool said = false;
-  for (const auto& why : r.grade.reasons) said = said || why.find("the remaining 1 step(s) were not run") != std::string::npos;
+  for (const auto& why : r.grade.reasons)
+    said = said || why.find("the remaining 1 step(s) were not run and score 0") != std::string::npos;
   CHECK(said);
+}
+
+// The cheat: step one's gate is a key (style) the agent can choose to miss. It does step one and
+// leaves style out, so step two never runs. Were the steps not run left out of the mean (Harbor's
+// rule), it would score 1 and pass without doing step two; the honest control does both steps.
+TEST_CASE("harbor steps: missing a gate on purpose does not make the skipped steps count for nothing") {
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-steps-");
+  const std::string dir = write_steps_task(d, "gate-dodge", rig.base, "mean", "min_reward = { style = 1.0 }\n");
+  d.write("gate-dodge/steps/one/tests/test.sh",
+          "r=0; [ \"$(cat step1.txt 2>/dev/null)\" = one ] && r=1; s=0; [ -f style.txt ] && s=1; "
+          "printf '{\"reward\": %s, \"style\": %s}' $r $s > /logs/verifier/reward.json\n");
+  d.write("gate-dodge/steps/one/solution/solve.sh", "echo one > step1.txt; touch style.txt\n");
+  auto task = load(dir);
+  rig.runner_tag(task);
+  auto cheat = rig.run(task, trial::AgentChoice::Kind::kReplay, write_replay(d, "echo one > step1.txt"));
+  CAPTURE(cheat.error);
+  REQUIRE(cheat.outcome == results::Outcome::kGraded);
+  CHECK(cheat.grade.components.at("step.one") == 1.0);
+  CHECK(cheat.grade.components.at("step.two") == 0.0);
+  CHECK(cheat.grade.score == doctest::Approx(0.5));
+  CHECK_FALSE(cheat.grade.binary_pass);
+  auto honest = rig.run(task, trial::AgentChoice::Kind::kOracle);
+  CAPTURE(honest.error);
+  REQUIRE(honest.outcome == results::Outcome::kGraded);
+  CHECK(honest.grade.score == 1.0);
+  CHECK(honest.grade.binary_pass);
 }
 
 TEST_CASE("harbor shared verifier: the tests run in the agent's runner as the verifier, after the agent") {
