@@ -64,6 +64,9 @@ struct TestRun {
   std::string output;              // stdout+stderr, capped
   std::optional<double> reward;    // from the reward file, when configured
   bool timed_out = false;
+  // Why the reward file was there but gave no value (not a regular file, too big, no number): the
+  // tests' own output, which the programs they ran could spoil; scored 0, never a grader error.
+  std::string reward_spoiled;
 };
 
 struct JudgeReply {

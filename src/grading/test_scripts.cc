@@ -55,6 +55,8 @@ Result<ComponentResult> run_test_scripts(const manifest::TestScripts& config, Ev
     return failed(why);
   }
 
+  if (!run->reward_spoiled.empty())
+    return failed("the reward file " + quote(config.reward_file) + " gave no value: " + run->reward_spoiled);
   if (run->reward) {
     const double raw = *run->reward;
     if (!std::isfinite(raw)) return failed("the reward file holds " + format_score(raw) + ", not a finite number");

@@ -301,12 +301,14 @@ Result<grading::TestRun> run_grader(engine::Client& c, const GraderSpec& g, cons
   auto r = run_verifier(c, v);
   if (!r) return r.fail_with(what);
   grading::TestRun run = std::move(r->run);
-  if (auto it = r->unreadable.find(cfg.reward_file); it != r->unreadable.end())
-    return fail(Errc::kProtocol, what + ": reading '" + cfg.reward_file + "': " + it->second);
-  if (auto it = r->files.find(cfg.reward_file); it != r->files.end() && it->second) {
-    auto reward = parse_reward(*it->second);
-    if (!reward) return reward.fail_with(what + ": reading the reward file '" + cfg.reward_file + "'");
-    run.reward = *reward;
+  // The reward file is in a directory the tests (and any program of the agent's they run) write:
+  // one spoiled there is the tests' verdict gone bad, scored 0, not the grader failing.
+  if (auto it = r->unreadable.find(cfg.reward_file); it != r->unreadable.end()) {
+    run.reward_spoiled = it->second;
+  } else if (auto f = r->files.find(cfg.reward_file); f != r->files.end() && f->second) {
+    auto reward = parse_reward(*f->second);
+    if (reward) run.reward = *reward;
+    else run.reward_spoiled = reward.error().what();
   }
   return run;
 }

@@ -201,3 +201,45 @@ TEST_CASE("grader: the workspace copy is the agent's, tests and reward the verif
         "peek 1000:1000 777 symbolic link\n"
         "pipe 1000:1000 644 fifo\n");
 }
+
+namespace {
+
+// A task whose test.sh runs the agent's program directly, as the verifier (the unsafe pattern
+// docs/grading.md warns about), with `solve` as the oracle's one bash call.
+manifest::TaskConfig direct_run_task(const TempDir& dir, const std::string& solve) {
+  dir.write("task.yaml",
+            "task_id: spoil_reward\nname: spoil\ncategory: c\ndescription: d\n"
+            "initial_user_message: \"Write bin/tool that prints 42\"\n"
+            "environment:\n  network_policy: no_internet\n  stack: none\n"
+            "tools:\n  agent: {enabled: [bash]}\n  user: {enabled: []}\n"
+            "user_simulator:\n  mode: scripted\n  scripted_flow:\n    - {default: \"ok ###STOP###\"}\n"
+            "grading: grading.yaml\n"
+            "solution:\n  tool_calls:\n    - {name: bash, arguments: {command: \"" + solve + "\"}}\n");
+  dir.write("grading.yaml", "custom_checks:\n  dir: tests\n  reward_file: /logs/verifier/reward.txt\n");
+  fs::create_directories(dir.path() + "/tests");
+  dir.write("tests/test.sh",
+            "got=$(./bin/tool)\nif [ \"$got\" = 42 ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n");
+  auto t = manifest::load_task(dir.path() + "/task.yaml");
+  REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
+  return std::move(*t);
+}
+
+}  // namespace
+
+// The cheat: a wrong program that, run by the tests, makes the reward file a directory. Before, the
+// grader's failure to read it made the trial an infra error — retried, then left out of every
+// rate — for a program that fails. Now it scores 0; the honest program still passes.
+TEST_CASE("attack, grader: a program that spoils the reward file scores 0, never an uncounted infra error") {
+  OracleRig rig;
+  TempDir spoil_dir, honest_dir;
+  auto spoiled = rig.run(direct_run_task(
+      spoil_dir, "mkdir -p bin && printf '#!/bin/sh\\\\nrm -f /logs/verifier/reward.txt; mkdir -p "
+                 "/logs/verifier/reward.txt; echo 41\\\\n' > bin/tool && chmod +x bin/tool"));
+  CHECK_MESSAGE(custom_checks(spoiled) == doctest::Approx(0.0), reasons(spoiled));
+  CHECK(reasons(spoiled).find("gave no value") != std::string::npos);
+  CHECK_FALSE(spoiled.grade.binary_pass);
+  auto honest = rig.run(direct_run_task(
+      honest_dir, "mkdir -p bin && printf '#!/bin/sh\\\\necho 42\\\\n' > bin/tool && chmod +x bin/tool"));
+  CHECK_MESSAGE(custom_checks(honest) == doctest::Approx(1.0), reasons(honest));
+  CHECK(honest.grade.binary_pass);
+}
