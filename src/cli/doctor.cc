@@ -5,6 +5,7 @@
 #include "cli/doctor_checks.h"
 #include "cli/smoke.h"
 #include "cli/verbs.h"
+#include "core/files.h"
 #include "core/json.h"
 #include "core/strings.h"
 #include "engine/images.h"
@@ -61,6 +62,10 @@ Result<Report> gather(engine::Client& c, const std::string& host) {
   if (r.runner_image.empty())
     r.warnings.push_back(std::string("image ") + stack::kRunnerImage + " is missing: run 'forgectl images build'");
   for (const auto& w : i->warnings) r.warnings.push_back("daemon: " + w);
+  // The kernel's setting is the daemon's host's: only seen from here when the engine is local.
+  if (host.rfind("unix://", 0) == 0)
+    if (auto v = read_text("/proc/sys/fs/protected_symlinks"))
+      if (auto w = protected_symlinks_warning(*v)) r.warnings.push_back(*w);
   return r;
 }
 

@@ -19,6 +19,13 @@ std::optional<std::string> cve_2024_29018_warning(std::string_view v) {
          "Upgrade the engine where no_internet must hold against DNS exfiltration.";
 }
 
+std::optional<std::string> protected_symlinks_warning(std::string_view value) {
+  if (value.empty() || value.front() != '0') return std::nullopt;
+  return "fs.protected_symlinks is 0 on this host: in a grader's shared /tmp a test that writes a fixed path "
+         "follows a symbolic link a program of the agent's left there (its reward file, say). Set "
+         "'sysctl fs.protected_symlinks=1' (most distributions' default).";
+}
+
 long default_pool_capacity(const std::vector<engine::AddressPool>& pools) {
   if (pools.empty()) return 31;  // 172.17–31.0.0/16 and 192.168.0.0/20 in /16 and /20 steps, as shipped
   long total = 0;

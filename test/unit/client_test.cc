@@ -203,6 +203,15 @@ TEST_CASE("docker_host_from_env") {
   CHECK(junk.error().code == Errc::kInvalid);
 }
 
+TEST_CASE("doctor: fs.protected_symlinks = 0 is a warning; 1 and 2 are not") {
+  auto w = cli::protected_symlinks_warning("0\n");
+  REQUIRE(w.has_value());
+  CHECK(w->find("fs.protected_symlinks=1") != std::string::npos);
+  CHECK_FALSE(cli::protected_symlinks_warning("1\n"));
+  CHECK_FALSE(cli::protected_symlinks_warning("2\n"));
+  CHECK_FALSE(cli::protected_symlinks_warning(""));
+}
+
 TEST_CASE("CVE-2024-29018 warning by engine version") {
   struct V {
     const char* version;
