@@ -353,8 +353,8 @@ TEST_CASE("mock-web use: a www or mock_web that is a symlink is refused at load 
     fs::create_symlink("tests", d / part);
     auto t = manifest::load_task(dir.dir() + "/task.yaml");
     REQUIRE_FALSE(t.has_value());
-    CHECK(has(t.error().what(), dir.dir() + ": '" + part + "' is a symlink to 'tests'; mock-web copies only a real " +
-                                    part + "/ directory"));
+    CHECK(has(t.error().what(), dir.dir() + "/" + part + ": " + part + "/ (copied to mock-web): '" + part +
+                                    "' is a symlink to 'tests'; mock-web copies only a real " + part + "/ directory"));
     // A task loaded before the link appeared is refused by the copy itself.
     fs::remove(d / part);
     fs::create_directories(d / part);
