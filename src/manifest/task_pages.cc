@@ -149,27 +149,22 @@ void tell(const WithheldVisit& withheld, const std::string& rel, EntryKind kind,
             kind == EntryKind::kDirectory ? why + ", with everything in it" : why});
 }
 
-Status refuse_link(const ConfinedDir& d, const std::string& part) {
+}  // namespace
+
+Status check_web_dir(const ConfinedDir& d, const std::string& part) {
   std::error_code ec;
   const fs::path p = fs::path(d.root()) / part;
   if (!fs::is_symlink(p, ec)) return {};
+  if (auto st = d.stat(part); !st && st.error().code == Errc::kForbidden) return st.fail();
   fs::path target = fs::read_symlink(p, ec);
   return fail(Errc::kForbidden, "'" + part + "' is a symlink" + (ec ? "" : " to '" + target.string() + "'") +
                                     "; mock-web copies only a real " + part +
                                     "/ directory, never another part of the task through a link");
 }
 
-}  // namespace
-
-Status check_web_dirs(const ConfinedDir& task_dir) {
-  for (const char* part : {"www", "mock_web"})
-    if (auto st = refuse_link(task_dir, part); !st) return st;
-  return {};
-}
-
 Status walk_www_pages(const TaskConfig& t, const ConfinedDir& task_dir, const PageVisit& visit,
                       const WithheldVisit& withheld) {
-  if (auto st = refuse_link(task_dir, "www"); !st) return st;
+  if (auto st = check_web_dir(task_dir, "www"); !st) return st;
   auto found = task_dir.stat("www");
   if (!found) return found.fail();
   const Inputs inputs = task_inputs(t);
@@ -185,7 +180,7 @@ Status walk_www_pages(const TaskConfig& t, const ConfinedDir& task_dir, const Pa
 
 Status walk_task_pages(const TaskConfig& t, const ConfinedDir& task_dir, const PageVisit& visit,
                        const WithheldVisit& withheld) {
-  if (auto st = refuse_link(task_dir, "mock_web"); !st) return st;
+  if (auto st = check_web_dir(task_dir, "mock_web"); !st) return st;
   const Inputs inputs = task_inputs(t);
   const bool server_tree = in_server_tree(t);
   auto skip = [&](const std::string& rel, EntryKind kind) {

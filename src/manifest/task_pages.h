@@ -21,15 +21,16 @@ struct WithheldPage {
 };
 using WithheldVisit = std::function<void(const WithheldPage&)>;
 
-// kForbidden, naming it, when the task's www or mock_web is a symlink: `www -> tests` would
-// serve another part of the task under the web's rules. Fine when either is absent.
-Status check_web_dirs(const ConfinedDir& task_dir);
+// kForbidden, naming it, when the task's `part` ("www" or "mock_web") is a symlink: `www ->
+// tests` would serve another part of the task under the web's rules; one that leads out of the
+// task directory is refused as ConfinedDir refuses it. Fine when it is absent.
+Status check_web_dir(const ConfinedDir& task_dir, const std::string& part);
 
 // Every page file under the task's www/ (`rel` relative to www/): a page or asset type
 // (core/web_files.h page_content_type) with no withheld component, and nothing the task names as
 // an input (walk_task_pages' list: a named directory with everything under it). A symlink is also
 // judged by where it lands: inside www/, by the same rules; elsewhere in the task directory it is
-// left out; outside it the walk refuses it. kNotFound when there is no www/; check_web_dirs'
+// left out; outside it the walk refuses it. kNotFound when there is no www/; check_web_dir's
 // error when www is a symlink. `withheld`, when given, hears of each entry left out.
 Status walk_www_pages(const TaskConfig& task, const ConfinedDir& task_dir, const PageVisit& visit,
                       const WithheldVisit& withheld = nullptr);
@@ -40,7 +41,7 @@ Status walk_www_pages(const TaskConfig& task, const ConfinedDir& task_dir, const
 // lies in a Python tool server's tree. Whatever the task names as an input of forgectl (its
 // grading file, test scripts and checks with their imports, json_db, rag corpus, filesystem
 // copies, system prompt, solution script, tool server script and files) is left out whatever its
-// name or type, here and in www/ and mock_web/. Directories are not visited. check_web_dirs' error
+// name or type, here and in www/ and mock_web/. Directories are not visited. check_web_dir's error
 // when mock_web is a symlink. `withheld`, when given, hears of each entry of mock_web/ left out.
 Status walk_task_pages(const TaskConfig& task, const ConfinedDir& task_dir, const PageVisit& visit,
                        const WithheldVisit& withheld = nullptr);

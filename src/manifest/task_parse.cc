@@ -162,11 +162,17 @@ void check_server_files(const TaskConfig& t, const std::string& grading_rel, Dia
 void check_www(const TaskConfig& t, const std::string& shown_dir, Diagnostics& diags) {
   auto d = ConfinedDir::open(t.dir);
   if (!d) return;  // the task.yaml was read from it: reported otherwise if at all
-  if (Status linked = check_web_dirs(*d); !linked) {
-    diags.add(Diagnostic{shown_dir, 0, 0, linked.error().message,
-                         "make it a directory of its own and copy the pages the agent may read into it"});
-    return;
-  }
+  bool linked = false;
+  for (const char* part : {"www", "mock_web"})
+    if (Status st = check_web_dir(*d, part); !st) {
+      linked = true;
+      diags.add(Diagnostic{join_path(shown_dir, part), 0, 0,
+                           std::string(part) + "/ (copied to mock-web): " + st.error().message,
+                           st.error().message.find("leads outside") != std::string::npos
+                               ? "a task reads only its own files; copy them into " + std::string(part) + "/"
+                               : "make it a directory of its own and copy into it the pages the agent may read"});
+    }
+  if (linked) return;
   auto st = d->stat("www");
   if (!st && st.error().code == Errc::kNotFound) return;
   Status walked = st ? d->walk("www", kTestsLimits, [](const TreeEntry&) { return Status(); }) : Status(st.fail());
@@ -225,7 +231,7 @@ void report_withheld(const TaskConfig& t, const std::vector<WithheldPage>& pages
 void check_task_pages(const TaskConfig& t, const std::string& shown_dir, Diagnostics& diags) {
   if (t.initial_state.mock_web_base_url.empty() && !has_mock_web_service(t)) return;
   auto d = ConfinedDir::open(t.dir);
-  if (!d || !check_web_dirs(*d)) return;  // check_www reports a linked www or mock_web
+  if (!d || !check_web_dir(*d, "www") || !check_web_dir(*d, "mock_web")) return;  // check_www reports them
   std::vector<WithheldPage> withheld;
   auto note = [&](const WithheldPage& p) { withheld.push_back(p); };
   auto ignore = [](const TreeEntry&) { return Status(); };
