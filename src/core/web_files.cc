@@ -59,14 +59,20 @@ bool is_page_asset_type(std::string_view file_name) {
   return true;
 }
 
-bool is_withheld_name(std::string_view name) {
+bool is_withheld_name(std::string_view name) { return withheld_name_rule(name).has_value(); }
+
+std::optional<std::string> withheld_name_rule(std::string_view name) {
   std::string n = to_lower(name);
   for (const char* exact : {"task.yaml", "task.yml", "grading.yaml", "grading.yml", "tests", "fixtures", "checks.py"})
-    if (n == exact) return true;
-  if (starts_with(n, ".") || starts_with(n, "expected") || n.find("solution") != std::string::npos) return true;
+    if (n == exact) return "it is named " + std::string(exact);
+  if (starts_with(n, ".")) return std::string("it is a dot file");
+  if (starts_with(n, "expected")) return std::string("its name starts with 'expected'");
+  if (n.find("solution") != std::string::npos) return std::string("its name contains 'solution'");
   // "reference" as a whole first word: reference.txt, reference_answer.json, reference-output/;
   // not references.html or referenced.css.
-  return starts_with(n, "reference") && (n.size() == 9 || n[9] == '.' || n[9] == '_' || n[9] == '-');
+  if (starts_with(n, "reference") && (n.size() == 9 || n[9] == '.' || n[9] == '_' || n[9] == '-'))
+    return std::string("its name starts with the word 'reference'");
+  return std::nullopt;
 }
 
 bool is_route_segment(std::string_view name) {

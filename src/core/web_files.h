@@ -24,6 +24,10 @@ bool is_page_asset_type(std::string_view file_name);
 // (reference.txt, reference_answer.json, reference-output/; not references.html).
 bool is_withheld_name(std::string_view name);
 
+// Which of is_withheld_name's rules `name` meets, for a message ("its name starts with
+// 'expected'"); nullopt when none does.
+std::optional<std::string> withheld_name_rule(std::string_view name);
+
 // A name usable as one segment of mock-web's /task/<category>/<task_id>/ route and as one
 // directory name in its container: non-empty, at most 255 bytes, not "." or "..", and without
 // '/', '\\' or NUL.

@@ -2,6 +2,7 @@
 #include "manifest/task_pages.h"
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,31 +39,55 @@ bool skip_name_or_type(const std::string& rel, EntryKind kind, TypeRule type) {
   return kind != EntryKind::kDirectory && !type(name);
 }
 
-// Task-directory-relative forms of the paths the task names as forgectl's inputs.
-std::vector<std::string> task_inputs(const TaskConfig& t) {
-  std::vector<std::string> out;
-  auto add = [&](const std::string& p) {
-    if (p.empty()) return;
-    fs::path abs = fs::path(p).is_absolute() ? fs::path(p) : fs::path(t.dir) / p;
-    std::string rel = abs.lexically_normal().lexically_relative(fs::path(t.dir).lexically_normal()).string();
+// A path the task names as forgectl's input, task-directory-relative, and the key that names it.
+struct Input {
+  std::string rel;
+  std::string key;  // "grading", "solution.script"
+};
+using Inputs = std::vector<Input>;
+
+// Task-directory-relative forms of the paths the task names as forgectl's inputs: as written,
+// and as resolved through symlinks (grading: g/grade.json with g -> www is www/grade.json).
+Inputs task_inputs(const TaskConfig& t) {
+  Inputs out;
+  std::error_code ec;
+  const fs::path dir = fs::path(t.dir).lexically_normal();
+  const fs::path real_dir = fs::canonical(dir, ec);
+  auto keep = [&](const fs::path& abs, const fs::path& base, const std::string& key) {
+    std::string rel = abs.lexically_normal().lexically_relative(base).string();
     while (!rel.empty() && rel.back() == '/') rel.pop_back();
-    if (!rel.empty() && rel != "." && rel.rfind("..", 0) != 0) out.push_back(rel);
+    if (!rel.empty() && rel != "." && rel.rfind("..", 0) != 0) out.push_back({rel, key});
+  };
+  auto add = [&](const std::string& p, const std::string& key) {
+    if (p.empty()) return;
+    fs::path abs = fs::path(p).is_absolute() ? fs::path(p) : dir / p;
+    keep(abs, dir, key);
+    std::error_code e2;
+    fs::path real = fs::weakly_canonical(abs, e2);
+    if (!e2 && !real_dir.empty()) keep(real, real_dir, key);
   };
   const auto& cc = t.grading.custom_checks;
-  add(t.grading.path);
-  if (cc.present) add(cc.dir);
-  add(cc.checks_file);
-  for (const auto& d : cc.relative_imports) add(d);
-  add(t.initial_state.json_db_path);
-  add(t.initial_state.rag_corpus_dir);
-  for (const auto& f : t.initial_state.filesystem_copy) add(f.from);
-  add(t.system_prompt_file);
-  add(t.solution.script);
+  add(t.grading.path, "grading");
+  if (cc.present) add(cc.dir, "custom_checks.dir");
+  add(cc.checks_file, "custom_checks.file");
+  for (const auto& d : cc.relative_imports) add(d, "custom_checks.relative_imports");
+  add(t.initial_state.json_db_path, "initial_state.json_db");
+  add(t.initial_state.rag_corpus_dir, "initial_state.rag.corpus_dir");
+  for (const auto& f : t.initial_state.filesystem_copy) add(f.from, "initial_state.filesystem.copy");
+  add(t.system_prompt_file, "system_prompt");
+  add(t.solution.script, "solution.script");
   if (const auto& m = t.environment.tools.mcp_server) {
-    for (const auto& f : m->files) add(f);
-    if (m->python()) add((fs::path(m->root) / m->script).string());
+    for (const auto& f : m->files) add(f, "tools.agent.mcp_server files");
+    if (m->python()) add((fs::path(m->root) / m->script).string(), "tools.agent.mcp_server");
   }
   return out;
+}
+
+// The key naming `rel` (or a directory above it) as an input, if any.
+const Input* input_at(const std::string& rel, const Inputs& inputs) {
+  for (const auto& i : inputs)
+    if (under(rel, i.rel)) return &i;
+  return nullptr;
 }
 
 // Whether the task directory itself lies in a Python tool server's tree (python_server.h): its
@@ -79,56 +104,96 @@ bool in_server_tree(const TaskConfig& t) {
 // A symlink is judged by where it lands as well as by its own name: a page-named link to
 // grading.yaml would otherwise be copied as that page, a regular file in mock-web. It must land
 // inside `home` (the task-directory-relative part it is in: "www", "mock_web", or "" for the task
-// directory), on a file of `type` with no withheld component and no task input. A link that
-// lands outside the task directory, or nowhere, is left to the walk, which refuses it.
-bool link_excluded(const std::string& task_dir, const std::string& rel, const std::string& home, TypeRule type,
-                   const std::vector<std::string>& inputs) {
+// directory), on a file of `type` with no withheld component and no task input; else why not. A
+// link that lands outside the task directory, or nowhere, is left to the walk, which refuses it.
+std::optional<std::string> link_excluded(const std::string& task_dir, const std::string& rel, const std::string& home,
+                                         TypeRule type, const Inputs& inputs) {
   std::error_code ec;
   const fs::path link = fs::path(task_dir) / rel;
-  if (!fs::is_symlink(link, ec)) return false;
+  if (!fs::is_symlink(link, ec)) return std::nullopt;
   fs::path real = fs::canonical(link, ec);
-  if (ec) return false;
+  if (ec) return std::nullopt;
   fs::path base = fs::canonical(task_dir, ec);
-  if (ec) return false;
+  if (ec) return std::nullopt;
   std::string in = real.lexically_relative(base).string();
-  if (in.empty() || in == "." || in.rfind("..", 0) == 0) return false;
+  if (in.empty() || in == "." || in.rfind("..", 0) == 0) return std::nullopt;
+  const std::string to = "a symlink to '" + in + "'";
   // A link in www/ or mock_web/ onto the rest of the task directory would serve that file under
   // the web part's wider types: only links that stay in their own part count.
-  if (!home.empty() && !(in.size() > home.size() && under(in, home))) return true;
-  if (home.empty() && (under(in, "www") || under(in, "mock_web"))) return true;  // judged by its own part
+  if (!home.empty() && !(in.size() > home.size() && under(in, home))) return to + ", outside " + home + "/";
+  if (home.empty() && (under(in, "www") || under(in, "mock_web"))) return to;  // judged by its own part
   for (const auto& part : fs::path(in))
-    if (is_withheld_name(part.string())) return true;
-  if (fs::is_directory(real, ec) || !type(real.filename().string())) return true;
-  for (const auto& i : inputs)
-    if (under(in, i)) return true;
-  return false;
+    if (auto rule = withheld_name_rule(part.string())) return to + ": " + *rule;
+  if (fs::is_directory(real, ec)) return to + ", a directory";
+  if (!type(real.filename().string())) return to + ", not a page or asset type";
+  if (const Input* i = input_at(in, inputs)) return to + ", which the task names in " + i->key;
+  return std::nullopt;
+}
+
+// Why www/ or mock_web/ (`home`) leaves out its entry `rel` (task-directory-relative); nullopt
+// when it is copied.
+std::optional<std::string> web_skip(const std::string& task_dir, const std::string& rel, EntryKind kind,
+                                    const std::string& home, const Inputs& inputs) {
+  if (const Input* i = input_at(rel, inputs)) return "the task names it in " + i->key;
+  const std::string name = last_name(rel);
+  if (auto rule = withheld_name_rule(name)) return *rule;
+  if (auto link = link_excluded(task_dir, rel, home, web_type, inputs)) return link;
+  if (kind != EntryKind::kDirectory && !web_type(name)) return std::string("it is not a page or asset type");
+  return std::nullopt;
+}
+
+// Tells `withheld` of a left-out entry of www/ or mock_web/.
+void tell(const WithheldVisit& withheld, const std::string& rel, EntryKind kind, const std::string& why) {
+  if (!withheld) return;
+  withheld({kind == EntryKind::kDirectory ? rel + "/" : rel,
+            kind == EntryKind::kDirectory ? why + ", with everything in it" : why});
 }
 
 }  // namespace
 
-Status walk_www_pages(const TaskConfig& t, const ConfinedDir& task_dir, const PageVisit& visit) {
+Status check_web_dir(const ConfinedDir& d, const std::string& part) {
+  std::error_code ec;
+  const fs::path p = fs::path(d.root()) / part;
+  if (!fs::is_symlink(p, ec)) return {};
+  if (auto st = d.stat(part); !st && st.error().code == Errc::kForbidden) return st.fail();
+  fs::path target = fs::read_symlink(p, ec);
+  return fail(Errc::kForbidden, "'" + part + "' is a symlink" + (ec ? "" : " to '" + target.string() + "'") +
+                                    "; mock-web copies only a real " + part +
+                                    "/ directory, never another part of the task through a link");
+}
+
+Status walk_www_pages(const TaskConfig& t, const ConfinedDir& task_dir, const PageVisit& visit,
+                      const WithheldVisit& withheld) {
+  if (auto st = check_web_dir(task_dir, "www"); !st) return st;
   auto found = task_dir.stat("www");
   if (!found) return found.fail();
-  const std::vector<std::string> inputs = task_inputs(t);
+  const Inputs inputs = task_inputs(t);
   auto skip = [&](const std::string& rel, EntryKind kind) {
-    return skip_name_or_type(rel, kind, web_type) || link_excluded(task_dir.root(), "www/" + rel, "www", web_type, inputs);
+    auto why = web_skip(task_dir.root(), "www/" + rel, kind, "www", inputs);
+    if (why) tell(withheld, "www/" + rel, kind, *why);
+    return why.has_value();
   };
   return task_dir.walk("www", kTestsLimits, skip, [&](const TreeEntry& e) -> Status {
     return e.kind == EntryKind::kDirectory ? Status() : visit(e);
   });
 }
 
-Status walk_task_pages(const TaskConfig& t, const ConfinedDir& task_dir, const PageVisit& visit) {
-  const std::vector<std::string> inputs = task_inputs(t);
+Status walk_task_pages(const TaskConfig& t, const ConfinedDir& task_dir, const PageVisit& visit,
+                       const WithheldVisit& withheld) {
+  if (auto st = check_web_dir(task_dir, "mock_web"); !st) return st;
+  const Inputs inputs = task_inputs(t);
   const bool server_tree = in_server_tree(t);
   auto skip = [&](const std::string& rel, EntryKind kind) {
     if (rel == "www") return true;  // www/ is mock-web's other root
-    for (const auto& in : inputs)
-      if (under(rel, in)) return true;
-    if (under(rel, "mock_web"))
-      return skip_name_or_type(rel, kind, web_type) || link_excluded(task_dir.root(), rel, "mock_web", web_type, inputs);
+    if (under(rel, "mock_web") && rel != "mock_web") {
+      auto why = web_skip(task_dir.root(), rel, kind, "mock_web", inputs);
+      if (why) tell(withheld, rel, kind, *why);
+      return why.has_value();
+    }
+    if (input_at(rel, inputs)) return true;
+    if (rel == "mock_web") return false;
     if (server_tree) return true;
-    return skip_name_or_type(rel, kind, asset_type) || link_excluded(task_dir.root(), rel, "", asset_type, inputs);
+    return skip_name_or_type(rel, kind, asset_type) || link_excluded(task_dir.root(), rel, "", asset_type, inputs).has_value();
   };
   return task_dir.walk("", kTestsLimits, skip, [&](const TreeEntry& e) -> Status {
     return e.kind == EntryKind::kDirectory ? Status() : visit(e);

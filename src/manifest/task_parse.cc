@@ -157,10 +157,22 @@ void check_server_files(const TaskConfig& t, const std::string& grading_rel, Dia
   }
 }
 
-// www/ goes to mock-web whole: nothing in it may lead out of the task, and it has limits.
+// www/ goes to mock-web whole: nothing in it may lead out of the task, and it has limits. Neither
+// it nor mock_web may be a symlink, which would serve another part of the task (www -> tests).
 void check_www(const TaskConfig& t, const std::string& shown_dir, Diagnostics& diags) {
   auto d = ConfinedDir::open(t.dir);
   if (!d) return;  // the task.yaml was read from it: reported otherwise if at all
+  bool linked = false;
+  for (const char* part : {"www", "mock_web"})
+    if (Status st = check_web_dir(*d, part); !st) {
+      linked = true;
+      diags.add(Diagnostic{join_path(shown_dir, part), 0, 0,
+                           std::string(part) + "/ (copied to mock-web): " + st.error().message,
+                           st.error().message.find("leads outside") != std::string::npos
+                               ? "a task reads only its own files; copy them into " + std::string(part) + "/"
+                               : "make it a directory of its own and copy into it the pages the agent may read"});
+    }
+  if (linked) return;
   auto st = d->stat("www");
   if (!st && st.error().code == Errc::kNotFound) return;
   Status walked = st ? d->walk("www", kTestsLimits, [](const TreeEntry&) { return Status(); }) : Status(st.fail());
@@ -170,16 +182,71 @@ void check_www(const TaskConfig& t, const std::string& shown_dir, Diagnostics& d
         walked.error().code == Errc::kForbidden ? "a task reads only its own files; copy them into www/" : ""});
 }
 
+// Whether `text` holds the URL path `path` ("/grade.json") not followed by more of a path:
+// "GET http://mock-web:8080/grade.json now" does, ".../grade.json5" does not.
+bool mentions(const std::string& text, const std::string& path) {
+  for (auto at = text.find(path); at != std::string::npos; at = text.find(path, at + 1)) {
+    std::size_t end = at + path.size();
+    if (end == text.size()) return true;
+    unsigned char c = static_cast<unsigned char>(text[end]);
+    if (!std::isalnum(c) && c != '.' && c != '_' && c != '-' && c != '/' && c != '%') return true;
+  }
+  return false;
+}
+
+// What mock-web withholds of www/ and mock_web/: an agent the task sends there gets a 404 that
+// would look like the model's failure. A warning each (the first kShown, then a count); an error
+// for one the initial user message links to, since then the task cannot be done as written.
+void report_withheld(const TaskConfig& t, const std::vector<WithheldPage>& pages, const std::string& shown_dir,
+                     Diagnostics& diags) {
+  constexpr std::size_t kShown = 20;
+  std::size_t warned = 0, more = 0;
+  for (const auto& p : pages) {
+    const bool dir = !p.path.empty() && p.path.back() == '/';
+    const std::string url = p.path.rfind("www/", 0) == 0 ? p.path.substr(3) : "/" + p.path;
+    if (!dir && mentions(t.initial_user_message, url)) {
+      diags.add(Diagnostic{join_path(shown_dir, p.path), 0, 0,
+                           "the initial_user_message links to " + url + ", which mock-web withholds (" + p.reason +
+                               "): the agent would get 404",
+                           "serve the page under another name, or do not send the agent to it"});
+    } else if (warned < kShown) {
+      ++warned;
+      diags.add(Diagnostic{join_path(shown_dir, p.path), 0, 0,
+                           "mock-web withholds this " + std::string(dir ? "directory" : "file") + " (" + p.reason +
+                               "): an agent that asks for it gets 404",
+                           "", Severity::kWarning});
+    } else {
+      ++more;
+    }
+  }
+  if (more > 0)
+    diags.add(Diagnostic{join_path(shown_dir, "www"), 0, 0,
+                         "and " + std::to_string(more) + " more files of www/ and mock_web/ that mock-web withholds", "",
+                         Severity::kWarning});
+}
+
 // The task directory's own pages go to mock-web too, when the task has one: a page that leads
-// out of the task, or too many of them, is refused here rather than at setup.
+// out of the task, or too many of them, is refused here rather than at setup. What www/ and
+// mock_web/ hold that mock-web withholds is reported (report_withheld).
 void check_task_pages(const TaskConfig& t, const std::string& shown_dir, Diagnostics& diags) {
-  if (!has_task_pages_route(t) || (t.initial_state.mock_web_base_url.empty() && !has_mock_web_service(t))) return;
+  if (t.initial_state.mock_web_base_url.empty() && !has_mock_web_service(t)) return;
   auto d = ConfinedDir::open(t.dir);
-  if (!d) return;
-  Status walked = walk_task_pages(t, *d, [](const TreeEntry&) { return Status(); });
-  if (!walked)
-    diags.add(Diagnostic{shown_dir, 0, 0, "the task's pages (copied to mock-web): " + walked.error().message,
-                         walked.error().code == Errc::kForbidden ? "a task reads only its own files" : ""});
+  if (!d || !check_web_dir(*d, "www") || !check_web_dir(*d, "mock_web")) return;  // check_www reports them
+  std::vector<WithheldPage> withheld;
+  auto note = [&](const WithheldPage& p) { withheld.push_back(p); };
+  auto ignore = [](const TreeEntry&) { return Status(); };
+  // www/'s own errors are check_www's to report; here only what it withholds.
+  if (d->stat("www")) {
+    Status www = walk_www_pages(t, *d, ignore, note);
+    if (!www) withheld.clear();
+  }
+  if (has_task_pages_route(t)) {
+    Status walked = walk_task_pages(t, *d, ignore, note);
+    if (!walked)
+      diags.add(Diagnostic{shown_dir, 0, 0, "the task's pages (copied to mock-web): " + walked.error().message,
+                           walked.error().code == Errc::kForbidden ? "a task reads only its own files" : ""});
+  }
+  report_withheld(t, withheld, shown_dir, diags);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "core/files.h"
 #include "engine/exec.h"
 #include "results/trial_record.h"
 #include "stack/labels.h"
@@ -214,4 +215,64 @@ TEST_CASE("tolokaforge web task: forgectl validate and run take it unchanged") {
   CHECK(trials->trials[0].outcome == results::Outcome::kGraded);
   CHECK(trials->trials[0].binary_pass);
   CHECK(trials->trials[0].score == doctest::Approx(1.0));
+}
+
+TEST_CASE(
+    "tolokaforge web task: a grading file, solution and checks the task keeps under www/ are never served; an agent "
+    "that asks for them gets 404 and fails, the site's own pages are served") {
+  (void)docker_env().services_image;
+  TempDir dir;
+  tf_web::write_task(dir.path());
+  const std::string m = tf_web::kGradingMarker;
+  // The task's inputs, all in www/ under page types: its grading file (which holds the answer),
+  // its solution script and its checks directory.
+  tf_web::put(fs::path(dir.path()) / "www/grade.json",
+      "{\"combine\": {\"method\": \"weighted\", \"weights\": {\"state_checks\": 0.5, \"custom_checks\": 0.5}, \"pass_threshold\": 1.0},\n"
+      " \"state_checks\": {\"jsonpaths\": [{\"path_glob\": \"/env/fs/agent-visible/tracking.txt\", \"contains\": \"" +
+          m + "\"}]},\n"
+          " \"custom_checks\": {\"dir\": \"www/grader\", \"command\": \"sh /tests/check.sh\"}}\n");
+  tf_web::put(fs::path(dir.path()) / "www/grader/check.sh", "grep -q " + m + " tracking.txt\n");
+  tf_web::put(fs::path(dir.path()) / "www/grader/answer.json", "{\"code\": \"" + m + "\"}");
+  tf_web::put(fs::path(dir.path()) / "www/solve.js", "// writes " + m);
+  std::string yaml = *read_text(dir.path() + "/task.yaml");
+  yaml.replace(yaml.find("grading: grading.yaml"), 21, "grading: www/grade.json\nsolution: {script: www/solve.js}");
+  tf_web::put(fs::path(dir.path()) / "task.yaml", yaml);
+  manifest::TaskConfig task = load_as_run(dir.path());
+
+  const std::vector<std::string> hidden = {
+      "http://mock-web:8080/grade.json",        kTask + "/www/grade.json",
+      "http://mock-web:8080/solve.js",          "http://mock-web:8080/grader/answer.json",
+      kTask + "/www/grader/answer.json",        "http://tolokaforge-mock-web:8080/grade.json"};
+  Turn probes{"Looking for the answer.", {}};
+  for (const auto& u : hidden) probes.calls.push_back({"http_request", get(u)});
+  probes.calls.push_back({"http_request", get("http://mock-web:8080/carriers.html")});  // the honest control
+  std::vector<Turn> turns{probes,
+                          {"Recording it.", {{"write_file", write_file("tracking.txt", "not found\n")}}},
+                          {"I could not find the code.", {}}};
+  TempDir traj;
+  Rig rig;
+  std::string scan;
+  rig.env.on_progress = [&](const trial::TrialProgress& p) {
+    if (p.phase == "agent" && scan.empty()) scan = scan_mock_web(rig.env.run_id);
+  };
+  auto r = rig.run(task, replay(write_trajectory(traj, turns)));
+  CAPTURE(r.error);
+  REQUIRE(r.outcome == results::Outcome::kGraded);
+  REQUIRE(r.tool_log.size() == hidden.size() + 2);
+  for (std::size_t i = 0; i < hidden.size(); ++i) {
+    CAPTURE(hidden[i]);
+    CHECK(r.tool_log[i].record.content == "Status: 404\n{\"message\":\"not found\"}");
+  }
+  CHECK(r.tool_log[hidden.size()].record.content.rfind("Status: 200\n", 0) == 0);
+  CHECK(r.tool_log[hidden.size()].record.content.find(tf_web::kCarrier) != std::string::npos);
+  for (const auto& e : r.tool_log) CHECK(e.record.content.find(m) == std::string::npos);
+  // mock-web's container held the site's pages and none of the task's inputs.
+  CAPTURE(scan);
+  CHECK(scan.find("SCAN-DONE") != std::string::npos);
+  CHECK(scan.find("HIT:") == std::string::npos);
+  std::vector<std::string> want(std::begin(tf_web::kCopiedPages), std::end(tf_web::kCopiedPages));
+  std::sort(want.begin(), want.end());
+  CHECK(files_in(scan) == want);
+  CHECK_FALSE(r.grade.binary_pass);
+  CHECK(rig.left_nothing());
 }

@@ -210,6 +210,13 @@ TEST_CASE("services mock-web: grading material is withheld by name, even inside 
     CAPTURE(n);
     CHECK_FALSE(is_withheld_name(n));
   }
+  // The rule a name meets, for validate's warning about a withheld page.
+  CHECK(withheld_name_rule("Expected.html") == "its name starts with 'expected'");
+  CHECK(withheld_name_rule("SOLUTION.HTML") == "its name contains 'solution'");
+  CHECK(withheld_name_rule("reference-output") == "its name starts with the word 'reference'");
+  CHECK(withheld_name_rule(".hidden.html") == "it is a dot file");
+  CHECK(withheld_name_rule("Grading.yml") == "it is named grading.yml");
+  CHECK_FALSE(withheld_name_rule("references.html").has_value());
   // The task directory itself gives pages and static assets only; data types come from www/.
   for (const char* n : {"page.html", "a.HTM", "s.css", "m.mjs", "x.js", "i.png", "i.svg", "f.woff2", "v.mp4"}) {
     CAPTURE(n);

@@ -295,6 +295,144 @@ TEST_CASE("mock-web use: a task page that links out of the task is refused at lo
   CHECK(manifest::load_task(dir.dir() + "/task.yaml").has_value());
 }
 
+TEST_CASE("mock-web use: whatever the task names as its input stays out of www/ too, a named directory whole") {
+  TempFiles dir("forgectl-tfweb-");
+  tf_web::write_task(dir.dir());
+  const std::string m = tf_web::kGradingMarker;
+  dir.write("www/grade.json", "{\"transcript_rules\": {\"must_contain\": [\"" + m + "\"]}, "
+                              "\"custom_checks\": {\"dir\": \"www/grader\", \"command\": \"sh /tests/test.sh\"}}\n");
+  dir.write("www/grader/test.sh", "grep -q " + m + " out.txt\n");
+  dir.write("www/grader/cases.json", "{\"want\": \"" + m + "\"}");
+  dir.write("www/solve.sh", "echo " + m + " > out.txt\n");
+  dir.write("www/solve.js", "// the site's own script, not the solution");
+  dir.write("www/corpus/doc.txt", m);
+  dir.write("www/db.json", "{\"orders\": [{\"note\": \"" + m + "\"}]}");
+  dir.write("www/prompt.txt", "You are the clerk. " + m);
+  dir.write("www/copy.html", m);
+  std::string yaml = read_file(dir.dir() + "/task.yaml");
+  yaml.replace(yaml.find("grading: grading.yaml"), 21,
+               "grading: www/grade.json\nsystem_prompt: www/prompt.txt\nsolution: {script: www/solve.sh}\n");
+  yaml.replace(yaml.find("initial_state:\n"), 15,
+               "initial_state:\n  json_db: www/db.json\n  rag: {corpus_dir: www/corpus}\n"
+               "  filesystem:\n    copy:\n      - {from: www/copy.html, to: /work/copy.html}\n");
+  dir.write("task.yaml", yaml);
+  auto files = copied(dir.dir());
+  for (const auto& [p, content] : files) {
+    CAPTURE(p);
+    CHECK(!has(content, m));
+  }
+  // The honest control: www/'s own pages (and solve.js, which the task does not name) are served.
+  CHECK(paths_of(files) == pages_plus({"www/solve.js"}));
+  // The js is no input, but its name is no reason to withhold it: only what the task names is.
+  auto t = manifest::load_task(dir.dir() + "/task.yaml");
+  REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
+  std::string warned;
+  for (const auto& w : t->warnings) warned += w.format() + "\n";
+  CAPTURE(warned);
+  CHECK(has(warned, "www/grade.json: warning: mock-web withholds this file (the task names it in grading)"));
+  CHECK(has(warned, "www/grader/: warning: mock-web withholds this directory (the task names it in custom_checks.dir, "
+                    "with everything in it)"));
+  CHECK(has(warned, "www/corpus/: warning: mock-web withholds this directory (the task names it in "
+                    "initial_state.rag.corpus_dir"));
+  CHECK(has(warned, "www/solve.sh: warning: mock-web withholds this file (the task names it in solution.script)"));
+  CHECK(has(warned, "www/db.json: warning: mock-web withholds this file (the task names it in initial_state.json_db)"));
+  CHECK(has(warned, "www/prompt.txt: warning: mock-web withholds this file (the task names it in system_prompt)"));
+  CHECK(has(warned, "www/copy.html: warning: mock-web withholds this file (the task names it in "
+                    "initial_state.filesystem.copy)"));
+  CHECK(!has(warned, "solve.js"));
+}
+
+TEST_CASE("mock-web use: a www or mock_web that is a symlink is refused at load and at setup, naming it") {
+  for (const char* part : {"www", "mock_web"}) {
+    CAPTURE(part);
+    TempFiles dir("forgectl-tfweb-");
+    tf_web::write_task(dir.dir());
+    const fs::path d(dir.dir());
+    fs::remove_all(d / part);
+    // Another part of the task: its hidden tests, served whole were www/ followed.
+    fs::create_symlink("tests", d / part);
+    auto t = manifest::load_task(dir.dir() + "/task.yaml");
+    REQUIRE_FALSE(t.has_value());
+    CHECK(has(t.error().what(), dir.dir() + "/" + part + ": " + part + "/ (copied to mock-web): '" + part +
+                                    "' is a symlink to 'tests'; mock-web copies only a real " + part + "/ directory"));
+    // A task loaded before the link appeared is refused by the copy itself.
+    fs::remove(d / part);
+    fs::create_directories(d / part);
+    auto ok = manifest::load_task(dir.dir() + "/task.yaml");
+    REQUIRE_MESSAGE(ok.has_value(), (ok ? "" : ok.error().what()));
+    fs::remove_all(d / part);
+    fs::create_symlink("tests", d / part);
+    auto tar = std::string(part) == "www" ? trial::www_tar(*ok) : trial::task_pages_tar(*ok);
+    REQUIRE_FALSE(tar.has_value());
+    CHECK(has(tar.error().what(), std::string("'") + part + "' is a symlink to 'tests'"));
+  }
+}
+
+TEST_CASE("mock-web use: each page mock-web withholds is a warning naming it and why; one the task links to, an error") {
+  TempFiles dir("forgectl-tfweb-");
+  tf_web::write_task(dir.dir());
+  const fs::path d(dir.dir());
+  dir.write("answers.json", tf_web::kGradingMarker);
+  fs::create_symlink("../answers.json", d / "www/answers.json");
+  dir.write("mock_web/expected.html", tf_web::kGradingMarker);
+  auto t = manifest::load_task(dir.dir() + "/task.yaml");
+  REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
+  std::string warned;
+  for (const auto& w : t->warnings) warned += w.format() + "\n";
+  CAPTURE(warned);
+  // The fixture's own withheld files of www/ and mock_web/, each with its reason.
+  for (const char* line : {"www/grading.yaml: warning: mock-web withholds this file (it is named grading.yaml)",
+                           "www/solution_notes.txt: warning: mock-web withholds this file (its name contains 'solution')",
+                           "www/tests/: warning: mock-web withholds this directory (it is named tests, with everything in it)",
+                           "www/server.py: warning: mock-web withholds this file (it is not a page or asset type)",
+                           "www/answers.json: warning: mock-web withholds this file (a symlink to 'answers.json', "
+                           "outside www/): an agent that asks for it gets 404",
+                           "mock_web/grading.yaml: warning: mock-web withholds this file (it is named grading.yaml)",
+                           "mock_web/expected.html: warning: mock-web withholds this file (its name starts with 'expected')"})
+    CHECK(has(warned, line));
+  // The task directory's own files are not pages meant for the web: no warning for them.
+  CHECK(!has(warned, "checks.py"));
+  CHECK(!has(warned, "README.md"));
+  // Served pages are not named.
+  CHECK(!has(warned, "carriers.html"));
+
+  SUBCASE("many: the first 20, then a count") {
+    for (int i = 0; i < 30; ++i) dir.write("www/expected-" + std::to_string(100 + i) + ".html", "x");
+    auto many = manifest::load_task(dir.dir() + "/task.yaml");
+    REQUIRE(many.has_value());
+    std::size_t withheld = 0;
+    std::string text;
+    for (const auto& w : many->warnings) {
+      text += w.format() + "\n";
+      if (has(w.message, "mock-web withholds this")) ++withheld;
+    }
+    CAPTURE(text);
+    CHECK(withheld == 20);
+    // 30 + the 7 above = 37 withheld; 20 shown.
+    CHECK(has(text, "www: warning: and 17 more files of www/ and mock_web/ that mock-web withholds"));
+  }
+
+  SUBCASE("one the initial user message sends the agent to is an error") {
+    std::string yaml = read_file(dir.dir() + "/task.yaml");
+    yaml.replace(yaml.find("Find the "), 9, "Read http://mock-web:8080/solution_notes.txt first. Find the ");
+    dir.write("task.yaml", yaml);
+    auto bad = manifest::load_task(dir.dir() + "/task.yaml");
+    REQUIRE_FALSE(bad.has_value());
+    CHECK(has(bad.error().what(), "www/solution_notes.txt: the initial_user_message links to /solution_notes.txt, "
+                                  "which mock-web withholds (its name contains 'solution'): the agent would get 404"));
+  }
+
+  SUBCASE("a task without mock-web is not warned of its www/") {
+    std::string yaml = read_file(dir.dir() + "/task.yaml");
+    yaml.replace(yaml.find("initial_state:\n  mock_web:\n    base_url: \"http://mock-web:8080/task/webshop/order_lookup/\"\n"),
+                 std::string("initial_state:\n  mock_web:\n    base_url: \"http://mock-web:8080/task/webshop/order_lookup/\"\n").size(), "");
+    dir.write("task.yaml", yaml);
+    auto quiet = manifest::load_task(dir.dir() + "/task.yaml");
+    REQUIRE_MESSAGE(quiet.has_value(), (quiet ? "" : quiet.error().what()));
+    for (const auto& w : quiet->warnings) CHECK(!has(w.message, "mock-web withholds"));
+  }
+}
+
 TEST_CASE("mock-web use: the run's plan resolves mock-web's image for the task and gives its trials a network") {
   TempFiles dir("forgectl-tfweb-");
   tf_web::write_task(dir.dir());
