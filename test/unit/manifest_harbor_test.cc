@@ -419,3 +419,59 @@ TEST_CASE("harbor: [verifier.environment] limits; what it cannot apply is refuse
     CHECK(t.steps[1].verifier.environment->memory_mb == 64);
   }
 }
+
+TEST_CASE("harbor: artifacts on the verifier's reserved paths are refused in every spelling, naming file:line") {
+  TempHarbor d;
+  for (const char* source : {"/logs", "/logs/verifier", "/logs/verifier/reward.txt", "/tests", "/tests/conftest.py",
+                             "/tmp", "/tmp/forgectl-as-agent", "/tmp/forgectl-as-agent/sock", "/", "/.forgectl",
+                             "/.forgectl/exec", "/forgectl-verifier-home", "//logs", "/logs/", "/./logs",
+                             "/logs//verifier/", "///", "/tmp/.", "//tests/./x"}) {
+    CAPTURE(source);
+    std::string e = errors(d.toml(std::string("artifacts = [\"") + source + "\"]\n"));
+    CHECK(has(e, "task.toml:1:14: [artifacts[0]] source '" + std::string(source) + "' is, holds or lies inside "));
+  }
+  SUBCASE("a table's source, a step's artifacts, another service's") {
+    CHECK(has(errors(d.toml("artifacts = [{ source = \"/logs/\", destination = \"l\" }]\n")),
+              "source '/logs/' is, holds or lies inside /logs/verifier"));
+    d.write("steps/a/instruction.md", "Do it.\n");
+    CHECK(has(errors(d.toml("[[steps]]\nname = \"a\"\nartifacts = [\"/tmp\"]\n")),
+              "task.toml:3:14: [steps[0].artifacts[0]] source '/tmp' is, holds or lies inside /tmp/forgectl-as-agent"));
+  }
+  SUBCASE("'..' is refused before anything else") {
+    CHECK(has(errors(d.toml("artifacts = [\"/app/../logs\"]\n")), "source '/app/../logs' must not contain '..'"));
+  }
+  SUBCASE("the paths beside them load, in their normal form") {
+    HarborTask t = loads(d.toml("artifacts = [\"/logs/artifacts/\", \"//tmp/out\", \"/app/./tests\", \"/testsuite\", "
+                                "\"/logs/verifier2\", \"out/\", \"./\"]\n"));
+    REQUIRE(t.artifacts.size() == 7);
+    CHECK(t.artifacts[0].source == "/logs/artifacts");
+    CHECK(t.artifacts[1].source == "/tmp/out");
+    CHECK(t.artifacts[2].source == "/app/tests");
+    CHECK(t.artifacts[3].source == "/testsuite");
+    CHECK(t.artifacts[4].source == "/logs/verifier2");
+    CHECK(t.artifacts[5].source == "out");
+    CHECK(t.artifacts[6].source == ".");
+  }
+}
+
+TEST_CASE("harbor: an artifact destination is normalised before the reserved-name check; '..' and '.' are refused") {
+  TempHarbor d;
+  auto with_dest = [&](const std::string& dest) {
+    return d.toml("artifacts = [{ source = \"/app/out\", destination = \"" + dest + "\" }]\n");
+  };
+  for (const char* dest : {"manifest.json", "./manifest.json", "manifest.json/", ".//manifest.json", "manifest.json/x"}) {
+    CAPTURE(dest);
+    CHECK(has(errors(with_dest(dest)), "task.toml:1:14: [artifacts[0]] destination '" + std::string(dest) +
+                                           "' is reserved for the collection manifest"));
+  }
+  for (const char* dest : {"../x", "a/../../x", "a/..", ".", "./", "/abs", "a\\\\b"}) {
+    CAPTURE(dest);
+    CHECK(has(errors(with_dest(dest)), "must be a relative path inside the trial's artifact directory, without '..'"));
+  }
+  CHECK(has(errors(d.toml("artifacts = [\"/manifest.json\"]\n")),
+            "destination 'manifest.json' is reserved for the collection manifest"));
+  HarborTask t = loads(with_dest("./out//a/"));
+  REQUIRE(t.artifacts.size() == 1);
+  CHECK(t.artifacts[0].destination == "out/a");
+  CHECK(t.artifacts[0].source == "/app/out");
+}
