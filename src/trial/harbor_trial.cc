@@ -111,6 +111,8 @@ Status check_verifier_ids(unsigned uid, unsigned gid, const std::string& what) {
     return fail(Errc::kInvalid, what + " is root (" + ids +
                                     "): forgectl runs the tests as an unprivileged verifier, "
                                     "never as root; leave it unset (uid 2000) or give another uid");
+  if (uid > 2147483647 || gid > 2147483647)
+    return fail(Errc::kInvalid, what + " (" + ids + ") is past 2147483647, the largest uid and gid Docker runs as");
   if (uid == kAgentUid || gid == kAgentGid)
     return fail(Errc::kInvalid, what + " (" + ids + ") shares the agent's uid or gid " + std::to_string(kAgentUid) +
                                     ", which owns the workspace copy and runs the agent's programs in the verifier's "

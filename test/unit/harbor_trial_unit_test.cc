@@ -147,6 +147,15 @@ TEST_CASE("verifier ids: root and the agent's uid or gid are refused, naming the
   }
 }
 
+TEST_CASE("verifier ids: past 2147483647 is refused (Docker's runtime runs no such uid)") {
+  CHECK(trial::check_verifier_ids(2147483647u, 2500, "x").has_value());
+  for (auto [uid, gid] : {std::pair{4294967295u, 2500u}, {2500u, 2147483648u}}) {
+    auto st = trial::check_verifier_ids(uid, gid, "[verifier].user");
+    REQUIRE_FALSE(st.has_value());
+    CHECK(st.error().what().find("is past 2147483647") != std::string::npos);
+  }
+}
+
 TEST_CASE("verifier's reserved paths: the loader's list holds every path the grader keeps") {
   CHECK(manifest::reserved_verifier_path(trial::kTestsDir) == trial::kTestsDir);
   CHECK(manifest::reserved_verifier_path(trial::kVerifierLogs) == trial::kVerifierLogs);

@@ -475,3 +475,22 @@ TEST_CASE("harbor: an artifact destination is normalised before the reserved-nam
   CHECK(t.artifacts[0].destination == "out/a");
   CHECK(t.artifacts[0].source == "/app/out");
 }
+
+TEST_CASE("harbor: a user Docker cannot run as is refused at load, naming file:line:key") {
+  TempHarbor d;
+  for (const char* user : {"-1", "4294967295", "2147483648", "99999999999", "+5", "1x", "2000:-1", "2000:4294967295",
+                           "2000:", ":2000", "2000:2000:2000"}) {
+    CAPTURE(user);
+    std::string e = errors(d.toml(std::string("[verifier]\nuser = \"") + user + "\"\n"));
+    CHECK(has(e, "task.toml:2:8: [verifier] 'user' = \"" + std::string(user) + "\": "));
+    d.write("steps/a/instruction.md", "Do it.\n");
+    e = errors(d.toml(std::string("[[steps]]\nname = \"a\"\n[steps.verifier]\nuser = \"") + user + "\"\n"));
+    CHECK(has(e, "task.toml:4:8: [steps[0].verifier] 'user' = \"" + std::string(user) + "\": "));
+  }
+  CHECK(has(errors(d.toml("[verifier]\nuser = -1\n")), "task.toml:2:8: [verifier] 'user' must be a uid from 0 to 2147483647"));
+  CHECK(has(errors(d.toml("[agent]\nuser = 4294967295\n")), "[agent] 'user' must be a uid from 0 to 2147483647"));
+  CHECK(loads(d.toml("[verifier]\nuser = \"2147483647:2500\"\n")).verifier.user == "2147483647:2500");
+  CHECK(loads(d.toml("[verifier]\nuser = \"tester\"\n")).verifier.user == "tester");
+  CHECK(loads(d.toml("[verifier]\nuser = \"tester:staff\"\n")).verifier.user == "tester:staff");
+  CHECK(loads(d.toml("[verifier]\nuser = 2500\n")).verifier.user == "2500");
+}
