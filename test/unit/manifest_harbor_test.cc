@@ -494,3 +494,15 @@ TEST_CASE("harbor: a user Docker cannot run as is refused at load, naming file:l
   CHECK(loads(d.toml("[verifier]\nuser = \"tester:staff\"\n")).verifier.user == "tester:staff");
   CHECK(loads(d.toml("[verifier]\nuser = 2500\n")).verifier.user == "2500");
 }
+
+TEST_CASE("harbor: an [environment].workdir on the verifier's reserved paths is refused; /app loads") {
+  TempHarbor d;
+  for (const char* dir : {"/logs", "/logs/verifier", "/tests", "/tests/x", "/", "/tmp", "//logs/"}) {
+    CAPTURE(dir);
+    CHECK(has(errors(d.toml(std::string("[environment]\nworkdir = \"") + dir + "\"\n")),
+              "task.toml:2:11: [environment] 'workdir' = \"" + std::string(dir) + "\" is, holds or lies inside "));
+  }
+  CHECK(has(errors(d.toml("[environment]\nworkdir = \"/app/../logs\"\n")), "must not contain '..'"));
+  CHECK(loads(d.toml("[environment]\nworkdir = \"/app\"\n")).environment.workdir == "/app");
+  CHECK(loads(d.toml("[environment]\nworkdir = \"/logs/work\"\n")).environment.workdir == "/logs/work");
+}
