@@ -295,6 +295,18 @@ std::vector<Artifact> read_artifacts(TomlReader& r, const TomlField& f, std::str
     } else if (!a.service.empty() && a.service != "main" && !absolute) {
       r.error(item, "[" + where + "] source '" + a.source + "' of service '" + a.service + "' must be absolute");
     } else {
+      // Programs, libraries and /etc (ld.so.preload) there run in every test with the verifier's
+      // rights; a task may mean that (a tool the agent installs), so it is said, not refused.
+      static constexpr const char* kSystem[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/usr", "/etc"};
+      const bool main = a.service.empty() || a.service == "main";
+      for (const char* sys : kSystem)
+        if (main && absolute && (*source == sys || source->rfind(std::string(sys) + "/", 0) == 0)) {
+          r.warning(item, "[" + where + "] source '" + a.source + "' is under " + sys +
+                              ": the verifier's container receives it owned by the agent, and the tests run what "
+                              "is there (a program on PATH, a library, /etc/ld.so.preload) with the verifier's rights",
+                    "collect the agent's output files instead, or run the tool through $FORGECTL_AS_AGENT");
+          break;
+        }
       a.source = *source;
       if (a.source.empty()) a.source = ".";  // "./": the workspace itself
       a.destination = *dest;

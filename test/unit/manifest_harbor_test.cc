@@ -440,6 +440,12 @@ TEST_CASE("harbor: artifacts on the verifier's reserved paths are refused in eve
   SUBCASE("'..' is refused before anything else") {
     CHECK(has(errors(d.toml("artifacts = [\"/app/../logs\"]\n")), "source '/app/../logs' must not contain '..'"));
   }
+  SUBCASE("a source among the system's programs, libraries or /etc loads with a warning") {
+    HarborTask t = loads(d.toml("artifacts = [\"/usr/local/bin\", \"/etc\", \"/app/out\"]\n"));
+    REQUIRE(t.warnings.size() == 2);
+    CHECK(has(t.warnings[0].format(), "task.toml:1:14: warning: [artifacts[0]] source '/usr/local/bin' is under /usr"));
+    CHECK(has(t.warnings[1].format(), "[artifacts[1]] source '/etc' is under /etc"));
+  }
   SUBCASE("the paths beside them load, in their normal form") {
     HarborTask t = loads(d.toml("artifacts = [\"/logs/artifacts/\", \"//tmp/out\", \"/app/./tests\", \"/testsuite\", "
                                 "\"/logs/verifier2\", \"out/\", \"./\"]\n"));
