@@ -286,10 +286,11 @@ void read_environment(TomlReader& r, const TomlField& f, std::string_view table,
       else if (v && !verifier_env && (!normal || !reserved_verifier_path(*normal).empty()))
         // The workspace copy is the agent's in the verifier's container: there it would own the
         // reward directory or the tests.
-        r.error(e, toml_subject(table, e.key) + " = \"" + *v + "\" " +
-                       (normal ? "is, holds or lies inside " + reserved_verifier_path(*normal) +
-                                     ", which the verifier's container keeps for forgectl and the tests"
-                               : "must not contain '..'"),
+        r.error(e,
+                toml_subject(table, e.key) + " = \"" + *v + "\" " +
+                    (normal ? "is, holds or lies inside " + reserved_verifier_path(*normal) +
+                                  ", which the verifier's container keeps for forgectl and the tests"
+                            : "must not contain '..'"),
                 "the workspace is copied into the verifier's container owned by the agent; work in /app or /work");
       else if (v && verifier_env)
         r.warning(e, toml_subject(table, e.key) + " has no effect: the tests run in the agent's workspace copy",

@@ -301,9 +301,10 @@ std::vector<Artifact> read_artifacts(TomlReader& r, const TomlField& f, std::str
       const bool main = a.service.empty() || a.service == "main";
       for (const char* sys : kSystem)
         if (main && absolute && (*source == sys || source->rfind(std::string(sys) + "/", 0) == 0)) {
-          r.warning(item, "[" + where + "] source '" + a.source + "' is under " + sys +
-                              ": the verifier's container receives it owned by the agent, and the tests run what "
-                              "is there (a program on PATH, a library, /etc/ld.so.preload) with the verifier's rights",
+          r.warning(item,
+                    "[" + where + "] source '" + a.source + "' is under " + sys +
+                        ": the verifier's container receives it owned by the agent, and the tests run what "
+                        "is there (a program on PATH, a library, /etc/ld.so.preload) with the verifier's rights",
                     "collect the agent's output files instead, or run the tool through $FORGECTL_AS_AGENT");
           break;
         }

@@ -868,7 +868,7 @@ TEST_CASE("harbor shared verifier: the tests run in the agent's runner as the ve
   CHECK(separate.grade.components.at("reward.sees_agent_tmp") == 0.0);
 }
 
-TEST_CASE("harbor verifier HOME: the tests get a HOME of their own to install into; the agent's programs cannot write it") {
+TEST_CASE("harbor verifier HOME: the tests get a HOME of their own to install into; the agent's cannot write it") {
   HarborRig rig;
   TempFiles d("forgectl-harbor-home-");
   // reward.json: the tests installing a tool under $HOME/.local/bin and running it; the HOME's owner

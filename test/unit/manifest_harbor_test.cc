@@ -465,7 +465,8 @@ TEST_CASE("harbor: an artifact destination is normalised before the reserved-nam
   auto with_dest = [&](const std::string& dest) {
     return d.toml("artifacts = [{ source = \"/app/out\", destination = \"" + dest + "\" }]\n");
   };
-  for (const char* dest : {"manifest.json", "./manifest.json", "manifest.json/", ".//manifest.json", "manifest.json/x"}) {
+  for (const char* dest :
+       {"manifest.json", "./manifest.json", "manifest.json/", ".//manifest.json", "manifest.json/x"}) {
     CAPTURE(dest);
     CHECK(has(errors(with_dest(dest)), "task.toml:1:14: [artifacts[0]] destination '" + std::string(dest) +
                                            "' is reserved for the collection manifest"));
@@ -493,7 +494,8 @@ TEST_CASE("harbor: a user Docker cannot run as is refused at load, naming file:l
     e = errors(d.toml(std::string("[[steps]]\nname = \"a\"\n[steps.verifier]\nuser = \"") + user + "\"\n"));
     CHECK(has(e, "task.toml:4:8: [steps[0].verifier] 'user' = \"" + std::string(user) + "\": "));
   }
-  CHECK(has(errors(d.toml("[verifier]\nuser = -1\n")), "task.toml:2:8: [verifier] 'user' must be a uid from 0 to 2147483647"));
+  CHECK(has(errors(d.toml("[verifier]\nuser = -1\n")),
+            "task.toml:2:8: [verifier] 'user' must be a uid from 0 to 2147483647"));
   CHECK(has(errors(d.toml("[agent]\nuser = 4294967295\n")), "[agent] 'user' must be a uid from 0 to 2147483647"));
   CHECK(loads(d.toml("[verifier]\nuser = \"2147483647:2500\"\n")).verifier.user == "2147483647:2500");
   CHECK(loads(d.toml("[verifier]\nuser = \"tester\"\n")).verifier.user == "tester");
