@@ -280,8 +280,18 @@ void read_environment(TomlReader& r, const TomlField& f, std::string_view table,
         r.warning(e, "[" + where + "] has no effect: forgectl does not run a healthcheck in the verifier's container");
     } else if (e.key == "workdir") {
       auto v = r.string(e, table);
+      const auto normal = v ? normal_path(*v) : std::nullopt;
       if (v && (v->empty() || v->front() != '/'))
         r.error(e, toml_subject(table, e.key) + " must be an absolute path");
+      else if (v && !verifier_env && (!normal || !reserved_verifier_path(*normal).empty()))
+        // The workspace copy is the agent's in the verifier's container: there it would own the
+        // reward directory or the tests.
+        r.error(e,
+                toml_subject(table, e.key) + " = \"" + *v + "\" " +
+                    (normal ? "is, holds or lies inside " + reserved_verifier_path(*normal) +
+                                  ", which the verifier's container keeps for forgectl and the tests"
+                            : "must not contain '..'"),
+                "the workspace is copied into the verifier's container owned by the agent; work in /app or /work");
       else if (v && verifier_env)
         r.warning(e, toml_subject(table, e.key) + " has no effect: the tests run in the agent's workspace copy",
                   "the workspace is [environment]'s workdir");

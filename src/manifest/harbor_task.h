@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "manifest/compose.h"
@@ -117,6 +118,21 @@ struct Artifact {
   std::string service;  // "" or "main" = the main container
   SourceLocation where;
 };
+
+// The paths the verifier's container keeps for forgectl and the tests: the reward directory, the
+// tests, the as-agent socket's directory, the helper's mount and the verifier's HOME. An artifact
+// placed into the verifier must neither be one, hold one, nor lie inside one (trial/grader_setup.h
+// names the same paths; a unit test keeps the two lists together).
+inline constexpr const char* kVerifierReservedPaths[] = {"/logs/verifier", "/tests", "/tmp/forgectl-as-agent",
+                                                         "/.forgectl", "/forgectl-verifier-home"};
+
+// `p` without empty or "." components and without a trailing '/': "//a/./b/" is "/a/b", "./x"
+// is "x", "/" stays "/" and a relative path naming nothing is "". nullopt when a component is "..".
+std::optional<std::string> normal_path(std::string_view p);
+
+// The reserved path (above) that the absolute, normal path `p` equals, holds or lies inside;
+// "" when none.
+std::string reserved_verifier_path(std::string_view p);
 
 // One [[steps]] entry with its steps/<name>/ files. Unset agent/verifier values are the task's.
 struct StepConfig {

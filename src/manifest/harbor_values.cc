@@ -78,6 +78,34 @@ NetworkMode parse_mode(TomlReader& r, const TomlField& f, std::string_view table
 
 }  // namespace
 
+std::optional<std::string> normal_path(std::string_view p) {
+  const bool absolute = !p.empty() && p.front() == '/';
+  std::string out;
+  std::size_t at = 0;
+  while (at <= p.size()) {
+    std::size_t slash = p.find('/', at);
+    if (slash == std::string_view::npos) slash = p.size();
+    const std::string_view part = p.substr(at, slash - at);
+    at = slash + 1;
+    if (part.empty() || part == ".") continue;
+    if (part == "..") return std::nullopt;
+    if (!out.empty() || absolute) out += '/';
+    out += part;
+  }
+  if (absolute && out.empty()) out = "/";
+  return out;
+}
+
+std::string reserved_verifier_path(std::string_view p) {
+  // `a` is `b` or a directory above it.
+  auto holds = [](std::string_view a, std::string_view b) {
+    return a == "/" || a == b || (b.size() > a.size() && b.substr(0, a.size()) == a && b[a.size()] == '/');
+  };
+  for (const char* r : kVerifierReservedPaths)
+    if (holds(p, r) || holds(r, p)) return r;
+  return {};
+}
+
 const char* to_string(NetworkMode m) {
   switch (m) {
     case NetworkMode::kPublic:
@@ -236,24 +264,53 @@ std::vector<Artifact> read_artifacts(TomlReader& r, const TomlField& f, std::str
         }
       }
     }
-    auto has_dotdot = [](const std::string& p) {
-      return p == ".." || p.rfind("../", 0) == 0 || p.find("/../") != std::string::npos ||
-             (p.size() >= 3 && p.compare(p.size() - 3, 3, "/..") == 0);
-    };
+    // Both paths in their normal form first: "./manifest.json" is "manifest.json", "//logs/" is "/logs".
+    const auto source = normal_path(a.source);
+    const auto dest = normal_path(a.destination);
+    const bool absolute = source && !source->empty() && source->front() == '/';
     if (a.source.empty()) {
       r.error(item, "[" + where + "] needs a 'source'");
-    } else if (has_dotdot(a.source)) {
+    } else if (!source) {
       r.error(item, "[" + where + "] source '" + a.source + "' must not contain '..'");
-    } else if (!a.destination.empty() && (a.destination.front() == '/' || has_dotdot(a.destination) ||
+    } else if (const std::string kept = absolute ? reserved_verifier_path(*source) : ""; !kept.empty()) {
+      // A main-service artifact is put into the verifier's container at its own path, owned by the
+      // agent: there it could plant the reward, the tests' neighbours or a broken as-agent socket.
+      // Other services' are held to the same rule, so that it is one rule.
+      r.error(item,
+              "[" + where + "] source '" + a.source + "' is, holds or lies inside " + kept +
+                  ", which the verifier's container keeps for forgectl and the tests",
+              "artifacts go into the verifier's container at their own path; collect a path outside /tests, "
+              "/logs/verifier, /tmp/forgectl-as-agent, /.forgectl and /forgectl-verifier-home "
+              "(e.g. /logs/artifacts or /app/out)");
+    } else if (!a.destination.empty() && (a.destination.front() == '/' || !dest || dest->empty() ||
                                           a.destination.find('\\') != std::string::npos)) {
-      r.error(item, "[" + where + "] destination '" + a.destination + "' must be a relative path without '..'");
-    } else if (a.destination == "manifest.json" || a.destination == "manifest.json/") {
-      r.error(item, "[" + where + "] destination 'manifest.json' is reserved for the collection manifest");
+      r.error(item, "[" + where + "] destination '" + a.destination +
+                        "' must be a relative path inside the trial's artifact directory, without '..'");
+    } else if (const std::string d = a.destination.empty() ? (absolute ? source->substr(1) : "") : *dest;
+               d == "manifest.json" || d.rfind("manifest.json/", 0) == 0) {
+      r.error(item, "[" + where + "] destination '" + (a.destination.empty() ? d : a.destination) +
+                        "' is reserved for the collection manifest (artifacts/manifest.json)");
     } else if (!a.service.empty() && !std::regex_match(a.service, kServiceName)) {
       r.error(item, "[" + where + "] service '" + a.service + "' is not a compose service name");
-    } else if (!a.service.empty() && a.service != "main" && a.source.front() != '/') {
+    } else if (!a.service.empty() && a.service != "main" && !absolute) {
       r.error(item, "[" + where + "] source '" + a.source + "' of service '" + a.service + "' must be absolute");
     } else {
+      // Programs, libraries and /etc (ld.so.preload) there run in every test with the verifier's
+      // rights; a task may mean that (a tool the agent installs), so it is said, not refused.
+      static constexpr const char* kSystem[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/usr", "/etc"};
+      const bool main = a.service.empty() || a.service == "main";
+      for (const char* sys : kSystem)
+        if (main && absolute && (*source == sys || source->rfind(std::string(sys) + "/", 0) == 0)) {
+          r.warning(item,
+                    "[" + where + "] source '" + a.source + "' is under " + sys +
+                        ": the verifier's container receives it owned by the agent, and the tests run what "
+                        "is there (a program on PATH, a library, /etc/ld.so.preload) with the verifier's rights",
+                    "collect the agent's output files instead, or run the tool through $FORGECTL_AS_AGENT");
+          break;
+        }
+      a.source = *source;
+      if (a.source.empty()) a.source = ".";  // "./": the workspace itself
+      a.destination = *dest;
       out.push_back(std::move(a));
     }
   }

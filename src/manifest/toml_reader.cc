@@ -2,6 +2,7 @@
 #include "manifest/toml_reader.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <tuple>
 
@@ -147,9 +148,47 @@ std::optional<bool> TomlReader::boolean(const TomlField& f, std::string_view tab
   return std::nullopt;
 }
 
+namespace {
+
+// Docker's runtime (runc) takes uids and gids from 0 to 2^31 - 1; a larger or negative one passes
+// Docker's create and fails every exec.
+constexpr std::int64_t kMaxId = 2147483647;
+
+// Why `user` ("name", "uid", "uid:gid", "name:group") cannot name a user Docker runs; "" when it can.
+std::string bad_user(std::string_view user) {
+  const std::size_t colon = user.find(':');
+  if (colon != std::string_view::npos && user.find(':', colon + 1) != std::string_view::npos)
+    return "it has more than one ':'";
+  std::vector<std::string_view> parts = {user.substr(0, colon)};
+  if (colon != std::string_view::npos) parts.push_back(user.substr(colon + 1));
+  for (std::string_view part : parts) {
+    if (part.empty()) return "it has an empty user or group";
+    const unsigned char c = static_cast<unsigned char>(part.front());
+    if (!std::isdigit(c) && c != '-' && c != '+') continue;  // a name
+    const bool digits = std::all_of(part.begin(), part.end(), [](unsigned char d) { return std::isdigit(d) != 0; });
+    if (!digits || part.size() > 10 || std::stoll(std::string(part)) > kMaxId)
+      return "'" + std::string(part) + "' is not a uid or gid from 0 to " + std::to_string(kMaxId);
+  }
+  return {};
+}
+
+}  // namespace
+
 std::optional<std::string> TomlReader::user(const TomlField& f, std::string_view table) {
-  if (const auto* i = f.node ? f.node->as_integer() : nullptr; i && i->get() >= 0) return std::to_string(i->get());
-  if (const auto* s = f.node ? f.node->as_string() : nullptr; s && !s->get().empty()) return s->get();
+  if (const auto* i = f.node ? f.node->as_integer() : nullptr) {
+    if (i->get() >= 0 && i->get() <= kMaxId) return std::to_string(i->get());
+    error(f, toml_subject(table, f.key) + " must be a uid from 0 to " + std::to_string(kMaxId) + ", got " +
+                 std::to_string(i->get()));
+    return std::nullopt;
+  }
+  if (const auto* s = f.node ? f.node->as_string() : nullptr; s && !s->get().empty()) {
+    if (std::string why = bad_user(s->get()); !why.empty()) {
+      error(f, toml_subject(table, f.key) + " = \"" + s->get() + "\": " + why,
+            "give a user name of the image, a uid or \"uid:gid\" (0 to " + std::to_string(kMaxId) + ")");
+      return std::nullopt;
+    }
+    return s->get();
+  }
   error(f, toml_subject(table, f.key) + " must be a user name or a uid, got " + toml_kind(f.node));
   return std::nullopt;
 }

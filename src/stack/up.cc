@@ -17,6 +17,7 @@
 #include "engine/system.h"
 #include "engine/tar.h"
 #include "engine/volumes.h"
+#include "manifest/harbor_task.h"
 #include "policy/squid_conf.h"
 #include "policy/subnets.h"
 #include "stack/helper_volume.h"
@@ -226,8 +227,10 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
       !policy::is_own_runner_image(plan->runner.image)) {
     auto dir = image_working_dir(c, plan->runner.image);
     if (!dir) return dir.fail_with(what);
-    // A WORKDIR that another mount of the runner holds (/tmp) keeps the default.
-    if (!dir->empty() && *dir != plan->runner.workdir && !policy::find_mount(plan->runner.hardening, *dir)) {
+    // A WORKDIR that another mount of the runner holds (/tmp), or one on the verifier's reserved
+    // paths (/logs, /tests: the agent would own them in the verifier's container), keeps the default.
+    if (!dir->empty() && *dir != plan->runner.workdir && !policy::find_mount(plan->runner.hardening, *dir) &&
+        manifest::reserved_verifier_path(*dir).empty()) {
       if (auto* m = policy::find_mount(plan->runner.hardening, plan->runner.workdir)) m->target = *dir;
       plan->runner.workdir = *dir;
     }

@@ -127,6 +127,10 @@ Result<grading::TestRun> run_tests_as_verifier(engine::Client& c, const std::str
            g.workspace,
            v.command};
   o.env = v.env;
+  // A HOME the tests can write (tools installed to ~/.local, caches), not the daemon's "/" for a
+  // uid without a passwd entry; a HOME of the task's own env wins.
+  if (std::none_of(o.env.begin(), o.env.end(), [](const std::string& e) { return e.rfind("HOME=", 0) == 0; }))
+    o.env.push_back(std::string("HOME=") + kVerifierHome);
   o.env.push_back("FORGECTL_AS_AGENT=" + agent_prefix(g.workspace));
   o.user = v.as.user();
   o.workdir = "/";
@@ -234,6 +238,8 @@ Result<VerifierResult> run_verifier(engine::Client& c, const VerifierRun& v) {
   const GraderSpec& g = v.where;
   auto logs = verifier_logs_tar(v.as.uid, v.as.gid);
   if (!logs) return logs.fail();
+  auto home = verifier_home_tar(v.as.uid, v.as.gid);
+  if (!home) return home.fail();
   auto volume = stack::ensure_helper_volume(c, g.host, g.image);
   if (!volume) return volume.fail();
   auto cpus = fit_cpus(c, v.nano_cpus);
@@ -251,6 +257,7 @@ Result<VerifierResult> run_verifier(engine::Client& c, const VerifierRun& v) {
   for (const auto& tar : v.verifier_tars)
     if (auto st = engine::put_archive(c, id, "/", tar); !st) return st.fail();
   if (auto st = engine::put_archive(c, id, "/", std::move(*logs)); !st) return st.fail();
+  if (auto st = engine::put_archive(c, id, "/", std::move(*home)); !st) return st.fail();
   if (auto st = engine::start_container(c, id); !st) return st.fail();
   if (auto st = start_as_agent_server(c, id, static_cast<long long>(v.timeout_s * 1000), v.as); !st) return st.fail();
 

@@ -53,6 +53,13 @@ Result<std::string> verifier_logs_tar(unsigned uid, unsigned gid) {
   return tar.finish();
 }
 
+Result<std::string> verifier_home_tar(unsigned uid, unsigned gid) {
+  engine::TarWriter tar;
+  const std::string home = std::string(kVerifierHome).substr(1);
+  if (auto st = tar.add_entry(owned(home, engine::EntryType::kDirectory, 0700, uid, gid)); !st) return st.fail();
+  return tar.finish();
+}
+
 Status copy_workspace(engine::Client& c, const std::string& runner, const std::string& workspace,
                       const std::string& grader, std::uint64_t limit) {
   std::string parent = workspace.substr(0, workspace.rfind('/'));

@@ -21,6 +21,9 @@ inline constexpr const char* kVerifierUser = "2000:2000";
 inline constexpr const char* kTestsDir = "/tests";              // T only, 0700
 inline constexpr const char* kVerifierLogs = "/logs/verifier";  // T only, 0700: the reward's channel
 inline constexpr const char* kAsAgentSocket = "/tmp/forgectl-as-agent/sock";
+// The verifier's HOME in the grader: T only, 0700, made before the container starts, at the top
+// level (root's /, which the agent's programs cannot write) and off-limits to artifacts.
+inline constexpr const char* kVerifierHome = "/forgectl-verifier-home";
 
 // The tar (to unpack at "/") of the task's `dir` as /tests: every entry owned by T, directories
 // 0700, files 0700 when executable and 0600 otherwise — set in the headers, as the container
@@ -32,6 +35,9 @@ Result<std::string> tests_tar(const ConfinedDir& task, const std::string& dir, u
 
 // The tar (to unpack at "/") of /logs (root, 0755) and /logs/verifier (T, or `uid`, 0700).
 Result<std::string> verifier_logs_tar(unsigned uid = kVerifierUid, unsigned gid = kVerifierGid);
+
+// The tar (to unpack at "/") of kVerifierHome (T, or `uid`, 0700), empty.
+Result<std::string> verifier_home_tar(unsigned uid = kVerifierUid, unsigned gid = kVerifierGid);
 
 // The workspace copy's entry cap: as many as grading's own scan examines (WorkspaceLimits).
 inline constexpr std::size_t kMaxWorkspaceEntries = 200000;

@@ -59,7 +59,12 @@ Result<CollectedArtifacts> collect_harbor_artifacts(engine::Client& c,
       source = fs::path(workspace).append(source).lexically_normal().generic_string();
     std::string dest = a.destination.empty() ? source.substr(1) : a.destination;
     const std::string parent = fs::path(source).parent_path().generic_string();
-    const bool to_verifier = service == "main" && !inside(source, workspace);
+    // The loader refuses a source on the verifier's reserved paths; should one come here anyway,
+    // it stays out of the verifier's container (it could plant the reward or break the tests).
+    const bool reserved = !manifest::reserved_verifier_path(source).empty();
+    if (reserved && service == "main")
+      out.notes.push_back(a.source + ": on the verifier's reserved paths: not put into the verifier's container");
+    const bool to_verifier = service == "main" && !inside(source, workspace) && !reserved;
     Status skipped;
     auto st = engine::read_archive(c, it->second, source, [&](const engine::TarSource& src) -> Status {
       auto want = [&](const engine::TarHeader& h) -> engine::TarKeep {

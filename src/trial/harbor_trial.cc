@@ -111,6 +111,8 @@ Status check_verifier_ids(unsigned uid, unsigned gid, const std::string& what) {
     return fail(Errc::kInvalid, what + " is root (" + ids +
                                     "): forgectl runs the tests as an unprivileged verifier, "
                                     "never as root; leave it unset (uid 2000) or give another uid");
+  if (uid > 2147483647 || gid > 2147483647)
+    return fail(Errc::kInvalid, what + " (" + ids + ") is past 2147483647, the largest uid and gid Docker runs as");
   if (uid == kAgentUid || gid == kAgentGid)
     return fail(Errc::kInvalid, what + " (" + ids + ") shares the agent's uid or gid " + std::to_string(kAgentUid) +
                                     ", which owns the workspace copy and runs the agent's programs in the verifier's "
@@ -500,18 +502,27 @@ Result<HarborVerdict> run_harbor_shared_verifier(engine::Client& c, const Grader
   };
   // The agent cannot create either under a root-owned / and /logs; one it could (an image making
   // / writable) would hold what the agent put there: no verdict from it.
-  auto probe = exec({"sh", "-c", "test -e /tests || test -L /tests || test -e /logs/verifier || test -L /logs/verifier"},
+  auto probe = exec({"sh", "-c",
+                     "for p in /tests /logs/verifier " + std::string(kVerifierHome) +
+                         "; do if test -e \"$p\" || test -L \"$p\"; then exit 0; fi; done; exit 1"},
                     "", Millis(20000));
   if (!probe) return probe.fail_with(what);
   if (probe->exit_code == 0) {
     HarborVerdict out;
-    out.grade.reasons.push_back("/tests or /logs/verifier existed in the agent's container before the tests were "
-                                "copied in (shared verifier): reward 0");
+    out.grade.reasons.push_back("/tests, /logs/verifier or " + std::string(kVerifierHome) +
+                                " existed in the agent's container before the tests were copied in (shared verifier): "
+                                "reward 0");
     return out;
   }
   auto logs = verifier_logs_tar(v.as.uid, v.as.gid);
   if (!logs) return logs.fail_with(what);
   if (auto st = engine::put_archive(c, where.runner, "/", std::move(*logs)); !st) return st.fail_with(what);
+  auto home = verifier_home_tar(v.as.uid, v.as.gid);
+  if (!home) return home.fail_with(what);
+  if (auto st = engine::put_archive(c, where.runner, "/", std::move(*home)); !st) return st.fail_with(what);
+  // The same HOME as the separate verifier's; a HOME of the task's env wins.
+  if (std::none_of(v.env.begin(), v.env.end(), [](const std::string& e) { return e.rfind("HOME=", 0) == 0; }))
+    v.env.push_back(std::string("HOME=") + kVerifierHome);
   for (auto& tar : v.verifier_tars)
     if (auto st = engine::put_archive(c, where.runner, "/", std::move(tar)); !st) return st.fail_with(what);
   auto ran = exec({"sh", "-c", "cd -- \"$1\" || exit 1; shift; exec sh -c \"$1\"", "sh", where.workspace, v.command},
@@ -546,13 +557,16 @@ Result<HarborVerdict> run_harbor_shared_verifier(engine::Client& c, const Grader
     // the next verification's check (no /tests, no /logs/verifier) holds again. Emptied as the
     // verifier, who owns everything in them (0700: nobody else could add to them); the empty
     // directories removed as root, who owns / and /logs (no capability needed for that).
+    const std::string home = kVerifierHome;
     auto emptied = exec({"sh", "-c",
-                         "chmod -R u+rwX /tests /logs/verifier 2>/dev/null; cd /tests && rm -rf -- * .[!.]* ..?* && "
-                         "cd /logs/verifier && rm -rf -- * .[!.]* ..?*"},
+                         "chmod -R u+rwX /tests /logs/verifier " + home +
+                             " 2>/dev/null; cd /tests && rm -rf -- * .[!.]* ..?* && "
+                             "cd /logs/verifier && rm -rf -- * .[!.]* ..?* && cd " +
+                             home + " && rm -rf -- * .[!.]* ..?*"},
                         v.as.user(), Millis(60000));
     if (!emptied) return emptied.fail_with(what + ": emptying /tests and /logs/verifier");
     engine::ExecOptions rm;
-    rm.cmd = {"rmdir", "/tests", "/logs/verifier"};
+    rm.cmd = {"rmdir", "/tests", "/logs/verifier", kVerifierHome};
     rm.user = "0:0";
     rm.workdir = "/";
     rm.timeout = Millis(20000);

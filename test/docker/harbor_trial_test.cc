@@ -896,6 +896,36 @@ TEST_CASE("harbor shared verifier: the tests run in the agent's runner as the ve
   CHECK(separate.grade.components.at("reward.sees_agent_tmp") == 0.0);
 }
 
+TEST_CASE("harbor verifier HOME: the tests get a HOME of their own to install into; the agent's cannot write it") {
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-home-");
+  // reward.json: the tests installing a tool under $HOME/.local/bin and running it; the HOME's owner
+  // and mode; whether a program run as the agent could write into it.
+  auto task = load(write_task(
+      d, "home", rig.base,
+      "inst=0; mkdir -p \"$HOME/.local/bin\" && printf '#!/bin/sh\\necho ok\\n' > \"$HOME/.local/bin/tool\" && "
+      "chmod +x \"$HOME/.local/bin/tool\" && [ \"$(\"$HOME/.local/bin/tool\")\" = ok ] && inst=1; "
+      "agent=0; $FORGECTL_AS_AGENT sh -c 'echo x > \"$HOME/planted\"' 2>/dev/null && agent=1; "
+      "printf '{\"reward\": %s, \"owner\": %s, \"mode\": %s, \"agent_wrote\": %s, \"is_ours\": %s}' $inst "
+      "$(stat -c %u \"$HOME\") $(stat -c %a \"$HOME\") $agent "
+      "$([ \"$HOME\" = /forgectl-verifier-home ] && echo 1 || echo 0) > /logs/verifier/reward.json\n"));
+  rig.runner_tag(task);
+  for (bool shared : {false, true}) {
+    CAPTURE(shared);
+    rig.cfg.harbor_shared_verifier = shared;
+    auto r = rig.run(task, trial::AgentChoice::Kind::kOracle);
+    CAPTURE(r.error);
+    REQUIRE(r.outcome == results::Outcome::kGraded);
+    CHECK(r.grade.score == 1.0);
+    CHECK(r.grade.components.at("reward.is_ours") == 1.0);
+    CHECK(r.grade.components.at("reward.owner") == 2000.0);
+    CHECK(r.grade.components.at("reward.mode") == 700.0);
+    // Separate only: the shared verifier has no as-agent service ($FORGECTL_AS_AGENT is unset there).
+    if (!shared) CHECK(r.grade.components.at("reward.agent_wrote") == 0.0);
+  }
+  check_nothing_left(rig);
+}
+
 TEST_CASE("harbor cli: --harbor-verifier shared warns once; --resume alone reuses it and --env-passthrough") {
   HarborRig rig;
   TempFiles d("forgectl-harbor-resume-");

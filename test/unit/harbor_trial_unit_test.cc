@@ -2,11 +2,14 @@
 // dataset search mixing formats, reward.json's score, and the base images a build needs.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+
 #include "manifest/harbor_load.h"
 #include "stack/task_build.h"
 #include "support/manifest_helpers.h"
 #include "sweep/task_set.h"
 #include "sweep/trial_key.h"
+#include "trial/grader_setup.h"
 #include "trial/harbor_steps.h"
 #include "trial/harbor_trial.h"
 #include "trial/preflight.h"
@@ -142,6 +145,30 @@ TEST_CASE("verifier ids: root and the agent's uid or gid are refused, naming the
     REQUIRE_FALSE(st.has_value());
     CHECK(st.error().what().find("shares the agent's uid or gid 1000") != std::string::npos);
   }
+}
+
+TEST_CASE("verifier ids: past 2147483647 is refused (Docker's runtime runs no such uid)") {
+  CHECK(trial::check_verifier_ids(2147483647u, 2500, "x").has_value());
+  for (auto [uid, gid] : {std::pair{4294967295u, 2500u}, {2500u, 2147483648u}}) {
+    auto st = trial::check_verifier_ids(uid, gid, "[verifier].user");
+    REQUIRE_FALSE(st.has_value());
+    CHECK(st.error().what().find("is past 2147483647") != std::string::npos);
+  }
+}
+
+TEST_CASE("verifier's reserved paths: the loader's list holds every path the grader keeps") {
+  CHECK(manifest::reserved_verifier_path(trial::kTestsDir) == trial::kTestsDir);
+  CHECK(manifest::reserved_verifier_path(trial::kVerifierLogs) == trial::kVerifierLogs);
+  CHECK(manifest::reserved_verifier_path(trial::kVerifierHome) == trial::kVerifierHome);
+  const std::string socket_dir = std::filesystem::path(trial::kAsAgentSocket).parent_path().string();
+  CHECK(manifest::reserved_verifier_path(socket_dir) == socket_dir);
+  const std::string helper_dir = std::filesystem::path(trial::kGraderHelper).parent_path().string();
+  CHECK(manifest::reserved_verifier_path(helper_dir) == helper_dir);
+  CHECK(manifest::reserved_verifier_path("/logs/artifacts").empty());
+  CHECK(manifest::reserved_verifier_path("/testsuite").empty());
+  CHECK(manifest::normal_path("//a/./b/") == std::optional<std::string>("/a/b"));
+  CHECK(manifest::normal_path("./") == std::optional<std::string>(""));
+  CHECK_FALSE(manifest::normal_path("a/../b"));
 }
 
 TEST_CASE("harbor verifier network: [verifier]'s own mode, else the baseline (not the agent's override)") {

@@ -419,3 +419,98 @@ TEST_CASE("harbor: [verifier.environment] limits; what it cannot apply is refuse
     CHECK(t.steps[1].verifier.environment->memory_mb == 64);
   }
 }
+
+TEST_CASE("harbor: artifacts on the verifier's reserved paths are refused in every spelling, naming file:line") {
+  TempHarbor d;
+  for (const char* source : {"/logs", "/logs/verifier", "/logs/verifier/reward.txt", "/tests", "/tests/conftest.py",
+                             "/tmp", "/tmp/forgectl-as-agent", "/tmp/forgectl-as-agent/sock", "/", "/.forgectl",
+                             "/.forgectl/exec", "/forgectl-verifier-home", "//logs", "/logs/", "/./logs",
+                             "/logs//verifier/", "///", "/tmp/.", "//tests/./x"}) {
+    CAPTURE(source);
+    std::string e = errors(d.toml(std::string("artifacts = [\"") + source + "\"]\n"));
+    CHECK(has(e, "task.toml:1:14: [artifacts[0]] source '" + std::string(source) + "' is, holds or lies inside "));
+  }
+  SUBCASE("a table's source, a step's artifacts, another service's") {
+    CHECK(has(errors(d.toml("artifacts = [{ source = \"/logs/\", destination = \"l\" }]\n")),
+              "source '/logs/' is, holds or lies inside /logs/verifier"));
+    d.write("steps/a/instruction.md", "Do it.\n");
+    CHECK(has(errors(d.toml("[[steps]]\nname = \"a\"\nartifacts = [\"/tmp\"]\n")),
+              "task.toml:3:14: [steps[0].artifacts[0]] source '/tmp' is, holds or lies inside /tmp/forgectl-as-agent"));
+  }
+  SUBCASE("'..' is refused before anything else") {
+    CHECK(has(errors(d.toml("artifacts = [\"/app/../logs\"]\n")), "source '/app/../logs' must not contain '..'"));
+  }
+  SUBCASE("a source among the system's programs, libraries or /etc loads with a warning") {
+    HarborTask t = loads(d.toml("artifacts = [\"/usr/local/bin\", \"/etc\", \"/app/out\"]\n"));
+    REQUIRE(t.warnings.size() == 2);
+    CHECK(has(t.warnings[0].format(), "task.toml:1:14: warning: [artifacts[0]] source '/usr/local/bin' is under /usr"));
+    CHECK(has(t.warnings[1].format(), "[artifacts[1]] source '/etc' is under /etc"));
+  }
+  SUBCASE("the paths beside them load, in their normal form") {
+    HarborTask t = loads(d.toml("artifacts = [\"/logs/artifacts/\", \"//tmp/out\", \"/app/./tests\", \"/testsuite\", "
+                                "\"/logs/verifier2\", \"out/\", \"./\"]\n"));
+    REQUIRE(t.artifacts.size() == 7);
+    CHECK(t.artifacts[0].source == "/logs/artifacts");
+    CHECK(t.artifacts[1].source == "/tmp/out");
+    CHECK(t.artifacts[2].source == "/app/tests");
+    CHECK(t.artifacts[3].source == "/testsuite");
+    CHECK(t.artifacts[4].source == "/logs/verifier2");
+    CHECK(t.artifacts[5].source == "out");
+    CHECK(t.artifacts[6].source == ".");
+  }
+}
+
+TEST_CASE("harbor: an artifact destination is normalised before the reserved-name check; '..' and '.' are refused") {
+  TempHarbor d;
+  auto with_dest = [&](const std::string& dest) {
+    return d.toml("artifacts = [{ source = \"/app/out\", destination = \"" + dest + "\" }]\n");
+  };
+  for (const char* dest :
+       {"manifest.json", "./manifest.json", "manifest.json/", ".//manifest.json", "manifest.json/x"}) {
+    CAPTURE(dest);
+    CHECK(has(errors(with_dest(dest)), "task.toml:1:14: [artifacts[0]] destination '" + std::string(dest) +
+                                           "' is reserved for the collection manifest"));
+  }
+  for (const char* dest : {"../x", "a/../../x", "a/..", ".", "./", "/abs", "a\\\\b"}) {
+    CAPTURE(dest);
+    CHECK(has(errors(with_dest(dest)), "must be a relative path inside the trial's artifact directory, without '..'"));
+  }
+  CHECK(has(errors(d.toml("artifacts = [\"/manifest.json\"]\n")),
+            "destination 'manifest.json' is reserved for the collection manifest"));
+  HarborTask t = loads(with_dest("./out//a/"));
+  REQUIRE(t.artifacts.size() == 1);
+  CHECK(t.artifacts[0].destination == "out/a");
+  CHECK(t.artifacts[0].source == "/app/out");
+}
+
+TEST_CASE("harbor: a user Docker cannot run as is refused at load, naming file:line:key") {
+  TempHarbor d;
+  for (const char* user : {"-1", "4294967295", "2147483648", "99999999999", "+5", "1x", "2000:-1", "2000:4294967295",
+                           "2000:", ":2000", "2000:2000:2000"}) {
+    CAPTURE(user);
+    std::string e = errors(d.toml(std::string("[verifier]\nuser = \"") + user + "\"\n"));
+    CHECK(has(e, "task.toml:2:8: [verifier] 'user' = \"" + std::string(user) + "\": "));
+    d.write("steps/a/instruction.md", "Do it.\n");
+    e = errors(d.toml(std::string("[[steps]]\nname = \"a\"\n[steps.verifier]\nuser = \"") + user + "\"\n"));
+    CHECK(has(e, "task.toml:4:8: [steps[0].verifier] 'user' = \"" + std::string(user) + "\": "));
+  }
+  CHECK(has(errors(d.toml("[verifier]\nuser = -1\n")),
+            "task.toml:2:8: [verifier] 'user' must be a uid from 0 to 2147483647"));
+  CHECK(has(errors(d.toml("[agent]\nuser = 4294967295\n")), "[agent] 'user' must be a uid from 0 to 2147483647"));
+  CHECK(loads(d.toml("[verifier]\nuser = \"2147483647:2500\"\n")).verifier.user == "2147483647:2500");
+  CHECK(loads(d.toml("[verifier]\nuser = \"tester\"\n")).verifier.user == "tester");
+  CHECK(loads(d.toml("[verifier]\nuser = \"tester:staff\"\n")).verifier.user == "tester:staff");
+  CHECK(loads(d.toml("[verifier]\nuser = 2500\n")).verifier.user == "2500");
+}
+
+TEST_CASE("harbor: an [environment].workdir on the verifier's reserved paths is refused; /app loads") {
+  TempHarbor d;
+  for (const char* dir : {"/logs", "/logs/verifier", "/tests", "/tests/x", "/", "/tmp", "//logs/"}) {
+    CAPTURE(dir);
+    CHECK(has(errors(d.toml(std::string("[environment]\nworkdir = \"") + dir + "\"\n")),
+              "task.toml:2:11: [environment] 'workdir' = \"" + std::string(dir) + "\" is, holds or lies inside "));
+  }
+  CHECK(has(errors(d.toml("[environment]\nworkdir = \"/app/../logs\"\n")), "must not contain '..'"));
+  CHECK(loads(d.toml("[environment]\nworkdir = \"/app\"\n")).environment.workdir == "/app");
+  CHECK(loads(d.toml("[environment]\nworkdir = \"/logs/work\"\n")).environment.workdir == "/logs/work");
+}
