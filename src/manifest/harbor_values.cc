@@ -76,6 +76,16 @@ NetworkMode parse_mode(TomlReader& r, const TomlField& f, std::string_view table
   return NetworkMode::kPublic;
 }
 
+// The system directory (programs, libraries, /etc) a `main` artifact source is or lies under; null
+// for anything else.
+const char* system_dir(const Artifact& a, const std::string& source, bool absolute) {
+  static constexpr const char* kSystem[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/usr", "/etc"};
+  if (!absolute || !(a.service.empty() || a.service == "main")) return nullptr;
+  for (const char* sys : kSystem)
+    if (source == sys || source.rfind(std::string(sys) + "/", 0) == 0) return sys;
+  return nullptr;
+}
+
 }  // namespace
 
 std::optional<std::string> normal_path(std::string_view p) {
@@ -294,20 +304,21 @@ std::vector<Artifact> read_artifacts(TomlReader& r, const TomlField& f, std::str
       r.error(item, "[" + where + "] service '" + a.service + "' is not a compose service name");
     } else if (!a.service.empty() && a.service != "main" && !absolute) {
       r.error(item, "[" + where + "] source '" + a.source + "' of service '" + a.service + "' must be absolute");
+    } else if (const char* sys = system_dir(a, *source, absolute)) {
+      // Programs, libraries and /etc (ld.so.preload) there would run in every test with the
+      // verifier's rights: a python3 the agent put earlier on PATH forges any reward.
+      r.error(item, "[" + where + "] source '" + a.source + "' is under " + sys +
+                        ": the verifier's container would receive it owned by the agent and run what is there (a "
+                        "program on PATH, a library, /etc/ld.so.preload) with the verifier's rights; collect the "
+                        "agent's output files instead, or run its tool through $FORGECTL_AS_AGENT");
+    } else if ((a.service.empty() || a.service == "main") && absolute &&
+               (*source == "/tmp" || source->rfind("/tmp/", 0) == 0)) {
+      // The runner's /tmp is a tmpfs mount, which Docker's archive API does not read: the artifact
+      // would be missing on every trial, and the tests needing it fail whatever the agent did.
+      r.error(item, "[" + where + "] source '" + a.source +
+                        "' is on the runner's /tmp, a tmpfs that forgectl cannot copy out (Docker's archive API "
+                        "does not read tmpfs mounts); have the agent write it in the workspace or under /logs/artifacts");
     } else {
-      // Programs, libraries and /etc (ld.so.preload) there run in every test with the verifier's
-      // rights; a task may mean that (a tool the agent installs), so it is said, not refused.
-      static constexpr const char* kSystem[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/usr", "/etc"};
-      const bool main = a.service.empty() || a.service == "main";
-      for (const char* sys : kSystem)
-        if (main && absolute && (*source == sys || source->rfind(std::string(sys) + "/", 0) == 0)) {
-          r.warning(item,
-                    "[" + where + "] source '" + a.source + "' is under " + sys +
-                        ": the verifier's container receives it owned by the agent, and the tests run what "
-                        "is there (a program on PATH, a library, /etc/ld.so.preload) with the verifier's rights",
-                    "collect the agent's output files instead, or run the tool through $FORGECTL_AS_AGENT");
-          break;
-        }
       a.source = *source;
       if (a.source.empty()) a.source = ".";  // "./": the workspace itself
       a.destination = *dest;

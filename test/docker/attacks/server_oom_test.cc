@@ -64,7 +64,10 @@ TEST_CASE("attack: OOM-killing the task's Python server makes the trial the agen
   CHECK(t.outcome == results::Outcome::kGraded);
   CHECK(t.attempt == 1);  // not retried
   CHECK_FALSE(t.binary_pass);
-  CHECK(t.score == doctest::Approx(0.0));
+  // 0 when the kernel took the server (its state unreadable: every state check fails); under a
+  // loaded host it may instead take one of the shells, and the trial is graded on what the agent
+  // did (a search, no checkout: a fraction). Either way the agent's, never a pass.
+  CHECK(t.score < 0.5);
 
   auto honest = run_forgectl({"run", task, "--agent", "oracle", "--out", dir.path() + "/oracle"}, Millis(600000));
   REQUIRE(honest.has_value());
