@@ -1,4 +1,4 @@
-// The docker suite's main: connect, build the runner image, run the tests, remove what they made.
+// The docker suite's main: connect, build the local images, run the tests, remove what they made.
 // Without a daemon it skips (exit 77), unless FORGECTL_REQUIRE_DOCKER=1 makes that a failure.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
@@ -11,6 +11,7 @@
 #include "engine/containers.h"
 #include "engine/networks.h"
 #include "stack/local_images.h"
+#include "stack/python_image.h"
 #include "engine/images.h"
 #include "support/docker_env.h"
 
@@ -110,6 +111,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   env.host.services_image = *services_tag;
+  // Python tasks (examples, attacks, the python suites) run on forgectl/python:local; build it here
+  // too, for the same reason as squid's (debootstrap on a fresh machine: a few minutes, then cached).
+  auto python = stack::build_python_image(*env.client, {.debian_mirror = "http://deb.debian.org/debian"});
+  if (!python) {
+    std::cerr << "docker suite: building the python image: " << python.error().what() << '\n';
+    return 1;
+  }
+  env.python_image = python->id;
 
   doctest::Context ctx;
   ctx.applyCommandLine(argc, argv);

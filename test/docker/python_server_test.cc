@@ -8,7 +8,6 @@
 #include "engine/containers.h"
 #include "manifest/task_parse.h"
 #include "stack/labels.h"
-#include "stack/python_image.h"
 #include "support/docker_env.h"
 #include "support/fake_llm_server.h"
 #include "support/stack_env.h"
@@ -174,12 +173,6 @@ struct Rig {
 };
 
 manifest::TaskConfig load_bank(const TempDir& dir, bool with_checks = false) {
-  static const bool image = [] {
-    auto r = stack::build_python_image(*docker_env().client, {.debian_mirror = "http://deb.debian.org/debian"});
-    REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().what()));
-    return true;
-  }();
-  (void)image;
   auto t = manifest::load_task(write_bank_task(dir, with_checks));
   REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
   return std::move(*t);

@@ -12,6 +12,7 @@ struct DockerEnv {
   engine::Client* client = nullptr;
   std::string runner_image;  // id of forgectl/runner:local, built by the suite's main
   std::string services_image;  // id of forgectl/services:local, built by the suite's main
+  std::string python_image;    // id of forgectl/python:local, built by the suite's main
   std::string run_label;     // "io.forgectl.test=<random>": on every object the suite creates
   std::string run_value;
   // The suite's process reads the environment once (FORGECTL_EXEC_HELPER is set by meson), as main() does.
