@@ -285,7 +285,13 @@ class TrialRun {
     total.reasons.push_back("step " + step_->name + ": " + f.message + " — after the agent had the environment for " +
                             std::to_string(step_index_) + " step(s): this step and the " +
                             std::to_string(steps.size() - step_index_ - 1) + " after it score 0");
-    for (std::size_t j = step_index_; j < steps.size(); ++j) {
+    zero_steps_from(step_index_, total, rewards);
+  }
+
+  // The steps from `from` on count as verified with no reward: 0 for every key ("final": 0).
+  void zero_steps_from(std::size_t from, grading::Grade& total, std::vector<std::map<std::string, double>>& rewards) {
+    const auto& steps = task_.harbor->steps;
+    for (std::size_t j = from; j < steps.size(); ++j) {
       total.components["step." + steps[j].name] = 0;
       rewards.emplace_back();
     }
@@ -837,9 +843,9 @@ class TrialRun {
     const auto& h = *task_.harbor;
     agent::Episode all;
     grading::Grade total;
-    double last = 0;
-    std::vector<std::map<std::string, double>> rewards;  // each verified step's reward map
-    std::map<std::string, double> last_rewards;
+    // Each step's reward map, in order (a step scored 0 without a verification: an empty map), so
+    // the last step's score and map are the last entries.
+    std::vector<std::map<std::string, double>> rewards;
     for (std::size_t i = 0; i < h.steps.size(); ++i) {
       step_ = &h.steps[i];
       step_index_ = i;
@@ -847,8 +853,6 @@ class TrialRun {
       if (auto f = use_step_user(changed)) {
         if (!agent_may_have_caused(*f)) return f;
         score_rest_zero(*f, total, rewards);
-        last = 0;
-        last_rewards.clear();
         break;
       }
       if (i > 0 || changed) {
@@ -862,8 +866,6 @@ class TrialRun {
       if (auto f = prepare_step()) {
         if (!agent_may_have_caused(*f)) return f;
         score_rest_zero(*f, total, rewards);
-        last = 0;
-        last_rewards.clear();
         break;
       }
       Step f = agent();
@@ -893,8 +895,6 @@ class TrialRun {
       r_.verifier_exit_code = v.run.exit_code;
       r_.verifier_output += "== step " + step_->name + " (exit code " + std::to_string(v.run.exit_code) + ")\n" +
                             v.run.output + "\n";
-      last = score;
-      last_rewards = v.rewards;
       rewards.push_back(std::move(v.rewards));
       if (auto shortfall = short_of(*step_, v.grade); shortfall && i + 1 < h.steps.size()) {
         // The steps not run count as verified with no reward (0 for every key; "final": 0). Harbor
@@ -902,12 +902,7 @@ class TrialRun {
         // score as if it had done every step.
         total.reasons.push_back("step " + step_->name + ": " + *shortfall + ": the remaining " +
                                 std::to_string(h.steps.size() - i - 1) + " step(s) were not run and score 0");
-        for (std::size_t j = i + 1; j < h.steps.size(); ++j) {
-          total.components["step." + h.steps[j].name] = 0;
-          rewards.emplace_back();
-        }
-        last = 0;
-        last_rewards.clear();
+        zero_steps_from(i + 1, total, rewards);
         break;
       }
     }
@@ -915,7 +910,8 @@ class TrialRun {
     // last one's; the score is taken from it as from a single step's.
     const bool mean = h.reward_strategy == manifest::RewardStrategy::kMean;
     const std::size_t verified = rewards.size();
-    const auto map = mean ? mean_step_rewards(rewards) : last_rewards;
+    const auto map = mean ? mean_step_rewards(rewards) : rewards.empty() ? std::map<std::string, double>{} : rewards.back();
+    const double last = total.components["step." + h.steps.back().name];  // set for every step by now
     for (const auto& [k, val] : map) total.components[k == "reward" ? k : "reward." + k] = val;
     if (!mean) {
       total.score = last;
