@@ -255,7 +255,7 @@ Result<std::string> python_image_context(const std::string& tree) {
 namespace {
 
 // The content label of an image, or "" when the image is missing.
-std::string content_label(engine::Client& c, const char* image) {
+std::string content_label(engine::Client& c, const std::string& image) {
   auto info = engine::inspect_image(c, image);
   if (!info) return "";
   auto it = info->labels.find(kContentLabel);
@@ -317,25 +317,25 @@ Result<std::string> python_base_key(const PythonImageOptions& o) {
 Result<PythonImageBuild> build_python_image(engine::Client& c, const PythonImageOptions& o,
                                             const std::function<void(std::string_view)>& progress) {
   auto base_key = python_base_key(o);
-  if (!base_key) return base_key.fail_with("building " + std::string(kPythonImage));
+  if (!base_key) return base_key.fail_with("building " + o.tag);
   std::string tree = o.python_tree;
   if (tree.empty()) {
     auto found = find_python_tree();
-    if (!found) return found.fail_with("building " + std::string(kPythonImage));
+    if (!found) return found.fail_with("building " + o.tag);
     tree = *found;
   }
   auto tree_key = python_tree_digest(tree);
-  if (!tree_key) return tree_key.fail_with("building " + std::string(kPythonImage));
+  if (!tree_key) return tree_key.fail_with("building " + o.tag);
   auto context = python_image_context(tree);
   if (!context) return context.fail();
   // The final image's key covers its whole context (Dockerfile and tree) and the base it stands on.
   std::string image_key = sha256_hex(*base_key + "\n" + *tree_key + "\n" + sha256_hex(*context));
 
   PythonImageBuild out;
-  if (content_label(c, kPythonImage) == image_key) {
-    auto info = engine::inspect_image(c, kPythonImage);
-    if (!info) return info.fail_with("inspecting " + std::string(kPythonImage));
-    if (progress) progress(std::string(kPythonImage) + " is up to date\n");
+  if (content_label(c, o.tag) == image_key) {
+    auto info = engine::inspect_image(c, o.tag);
+    if (!info) return info.fail_with("inspecting " + o.tag);
+    if (progress) progress(o.tag + " is up to date\n");
     out.id = info->id;
     return out;
   }
@@ -364,10 +364,10 @@ Result<PythonImageBuild> build_python_image(engine::Client& c, const PythonImage
 
   engine::BuildSpec spec;
   spec.context_tar = std::move(*context);
-  spec.tags = {kPythonImage};
+  spec.tags = {o.tag};
   spec.labels = {{kImageLabel, "python"}, {kContentLabel, image_key}};
   auto id = engine::build_image(c, spec, progress);
-  if (!id) return id.fail_with("building " + std::string(kPythonImage));
+  if (!id) return id.fail_with("building " + o.tag);
   out.id = *id;
   out.built_image = true;
   return out;

@@ -29,6 +29,9 @@ struct PythonImageOptions {
   std::vector<std::string> packages = {"python3", "python3-pydantic", "busybox"};
   std::string python_tree;  // forgectl's python/ directory; empty: find_python_tree()
   std::string debootstrap = "/usr/sbin/debootstrap";
+  // The final image's tag (its base's is always kPythonBaseImage). Tasks run on kPythonImage; a test
+  // builds a changed tree under a tag of its own, so trials running beside it keep theirs.
+  std::string tag = kPythonImage;
   std::string
       scratch_dir;  // where the rootfs is assembled (about 300 MB, removed after; needs dev and exec); empty: /var/tmp
 };

@@ -3,9 +3,15 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <set>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "core/strings.h"
 #include "engine/containers.h"
@@ -49,6 +55,63 @@ static void remove_leftovers(engine::Client& c) {
     for (const auto& i : *is) (void)engine::remove_image(c, i.id, true);
 }
 
+// Builds (or finds cached) the images every test uses. The docker suite runs as shards in parallel
+// processes (test/meson.build); a lock makes the second wait for the first's builds and then find
+// them cached, instead of both debootstrapping the same image at once.
+static bool build_suite_images(DockerEnv& env, const std::string& helper) {
+  int lock = ::open("/tmp/forgectl-docker-suite-images.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+  if (lock < 0 || ::flock(lock, LOCK_EX) != 0) {
+    std::cerr << "docker suite: locking /tmp/forgectl-docker-suite-images.lock: " << std::strerror(errno) << '\n';
+    return false;
+  }
+  struct Unlock {
+    int fd;
+    ~Unlock() { ::close(fd); }
+  } unlock{lock};
+  auto image = stack::build_runner_image(*env.client, {"/bin/busybox", helper});
+  if (!image) {
+    std::cerr << "docker suite: building the runner image: " << image.error().what() << '\n';
+    return false;
+  }
+  env.runner_image = *image;
+  // Stacks under limited_internet need the egress proxy's image; build it up front so no test
+  // depends on another having built it first (a fresh machine has none).
+  auto squid = stack::build_squid_image(*env.client, {});
+  if (!squid) {
+    std::cerr << "docker suite: building the squid image: " << squid.error().what() << '\n';
+    return false;
+  }
+  // The built-in stacks' services (json-db, mock-web) run `forgectl serve` from the services image.
+  const char* bin = std::getenv("FORGECTL_BIN");
+  if (!bin || !*bin) {
+    std::cerr << "docker suite: set FORGECTL_BIN to the forgectl binary (meson test does)\n";
+    return false;
+  }
+  auto services = stack::build_services_image(*env.client, {bin, "/bin/busybox"});
+  if (!services) {
+    std::cerr << "docker suite: building the services image: " << services.error().what() << '\n';
+    return false;
+  }
+  env.services_image = *services;
+  // In-process trials run the json-db of FORGECTL_BIN, the binary the image was built from (the
+  // binary's own digest tag: another build's suite on this daemon cannot replace it).
+  auto services_tag = stack::services_tag_for(bin);
+  if (!services_tag) {
+    std::cerr << "docker suite: " << services_tag.error().what() << '\n';
+    return false;
+  }
+  env.host.services_image = *services_tag;
+  // Python tasks (examples, attacks, the python suites) run on forgectl/python:local; build it here
+  // too, for the same reason as squid's (debootstrap on a fresh machine: a few minutes, then cached).
+  auto python = stack::build_python_image(*env.client, {.debian_mirror = "http://deb.debian.org/debian"});
+  if (!python) {
+    std::cerr << "docker suite: building the python image: " << python.error().what() << '\n';
+    return false;
+  }
+  env.python_image = python->id;
+  return true;
+}
+
 }  // namespace forge::test
 
 int main(int argc, char** argv) {
@@ -78,47 +141,7 @@ int main(int argc, char** argv) {
     std::cerr << "docker suite: " << helper.error().what() << '\n';
     return 1;
   }
-  auto image = stack::build_runner_image(*env.client, {"/bin/busybox", *helper});
-  if (!image) {
-    std::cerr << "docker suite: building the runner image: " << image.error().what() << '\n';
-    return 1;
-  }
-  env.runner_image = *image;
-  // Stacks under limited_internet need the egress proxy's image; build it up front so no test
-  // depends on another having built it first (a fresh machine has none).
-  auto squid = stack::build_squid_image(*env.client, {});
-  if (!squid) {
-    std::cerr << "docker suite: building the squid image: " << squid.error().what() << '\n';
-    return 1;
-  }
-  // The built-in stacks' services (json-db, mock-web) run `forgectl serve` from the services image.
-  const char* bin = std::getenv("FORGECTL_BIN");
-  if (!bin || !*bin) {
-    std::cerr << "docker suite: set FORGECTL_BIN to the forgectl binary (meson test does)\n";
-    return 1;
-  }
-  auto services = stack::build_services_image(*env.client, {bin, "/bin/busybox"});
-  if (!services) {
-    std::cerr << "docker suite: building the services image: " << services.error().what() << '\n';
-    return 1;
-  }
-  env.services_image = *services;
-  // In-process trials run the json-db of FORGECTL_BIN, the binary the image was built from (the
-  // binary's own digest tag: another build's suite on this daemon cannot replace it).
-  auto services_tag = stack::services_tag_for(bin);
-  if (!services_tag) {
-    std::cerr << "docker suite: " << services_tag.error().what() << '\n';
-    return 1;
-  }
-  env.host.services_image = *services_tag;
-  // Python tasks (examples, attacks, the python suites) run on forgectl/python:local; build it here
-  // too, for the same reason as squid's (debootstrap on a fresh machine: a few minutes, then cached).
-  auto python = stack::build_python_image(*env.client, {.debian_mirror = "http://deb.debian.org/debian"});
-  if (!python) {
-    std::cerr << "docker suite: building the python image: " << python.error().what() << '\n';
-    return 1;
-  }
-  env.python_image = python->id;
+  if (!test::build_suite_images(env, *helper)) return 1;
 
   doctest::Context ctx;
   ctx.applyCommandLine(argc, argv);

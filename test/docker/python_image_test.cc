@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "core/json.h"
+#include "core/scope_guard.h"
 #include "engine/archive.h"
 #include "engine/exec.h"
 #include "engine/images.h"
@@ -108,21 +109,28 @@ TEST_CASE("forgectl/python:local is built without a registry, and the second bui
   const std::string label = info->labels[stack::kContentLabel];
 
   // A changed python/ tree rebuilds the top image only; the original tree brings the original label back.
+  // Under a tag of this test's own: the other docker shard's trials run on forgectl/python:local meanwhile.
+  const std::string test_tag = "forgectl-test/python:" + docker_env().run_value;
+  ScopeGuard remove_test_image([&] { (void)engine::remove_image(c, test_tag, true); });
   TempDir dir;
   fs::copy(kPythonTree, fs::path(dir.path()) / "python", fs::copy_options::recursive);
   std::ofstream(fs::path(dir.path()) / "python" / "tolokaforge" / "marker_for_test.py") << "MARK = 1\n";
-  auto changed = stack::build_python_image(c, {.debian_mirror = kMirror, .python_tree = dir.path() + "/python"});
+  auto changed =
+      stack::build_python_image(c, {.debian_mirror = kMirror, .python_tree = dir.path() + "/python", .tag = test_tag});
   REQUIRE_MESSAGE(changed.has_value(), (changed ? "" : changed.error().what()));
   CHECK(changed->built_image);
   CHECK_FALSE(changed->built_base);
   CHECK(changed->id != first.id);
-  auto restored = stack::build_python_image(c, {.debian_mirror = kMirror});
+  auto restored = stack::build_python_image(c, {.debian_mirror = kMirror, .tag = test_tag});
   REQUIRE_MESSAGE(restored.has_value(), (restored ? "" : restored.error().what()));
   CHECK(restored->built_image);
   if (restored->id != changed->id) (void)engine::remove_image(c, changed->id, true);  // no dangling test image
-  auto back = engine::inspect_image(c, stack::kPythonImage);
+  auto back = engine::inspect_image(c, test_tag);
   REQUIRE(back.has_value());
   CHECK(back->labels[stack::kContentLabel] == label);
+  auto shared = engine::inspect_image(c, stack::kPythonImage);
+  REQUIRE(shared.has_value());
+  CHECK(shared->id == first.id);
 
   // A mirror that is not a URL is refused before anything runs.
   auto bad = stack::build_python_image(c, {.debian_mirror = "deb.debian.org"});
