@@ -10,6 +10,7 @@
 #   FRESH_KEEP=1         keep the container and its volumes afterwards (to look inside)
 #   FRESH_REBUILD=1      rebuild the base image even when the daemon has it
 #   FRESH_APT_CACHE=0    do not keep downloaded .deb files in a volume between checks
+#   FRESH_COMMAND_TIMEOUT=S  stop a command after S seconds (default 2700) and show its last lines
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -114,14 +115,23 @@ step "copying the checkout" sh -c "git -C '$top' ls-files -z --cached --others -
 # --- the commands --------------------------------------------------------------------------------
 failed=0
 n=0
+budget=${FRESH_COMMAND_TIMEOUT:-2700}
 for cmd in "${commands[@]}"; do
   n=$((n + 1))
   log="/root/command-$n.log"
   start=$(date +%s)
   rc=0
-  docker exec "$run_id" bash -c "cd /root/forgectl && ($cmd) >$log 2>&1" || rc=$?
+  # A bound per command, so a hang ends with the command's last lines instead of CI's own timeout.
+  docker exec -e FORGECTL_STEP_TIMES="/root/steps-$n.log" "$run_id" \
+    timeout --kill-after=30 "$budget" bash -c "cd /root/forgectl && ($cmd) >$log 2>&1" || rc=$?
   secs=$(($(date +%s) - start))
+  [ "$rc" -eq 124 ] && echo "fresh-machine-check: [$n] stopped after FRESH_COMMAND_TIMEOUT=$budget s"
   echo "fresh-machine-check: [$n] $cmd → exit $rc (${secs} s)"
+  # Where the time went: the scripts' steps (scripts/lib.sh) and each suite's time.
+  docker exec "$run_id" sh -c "cat /root/steps-$n.log; grep -E '^ *[0-9]+/[0-9]+ forgectl:|^tests: ' $log" \
+    2>/dev/null | sed 's/^/  /' || true
+  driver=$(docker exec "$run_id" docker info -f '{{.Driver}}' 2>/dev/null || true)
+  [ -z "$driver" ] || echo "  (the bare machine's dockerd stores images with $driver)"
   if [ "$rc" -ne 0 ]; then
     failed=1
     echo "---- last 30 lines of its output ----"
