@@ -124,10 +124,7 @@ TEST_CASE("harbor steps workdir: during step one's agent, step two's workdir fil
       "echo one > step1.txt; find / \\( -path /proc -o -path /sys \\) -prune -o \\( -name \"stepwd-marker*\" -o -name "
       "shout.sh -o -name made.txt \\) -print 2>/dev/null; grep -rlE \"given-by-workdir|bin/shout\" / --exclude-dir=proc "
       "--exclude-dir=sys --exclude-dir=dev 2>/dev/null; echo probed");
-  auto r = rig.run(task, trial::AgentChoice::Kind::kReplay, replay);
-  CAPTURE(r.error);
-  REQUIRE(r.outcome == results::Outcome::kGraded);
-  REQUIRE(r.tool_log.size() == 2);
+  auto r = rig.replay_graded(task, replay, 2);
   const std::string& one = r.tool_log[0].record.content;
   const std::string& two = r.tool_log[1].record.content;
   CAPTURE(one);
@@ -157,10 +154,7 @@ TEST_CASE("harbor steps workdir: a link or a directory the agent left where step
       d, "link.yaml",
       "echo one > step1.txt; [ -e made.txt ] || { ln -s /etc bin; mkdir stepwd-marker-two.txt; }; ls -ld bin; "
       "ls /etc/shout.sh 2>&1; cat stepwd-marker-two.txt 2>&1; echo probed");
-  auto r = rig.run(task, trial::AgentChoice::Kind::kReplay, replay);
-  CAPTURE(r.error);
-  REQUIRE(r.outcome == results::Outcome::kGraded);
-  REQUIRE(r.tool_log.size() == 2);
+  auto r = rig.replay_graded(task, replay, 2);
   const std::string& one = r.tool_log[0].record.content;
   const std::string& two = r.tool_log[1].record.content;
   CAPTURE(one);
@@ -210,9 +204,7 @@ TEST_CASE("harbor steps setup: an agent that breaks the next step's setup.sh get
   TempFiles d("forgectl-harbor-stepwd-");
   auto task = rig.load(write_task(d, "stepwd-sabotage", rig.base));
   const std::string replay = write_replay(d, "sabotage.yaml", "echo one > step1.txt; mkdir -p made.txt/x; echo planted");
-  auto r = rig.run(task, trial::AgentChoice::Kind::kReplay, replay);
-  CAPTURE(r.error);
-  REQUIRE(r.outcome == results::Outcome::kGraded);
+  auto r = rig.replay_graded(task, replay);
   CHECK(r.infra_kind == results::InfraKind::kNone);
   CHECK(r.grade.components.at("step.one") == doctest::Approx(1.0));
   CHECK(r.grade.components.at("step.two") == doctest::Approx(0.0));

@@ -112,10 +112,7 @@ TEST_CASE("harbor trial: during the agent's run /tests and /solution are absent;
   rig.runner_tag(task);
   const std::string replay = write_replay(
       d, "ls -d /tests /solution /logs/verifier 2>&1; echo note > /logs/agent/note.txt; echo 42 > answer.txt; echo listed");
-  auto r = rig.run(task, trial::AgentChoice::Kind::kReplay, replay);
-  CAPTURE(r.error);
-  REQUIRE(r.outcome == results::Outcome::kGraded);
-  REQUIRE(r.tool_log.size() == 1);
+  auto r = rig.replay_graded(task, replay, 1);
   const std::string& out = r.tool_log[0].record.content;
   CAPTURE(out);
   CHECK(out.find("listed") != std::string::npos);
@@ -210,10 +207,7 @@ TEST_CASE("harbor trial: a Terminal-Bench 1 task (task.yaml, run-tests.sh, solut
 
   // The build context left the task's tests and solution out: the agent finds neither.
   const std::string replay = write_replay(d, "ls /tests /solution /run-tests.sh /solution.sh 2>&1; echo listed");
-  auto probe = rig.run(task, trial::AgentChoice::Kind::kReplay, replay);
-  CAPTURE(probe.error);
-  REQUIRE(probe.outcome == results::Outcome::kGraded);
-  REQUIRE(probe.tool_log.size() == 1);
+  auto probe = rig.replay_graded(task, replay, 1);
   const std::string& out = probe.tool_log[0].record.content;
   CAPTURE(out);
   CHECK(out.find("listed") != std::string::npos);
@@ -308,10 +302,7 @@ TEST_CASE("harbor trial: allowlist reaches only its host through the egress prox
       "messages:\n  - role: assistant\n    content: \"\"\n    tool_calls:\n      - name: bash\n        arguments:\n"
       "          command: 'echo PROXY=$HTTPS_PROXY; nc -w 2 egress-proxy 3128 </dev/null 2>&1; echo rc=$?'\n"
       "  - role: assistant\n    content: \"done\"\n");
-  auto c = rig.run(closed, trial::AgentChoice::Kind::kReplay, replay2);
-  CAPTURE(c.error);
-  REQUIRE(c.outcome == results::Outcome::kGraded);
-  REQUIRE(c.tool_log.size() == 1);
+  auto c = rig.replay_graded(closed, replay2, 1);
   const std::string& cout_ = c.tool_log[0].record.content;
   CAPTURE(cout_);
   CHECK(cout_.find("PROXY=\n") != std::string::npos);
@@ -644,10 +635,8 @@ TEST_CASE("harbor artifacts: declared paths reach the trial directory and the ve
                              // A hook that fails is a note; the next one still runs, before the copy.
                              "[[verifier.collect]]\ncommand = \"exit 4\"\n"
                              "[[verifier.collect]]\ncommand = \"echo collected > /outdir/hook.txt\"\n");
-  auto r = rig.run(task, trial::AgentChoice::Kind::kReplay, replay);
-  CAPTURE(r.error);
+  auto r = rig.replay_graded(task, replay);
   CAPTURE(r.verifier_output);
-  REQUIRE(r.outcome == results::Outcome::kGraded);
   CHECK(r.grade.components.at("reward.seen") == 1.0);      // outside the workspace, declared: it reached the verifier
   CHECK(r.grade.components.at("reward.owner") == 1000.0);  // as the agent's
   CHECK(r.grade.components.at("reward.link") == 0.0);      // a link is never followed nor copied
@@ -669,9 +658,7 @@ TEST_CASE("harbor artifacts: declared paths reach the trial directory and the ve
 
   // Undeclared, the same file stays behind: the verifier holds only the workspace.
   auto plain = with_artifacts("noarts", "");
-  auto p = rig.run(plain, trial::AgentChoice::Kind::kReplay, replay);
-  CAPTURE(p.error);
-  REQUIRE(p.outcome == results::Outcome::kGraded);
+  auto p = rig.replay_graded(plain, replay);
   CHECK(p.grade.components.at("reward.seen") == 0.0);
   check_nothing_left(rig);
 }
@@ -805,9 +792,7 @@ TEST_CASE("harbor steps: an agent solving step one only scores 0.5 by mean, 0 by
     CAPTURE(strategy);
     auto task = load(write_steps_task(d, "half-" + strategy, rig.base, strategy));
     rig.runner_tag(task);
-    auto r = rig.run(task, trial::AgentChoice::Kind::kReplay, replay);
-    CAPTURE(r.error);
-    REQUIRE(r.outcome == results::Outcome::kGraded);
+    auto r = rig.replay_graded(task, replay);
     CHECK(r.grade.components.at("step.one") == 1.0);
     CHECK(r.grade.components.at("step.two") == 0.0);
     CHECK(r.grade.score == (strategy == "mean" ? 0.5 : 0.0));
@@ -854,9 +839,7 @@ TEST_CASE("harbor steps: missing a gate on purpose does not make the skipped ste
   d.write("gate-dodge/steps/one/solution/solve.sh", "echo one > step1.txt; touch style.txt\n");
   auto task = load(dir);
   rig.runner_tag(task);
-  auto cheat = rig.run(task, trial::AgentChoice::Kind::kReplay, write_replay(d, "echo one > step1.txt"));
-  CAPTURE(cheat.error);
-  REQUIRE(cheat.outcome == results::Outcome::kGraded);
+  auto cheat = rig.replay_graded(task, write_replay(d, "echo one > step1.txt"));
   CHECK(cheat.grade.components.at("step.one") == 1.0);
   CHECK(cheat.grade.components.at("step.two") == 0.0);
   CHECK(cheat.grade.score == doctest::Approx(0.5));
@@ -879,9 +862,7 @@ TEST_CASE("harbor shared verifier: the tests run in the agent's runner as the ve
   rig.runner_tag(task);
   const std::string replay = write_replay(d, "echo 42 > answer.txt; echo x > /tmp/agent-left");
   rig.cfg.harbor_shared_verifier = true;
-  auto shared = rig.run(task, trial::AgentChoice::Kind::kReplay, replay);
-  CAPTURE(shared.error);
-  REQUIRE(shared.outcome == results::Outcome::kGraded);
+  auto shared = rig.replay_graded(task, replay);
   CHECK(shared.grade.score == 1.0);
   CHECK(shared.grade.components.at("reward.sees_agent_tmp") == 1.0);  // the agent's own container
   CHECK(shared.grade.components.at("reward.uid") == 2000.0);

@@ -82,10 +82,7 @@ TEST_CASE("harbor workdir: an image's WORKDIR /app is the agent's directory and 
   const std::string root_dir = write_app_task(d, "rootdir", rig.base, "echo 1 > /logs/verifier/reward.txt\n", "true\n");
   d.write("rootdir/environment/Dockerfile", "FROM " + rig.base + "\nWORKDIR /\nLABEL io.forgectl.test.task=rootdir\n");
   auto root_task = rig.load(root_dir);
-  auto at_root = rig.run(root_task, trial::AgentChoice::Kind::kReplay, write_replay(d, "root.yaml", "pwd"));
-  CAPTURE(at_root.error);
-  REQUIRE(at_root.outcome == results::Outcome::kGraded);
-  REQUIRE(at_root.tool_log.size() == 1);
+  auto at_root = rig.replay_graded(root_task, write_replay(d, "root.yaml", "pwd"), 1);
   CHECK(at_root.tool_log[0].record.content.find("/work") == 0);
 }
 
@@ -100,9 +97,7 @@ TEST_CASE("harbor verifier: a reward.txt the agent's program made a directory sc
       "echo echo XYZZY > /app/answer.sh\n"));
   auto spoil = write_replay(d, "spoil.yaml",
                             "printf \"mkdir -p /logs/verifier/reward.txt\\necho wrong\\n\" > /app/answer.sh");
-  auto r = rig.run(direct, trial::AgentChoice::Kind::kReplay, spoil);
-  CAPTURE(r.error);
-  REQUIRE(r.outcome == results::Outcome::kGraded);  // the model's 0, not a retried grader error
+  auto r = rig.replay_graded(direct, spoil);  // the model's 0, not a retried grader error
   CHECK(r.grade.score == 0.0);
   CHECK_FALSE(r.grade.binary_pass);
   const std::string reasons = join(r.grade.reasons, " | ");
@@ -116,9 +111,7 @@ TEST_CASE("harbor verifier: a reward.txt the agent's program made a directory sc
 
   // Run directly, the program reads /tests; through $FORGECTL_AS_AGENT it runs as 1000 and cannot.
   auto peek = write_replay(d, "peek.yaml", "printf \"cat /tests/expected.txt\\n\" > /app/answer.sh");
-  auto leaked = rig.run(direct, trial::AgentChoice::Kind::kReplay, peek);
-  CAPTURE(leaked.error);
-  REQUIRE(leaked.outcome == results::Outcome::kGraded);
+  auto leaked = rig.replay_graded(direct, peek);
   CHECK(leaked.grade.score == 1.0);  // what docs/harbor.md warns of: the verifier cannot protect this
 
   auto guarded = rig.load(write_app_task(
@@ -127,13 +120,9 @@ TEST_CASE("harbor verifier: a reward.txt the agent's program made a directory sc
       "got=$($FORGECTL_AS_AGENT sh /app/answer.sh 2>&1)\nif [ \"$got\" = \"$(cat /tests/expected.txt)\" ]; then "
       "echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n",
       "echo echo XYZZY > /app/answer.sh\n"));
-  auto g = rig.run(guarded, trial::AgentChoice::Kind::kReplay, peek);
-  CAPTURE(g.error);
-  REQUIRE(g.outcome == results::Outcome::kGraded);
+  auto g = rig.replay_graded(guarded, peek);
   CHECK(g.grade.score == 0.0);
-  auto gs = rig.run(guarded, trial::AgentChoice::Kind::kReplay, spoil);
-  CAPTURE(gs.error);
-  REQUIRE(gs.outcome == results::Outcome::kGraded);
+  auto gs = rig.replay_graded(guarded, spoil);
   CHECK(gs.grade.score == 0.0);
   const std::string greasons = join(gs.grade.reasons, " | ");
   CAPTURE(greasons);

@@ -3,7 +3,9 @@
 // image the trials built are removed with the rig.
 #pragma once
 
+#include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,6 +68,17 @@ struct HarborRig {
     trial::AgentChoice a{kind};
     a.replay_path = replay;
     return trial::run_trial(t, 0, 1, a, env);
+  }
+
+  // A replay agent's trial that must be graded (else the trial's error and the verifier's output
+  // are shown) and, when `tool_calls` is given, must have made exactly that many tool calls.
+  trial::TrialResult replay_graded(const manifest::TaskConfig& t, const std::string& replay,
+                                   std::optional<std::size_t> tool_calls = std::nullopt) {
+    auto r = run(t, trial::AgentChoice::Kind::kReplay, replay);
+    REQUIRE_MESSAGE(r.outcome == results::Outcome::kGraded,
+                    "error: " << r.error << "\nverifier output: " << r.verifier_output);
+    if (tool_calls) REQUIRE_MESSAGE(r.tool_log.size() == *tool_calls, "error: " << r.error);
+    return r;
   }
 };
 
