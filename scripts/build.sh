@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Configures (once) and builds forgectl into ./build. Extra arguments go to `meson setup`.
+# Configures (once) and builds forgectl into ./build. Extra arguments go to `meson setup`;
+# FORGECTL_BUILD_TARGETS (ninja targets, space-separated) builds only those instead of everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -9,4 +10,5 @@ if [ ! -f build/build.ninja ]; then
   rm -rf build
   step "meson setup" meson setup build --buildtype=debugoptimized -Dwerror=true "$@"
 fi
-step "ninja (compiling forgectl)" ninja -C build
+# shellcheck disable=SC2086 # the targets are words
+step "ninja (compiling forgectl)" ninja -C build ${FORGECTL_BUILD_TARGETS:-}
