@@ -10,6 +10,7 @@
 #include <array>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <sstream>
 
@@ -254,12 +255,14 @@ Result<std::string> python_image_context(const std::string& tree) {
 
 namespace {
 
-// The content label of an image, or "" when the image is missing.
-std::string content_label(engine::Client& c, const std::string& image) {
+// The image when it exists and its content label is `key`: an up-to-date image is not rebuilt.
+std::optional<engine::ImageInfo> image_with_content(engine::Client& c, const std::string& image,
+                                                    const std::string& key) {
   auto info = engine::inspect_image(c, image);
-  if (!info) return "";
+  if (!info) return std::nullopt;
   auto it = info->labels.find(kContentLabel);
-  return it == info->labels.end() ? "" : it->second;
+  if (it == info->labels.end() || it->second != key) return std::nullopt;
+  return std::move(*info);
 }
 
 }  // namespace
@@ -332,15 +335,13 @@ Result<PythonImageBuild> build_python_image(engine::Client& c, const PythonImage
   std::string image_key = sha256_hex(*base_key + "\n" + *tree_key + "\n" + sha256_hex(*context));
 
   PythonImageBuild out;
-  if (content_label(c, o.tag) == image_key) {
-    auto info = engine::inspect_image(c, o.tag);
-    if (!info) return info.fail_with("inspecting " + o.tag);
+  if (auto info = image_with_content(c, o.tag, image_key)) {
     if (progress) progress(o.tag + " is up to date\n");
     out.id = info->id;
     return out;
   }
 
-  if (content_label(c, kPythonBaseImage) != *base_key) {
+  if (!image_with_content(c, kPythonBaseImage, *base_key)) {
     // /var/tmp, not /tmp: debootstrap needs device nodes and exec, which a tmpfs /tmp (nodev,
     // often noexec) refuses; /var/tmp is on a disk filesystem on Debian's default layout.
     fs::path scratch_root = o.scratch_dir.empty() ? fs::path("/var/tmp") : fs::path(o.scratch_dir);

@@ -13,12 +13,13 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "core/scope_guard.h"
 #include "core/strings.h"
 #include "engine/containers.h"
+#include "engine/images.h"
 #include "engine/networks.h"
 #include "stack/local_images.h"
 #include "stack/python_image.h"
-#include "engine/images.h"
 #include "support/docker_env.h"
 
 namespace forge::test {
@@ -59,15 +60,15 @@ static void remove_leftovers(engine::Client& c) {
 // processes (test/meson.build); a lock makes the second wait for the first's builds and then find
 // them cached, instead of both debootstrapping the same image at once.
 static bool build_suite_images(DockerEnv& env, const std::string& helper) {
-  int lock = ::open("/tmp/forgectl-docker-suite-images.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+  constexpr const char* kLockPath = "/tmp/forgectl-docker-suite-images.lock";
+  int lock = ::open(kLockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+  ScopeGuard unlock([lock] {
+    if (lock >= 0) ::close(lock);
+  });
   if (lock < 0 || ::flock(lock, LOCK_EX) != 0) {
-    std::cerr << "docker suite: locking /tmp/forgectl-docker-suite-images.lock: " << std::strerror(errno) << '\n';
+    std::cerr << "docker suite: locking " << kLockPath << ": " << std::strerror(errno) << '\n';
     return false;
   }
-  struct Unlock {
-    int fd;
-    ~Unlock() { ::close(fd); }
-  } unlock{lock};
   auto image = stack::build_runner_image(*env.client, {"/bin/busybox", helper});
   if (!image) {
     std::cerr << "docker suite: building the runner image: " << image.error().what() << '\n';
