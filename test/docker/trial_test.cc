@@ -110,9 +110,12 @@ struct TrialRig {
 
 std::string exec_sh(const std::string& id, const std::string& script) {
   engine::ExecOptions o{{"sh", "-c", script}};
-  o.timeout = Millis(20000);
+  // A whole-filesystem grep beside the other docker shard took over 20 s on 2 cores: a generous
+  // bound, and a timeout named as such rather than seen as a scan that found nothing.
+  o.timeout = Millis(120000);
   auto r = engine::exec_run(*docker_env().client, id, o);
   REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().what()));
+  REQUIRE_MESSAGE(!r->timed_out, "`" << script << "` timed out after " << r->elapsed.count() << " ms");
   return r->out;
 }
 
@@ -171,6 +174,7 @@ TEST_CASE("trial (OpenAI protocol): 429 retried, malformed arguments answered as
   TempDir task_dir;
   auto task = load(write_probe_task(task_dir, "probe_openai"));
   TrialRig rig("openai", "gpt-4o");
+  rig.cfg.turn_timeout = Millis(600000);  // the held turn outlives the scans of every container, however slow
   auto& s = rig.h.server;
   s.push({429, {{"Retry-After", "0"}}, fake_llm::openai_error("slow down", "rate_limit_exceeded", "requests")});
   s.push(200, fake_llm::openai_tool_call("call_1", "bash", json::Writer().begin_object().field("command", scan_script() + "; env").end_object().take()));
