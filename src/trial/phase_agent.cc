@@ -1,7 +1,7 @@
 // The agent phase: the agent and its user made, one episode run with the sandbox watched.
 #include "trial/trial_run.h"
 
-#include "manifest/harbor_load.h"
+#include "manifest/harbor/harbor_load.h"
 
 namespace forge::trial {
 

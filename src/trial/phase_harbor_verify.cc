@@ -3,7 +3,7 @@
 
 #include "core/scope_guard.h"
 #include "engine/tar.h"
-#include "manifest/harbor_load.h"
+#include "manifest/harbor/harbor_load.h"
 #include "policy/topology.h"
 #include "trial/harbor_artifacts.h"
 

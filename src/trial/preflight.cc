@@ -8,7 +8,7 @@
 #include "agent/agent.h"
 #include "agent/llm_factory.h"
 #include "core/jsonpath.h"
-#include "manifest/harbor_load.h"
+#include "manifest/harbor/harbor_load.h"
 #include "policy/topology.h"
 #include "tools/builtin_tools.h"
 #include "trial/golden_replay.h"
