@@ -23,7 +23,7 @@
 #include "core/strings.h"
 #include "engine/images.h"
 #include "engine/system.h"
-#include "manifest/harbor_load.h"
+#include "manifest/harbor/harbor_load.h"
 #include "manifest/run_config_parse.h"
 #include "policy/hardening.h"
 #include "policy/topology.h"

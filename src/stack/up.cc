@@ -17,7 +17,7 @@
 #include "engine/system.h"
 #include "engine/tar.h"
 #include "engine/volumes.h"
-#include "manifest/harbor_task.h"
+#include "manifest/harbor/harbor_task.h"
 #include "policy/squid_conf.h"
 #include "policy/subnets.h"
 #include "stack/helper_volume.h"

@@ -8,7 +8,7 @@
 
 #include "core/json.h"
 #include "core/sha256.h"
-#include "manifest/harbor_load.h"
+#include "manifest/harbor/harbor_load.h"
 
 namespace forge::sweep {
 
