@@ -583,8 +583,7 @@ class TrialRun {
     ev.run_tests = [this]() { return run_grader(docker_, grader_spec(), task_); };
     ev.run_checks = [this]() {
       ChecksInputs in;
-      in.stack = up_->name;
-      in.run_id = env_.run_id;
+      in.labels = up_->labels;
       in.transcript_json = checks_transcript_json(r_.episode.messages);
       in.initial_state_json = !server_initial_state_.empty()                 ? server_initial_state_
                               : !task_.initial_state.json_db_json.empty() ? task_.initial_state.json_db_json
@@ -644,8 +643,7 @@ class TrialRun {
       PythonServerGolden g;
       g.docker = &docker_;
       g.server = *task_.environment.tools.mcp_server;
-      g.stack = up_->name;
-      g.run_id = env_.run_id;
+      g.labels = up_->labels;
       g.initial_state = server_initial_state_;
       g.unstable_fields = task_.initial_state.unstable_fields;
       store_ = std::make_unique<PythonStateStore>(std::move(*state), std::move(g));
@@ -1007,7 +1005,7 @@ class TrialRun {
   const std::string& workspace() const { return up_->plan.runner.workdir; }
   // Where a grader container comes from: this trial's stack, runner and image.
   GraderSpec grader_spec() const {
-    GraderSpec gs{up_->name, runner_, workspace(), up_->plan.runner.image, env_.run_id};
+    GraderSpec gs{up_->labels, runner_, workspace(), up_->plan.runner.image};
     gs.host = env_.host;
     gs.workspace_limit = workspace_limit();
     gs.cancel = env_.interrupted;
