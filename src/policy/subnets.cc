@@ -201,6 +201,19 @@ Status SubnetPool::release(const std::vector<Ipv4Net>& subnets) {
   return store(path, kept);
 }
 
+Result<std::size_t> SubnetPool::prune() {
+  auto lock = FileLock::acquire(state_dir_);
+  if (!lock) return lock.fail_with("pruning subnet reservations");
+  std::string path = state_dir_ + "/subnets.reserved";
+  auto all = load(path);
+  std::vector<Reservation> kept;
+  long long now = std::time(nullptr);
+  for (const auto& r : all)
+    if (live(r, now)) kept.push_back(r);
+  if (kept.size() == all.size()) return std::size_t{0};
+  if (auto st = store(path, kept); !st) return st.fail_with("pruning subnet reservations");
+  return all.size() - kept.size();
+}
 
 Result<std::uint64_t> SubnetPool::free_count(int prefix, const InUse& in_use_fn) {
   if (prefix < pool_.prefix) return std::uint64_t{0};

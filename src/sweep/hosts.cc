@@ -3,17 +3,17 @@
 
 #include <sys/statvfs.h>
 
-#include <ctime>
 
 #include "core/parallel.h"
 #include "engine/containers.h"
 #include "engine/docker_host.h"
 #include "engine/networks.h"
 #include "engine/system.h"
+#include "engine/volumes.h"
 #include "stack/inventory.h"
 #include "stack/labels.h"
 #include "stack/local_images.h"
-#include "stack/teardown.h"
+#include "stack/orphans.h"
 
 namespace forge::sweep {
 
@@ -92,19 +92,18 @@ Status prepare_engines(HostPool& pool, const HostSettings& host, Slots& builds, 
       }
       for (const auto& tag : *built) log.info(e.address + ": built " + tag);
     }
-    auto stacks = stack::list_stacks(*e.client);
-    if (!stacks) {
-      results[i] = fail(stacks.error().with_context("listing stacks on " + e.address));
+    auto reaped = stack::reap_orphans(*e.client, host);
+    for (const auto& r : reaped.stacks)
+      log.info(e.address + ": removed orphaned stack " + r.name + " (" + stack::orphan_reason_text(r.why) + ")" +
+               (r.removed.clean() ? "" : "; " + r.removed.errors.front()));
+    for (const auto& name : reaped.unowned)
+      log.warn(e.address + ": stack " + name + ": " + stack::orphan_reason_text(stack::OrphanReason::kUnowned) +
+               "; left alone (forgectl down " + name + " removes it)");
+    if (!reaped.listed) {
+      results[i] = fail(Errc::kUnavailable, e.address + ": " + reaped.errors.front());
       return;
     }
-    std::time_t now = std::time(nullptr);
-    for (const auto& [name, objs] : *stacks) {
-      auto why = stack::orphan_reason(objs, now);
-      if (why == stack::OrphanReason::kNone) continue;
-      auto rep = stack::remove_stack(*e.client, name);
-      log.info(e.address + ": removed orphaned stack " + name + " (" + stack::orphan_reason_text(why) + ")" +
-               (rep.clean() ? "" : "; " + rep.errors.front()));
-    }
+    for (const auto& err : reaped.errors) log.warn(e.address + ": " + err);
   }, engines.size());
   for (auto& st : results)
     if (!st) return st;
@@ -146,6 +145,11 @@ std::vector<std::string> leak_audit(HostPool& pool, const std::string& run_id) {
       for (const auto& n : *ns) left.push_back(e->address + ": network " + n.name);
     } else {
       left.push_back(e->address + ": networks could not be listed: " + ns.error().what());
+    }
+    if (auto vs = engine::list_volumes(*e->client, f)) {
+      for (const auto& v : *vs) left.push_back(e->address + ": volume " + v.name);
+    } else {
+      left.push_back(e->address + ": volumes could not be listed: " + vs.error().what());
     }
   }
   return left;

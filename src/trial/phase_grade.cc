@@ -59,8 +59,7 @@ Step TrialRun::read_server_state() {
   PythonServerGolden g;
   g.docker = &docker_;
   g.server = *task_.environment.tools.mcp_server;
-  g.stack = up_->name;
-  g.run_id = env_.run_id;
+  g.labels = up_->labels;
   g.initial_state = server_initial_state_;
   g.unstable_fields = task_.initial_state.unstable_fields;
   store_ = std::make_unique<PythonStateStore>(std::move(*state), std::move(g));
@@ -97,8 +96,7 @@ grading::Evidence TrialRun::evidence() {
 // What a checks.py suite is given: the transcript, and the state before and after the agent.
 ChecksInputs TrialRun::checks_inputs() const {
   ChecksInputs in;
-  in.stack = up_->name;
-  in.run_id = env_.run_id;
+  in.labels = up_->labels;
   in.transcript_json = checks_transcript_json(r_.episode.messages);
   in.initial_state_json = !server_initial_state_.empty()                 ? server_initial_state_
                           : !task_.initial_state.json_db_json.empty() ? task_.initial_state.json_db_json
@@ -121,7 +119,7 @@ Result<grading::JudgeReply> TrialRun::judge(const std::string& model_ref, const 
 
 // Where a grader container comes from: this trial's stack, runner and image.
 GraderSpec TrialRun::grader_spec() const {
-  GraderSpec gs{up_->name, runner_, workspace(), up_->plan.runner.image, env_.run_id};
+  GraderSpec gs{up_->labels, runner_, workspace(), up_->plan.runner.image};
   gs.host = env_.host;
   gs.workspace_limit = workspace_limit();
   gs.cancel = env_.interrupted;
