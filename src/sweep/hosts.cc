@@ -14,6 +14,7 @@
 #include "stack/labels.h"
 #include "stack/local_images.h"
 #include "stack/orphans.h"
+#include "sweep/node_images.h"
 
 namespace forge::sweep {
 
@@ -85,6 +86,12 @@ Status prepare_engines(HostPool& pool, const HostSettings& host, Slots& builds, 
     }
     {
       Slots::Hold slot(&builds);
+      // Another forgectl on this host (a shard beside this one) may be building the same images.
+      auto lock = lock_engine_images(host, e.address, log);
+      if (!lock) {
+        results[i] = lock.fail();
+        return;
+      }
       auto built = stack::ensure_local_images(*e.client, host, {}, {.runner = true, .squid = true, .services = false});
       if (!built) {
         results[i] = fail(built.error().with_context("preparing " + e.address));
@@ -105,28 +112,6 @@ Status prepare_engines(HostPool& pool, const HostSettings& host, Slots& builds, 
     }
     for (const auto& err : reaped.errors) log.warn(e.address + ": " + err);
   }, engines.size());
-  for (auto& st : results)
-    if (!st) return st;
-  return {};
-}
-
-Status ensure_services_image(HostPool& pool, const HostSettings& host, Slots& builds, Logger& log) {
-  auto& engines = pool.engines();
-  std::vector<Status> results(engines.size());
-  parallel_for(
-      engines.size(),
-      [&](std::size_t i) {
-        EngineSlot& e = *engines[i];
-        Slots::Hold slot(&builds);
-        auto built =
-            stack::ensure_local_images(*e.client, host, {}, {.runner = false, .squid = false, .services = true});
-        if (!built) {
-          results[i] = fail(built.error().with_context("preparing " + e.address));
-          return;
-        }
-        for (const auto& tag : *built) log.info(e.address + ": built " + tag);
-      },
-      engines.size());
   for (auto& st : results)
     if (!st) return st;
   return {};
