@@ -125,7 +125,7 @@ bool clashes(const Ipv4Net& cand, const std::vector<Ipv4Net>& taken) {
 
 Result<std::vector<Ipv4Net>> SubnetPool::reserve(const std::vector<int>& prefixes, const InUse& in_use_fn,
                                                  std::chrono::seconds ttl) {
-  auto lock = FileLock::acquire(state_dir_ + "/subnets.lock");
+  auto lock = lock_reservations();
   if (!lock) return lock.fail_with("reserving subnets");
   auto in_use = in_use_fn();
   if (!in_use) return in_use.fail_with("reserving subnets");
@@ -159,7 +159,7 @@ Result<std::vector<Ipv4Net>> SubnetPool::reserve(const std::vector<int>& prefixe
 
 Status SubnetPool::release(const std::vector<Ipv4Net>& subnets) {
   if (subnets.empty()) return {};
-  auto lock = FileLock::acquire(state_dir_ + "/subnets.lock");
+  auto lock = lock_reservations();
   if (!lock) return lock.fail_with("releasing subnets");
   std::string path = state_dir_ + "/subnets.reserved";
   std::vector<Reservation> kept;
@@ -171,8 +171,10 @@ Status SubnetPool::release(const std::vector<Ipv4Net>& subnets) {
   return store(path, kept);
 }
 
+Result<FileLock> SubnetPool::lock_reservations() const { return FileLock::acquire(state_dir_ + "/subnets.lock"); }
+
 Result<std::size_t> SubnetPool::prune() {
-  auto lock = FileLock::acquire(state_dir_);
+  auto lock = lock_reservations();
   if (!lock) return lock.fail_with("pruning subnet reservations");
   std::string path = state_dir_ + "/subnets.reserved";
   auto all = load(path);
@@ -187,7 +189,7 @@ Result<std::size_t> SubnetPool::prune() {
 
 Result<std::uint64_t> SubnetPool::free_count(int prefix, const InUse& in_use_fn) {
   if (prefix < pool_.prefix) return std::uint64_t{0};
-  auto lock = FileLock::acquire(state_dir_ + "/subnets.lock");
+  auto lock = lock_reservations();
   if (!lock) return lock.fail_with("counting free subnets");
   auto in_use = in_use_fn();
   if (!in_use) return in_use.fail_with("counting free subnets");

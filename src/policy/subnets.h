@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/file_lock.h"
 #include "core/host_settings.h"
 #include "core/result.h"
 
@@ -62,6 +63,8 @@ class SubnetPool {
   const std::string& state_dir() const { return state_dir_; }
 
  private:
+  // Every change to the reservations file holds this lock (the file beside it, never the directory).
+  Result<FileLock> lock_reservations() const;
   Ipv4Net pool_;
   std::string state_dir_;
 };
