@@ -38,6 +38,7 @@
 #include "trial/local_trial.h"
 #include "trial/trial_env.h"
 #include "trial/python_state.h"
+#include "trial/rag_use.h"
 #include "trial/sandbox_prep.h"
 #include "trial/sandbox_watch.h"
 #include "trial/trial_setup.h"
@@ -255,6 +256,8 @@ class TrialRun {
     if (auto it = up_->containers.find("mock-web"); it != up_->containers.end())
       if (auto st = copy_mock_web(docker_, it->second, task_); !st)
         return classify_running(st.error(), InfraKind::kDaemon);
+    if (auto st = load_rag_index(docker_, env_.engine_is_local, *up_, control_token_, trial_id_, task_); !st)
+      return classify_running(st.error(), InfraKind::kSandbox);
     if (task_.harbor && task_.harbor->environment.healthcheck) return harbor_healthcheck(*task_.harbor->environment.healthcheck);
     return std::nullopt;
   }
@@ -374,6 +377,7 @@ class TrialRun {
     tools::OpenOptions oo;
     oo.log = env_.log;
     oo.db = db_route();
+    oo.rag = rag_route(task_, *up_, control_token_, trial_id_);
     oo.user = step_user_;
     oo.on_record = [this](const tools::CallRecord& rec) {
       {
