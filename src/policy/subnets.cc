@@ -172,7 +172,7 @@ Status SubnetPool::release(const std::vector<Ipv4Net>& subnets) {
 }
 
 Result<std::size_t> SubnetPool::prune() {
-  auto lock = FileLock::acquire(state_dir_);
+  auto lock = FileLock::acquire(state_dir_ + "/subnets.lock");
   if (!lock) return lock.fail_with("pruning subnet reservations");
   std::string path = state_dir_ + "/subnets.reserved";
   auto all = load(path);
