@@ -1,4 +1,4 @@
-// `forgectl serve json-db|mock-web`: the built-in services, the process inside their containers;
+// `forgectl serve json-db|mock-web|rag`: the built-in services, the process inside their containers;
 // `forgectl serve http-request`: the host's client to a service, run by exec in its container.
 #include <array>
 #include <chrono>
@@ -10,14 +10,15 @@
 #include <thread>
 
 #include "cli/verbs.h"
-#include "services/http_server.h"
 #include "core/service_token.h"
+#include "services/http_server.h"
 #include "services/json_db.h"
 #include "services/json_db_auth.h"
 #include "services/json_db_http.h"
 #include "services/limits.h"
 #include "services/local_client.h"
 #include "services/mock_web.h"
+#include "services/rag_http.h"
 
 namespace forge::cli {
 
@@ -29,7 +30,7 @@ struct ServeArgs {
   std::string fixtures;  // json-db
   std::string root;      // mock-web
   std::string tasks_root;         // mock-web: Tolokaforge's task packs, <dir>/<category>/<task_id>/
-  bool insecure_no_auth = false;  // json-db
+  bool insecure_no_auth = false;  // json-db, rag
 };
 
 struct RequestArgs {
@@ -101,6 +102,20 @@ int run_server(Context& ctx, const ServeArgs& args, const char* name, services::
   return kExitOk;
 }
 
+// The control token comes in the container's environment at create (docs/services.md); without
+// one a service starts only when told to serve everyone. `exposes` says what anyone could then do.
+Result<services::JsonDbAuth> service_auth(Context& ctx, const ServeArgs& args, const std::string& name,
+                                          const std::string& exposes) {
+  auto auth = services::JsonDbAuth::configure(
+      ctx.host.env(std::string(kServiceTokenEnv).c_str()),
+      args.insecure_no_auth ? services::AuthMode::kInsecureNoAuth : services::AuthMode::kRequired, name);
+  if (!auth) return auth.fail_with("starting " + name);
+  if (!auth->required())
+    ctx.log.warn(name + ": authentication is off (--insecure-no-auth): anyone who reaches port " +
+                 std::to_string(args.port) + " may " + exposes);
+  return auth;
+}
+
 }  // namespace
 
 void add_serve(CLI::App& app, Context& ctx, int* rc) {
@@ -116,17 +131,11 @@ void add_serve(CLI::App& app, Context& ctx, int* rc) {
                "serve without checking tokens when " + std::string(kServiceTokenEnv) +
                    " is unset: anyone who reaches the port may read and change every trial (local debugging only)");
   db->callback([&ctx, rc, db_args] {
-    // The control token comes in the container's environment at create (docs/services.md).
-    auto auth = services::JsonDbAuth::configure(
-        ctx.host.env(std::string(kServiceTokenEnv).c_str()),
-        db_args->insecure_no_auth ? services::AuthMode::kInsecureNoAuth : services::AuthMode::kRequired);
+    auto auth = service_auth(ctx, *db_args, "json-db", "read and change every trial");
     if (!auth) {
-      *rc = ctx.report(auth.error().with_context("starting json-db"));
+      *rc = ctx.report(auth.error());
       return;
     }
-    if (!auth->required())
-      ctx.log.warn("json-db: authentication is off (--insecure-no-auth): anyone who reaches port " +
-                   std::to_string(db_args->port) + " may read and change every trial");
     auto store = std::make_unique<services::JsonDb>();
     if (!db_args->fixtures.empty()) {
       if (auto st = load_fixtures(*store, db_args->fixtures); !st) {
@@ -170,6 +179,25 @@ void add_serve(CLI::App& app, Context& ctx, int* rc) {
     }
     auto owned = std::make_unique<services::MockWeb>(std::move(*site));  // the handler points at it
     *rc = run_server(ctx, *web_args, "mock-web", owned->handler());
+  });
+
+  auto rag_args = std::make_shared<ServeArgs>();
+  auto* rag = serve->add_subcommand(
+      "rag", "Per-trial knowledge bases searched with BM25 (Tolokaforge's rag-service API; the search_kb tool)");
+  rag->add_option("--port", rag_args->port, "TCP port")->default_val(8001)->check(CLI::Range(0, 65535));
+  rag->add_option("--host", rag_args->host, "address to listen on")->default_val("0.0.0.0");
+  rag->add_flag("--insecure-no-auth", rag_args->insecure_no_auth,
+                "serve without checking tokens when " + std::string(kServiceTokenEnv) +
+                    " is unset: anyone who reaches the port may load, search and delete every index (local "
+                    "debugging only)");
+  rag->callback([&ctx, rc, rag_args] {
+    auto auth = service_auth(ctx, *rag_args, "rag", "load, search and delete every index");
+    if (!auth) {
+      *rc = ctx.report(auth.error());
+      return;
+    }
+    auto store = std::make_unique<services::RagStore>();
+    *rc = run_server(ctx, *rag_args, "rag", services::rag_handler(*store, std::move(*auth)));
   });
 }
 

@@ -71,15 +71,15 @@ void add_up(CLI::App& app, Context& ctx, int* rc) {
       *rc = ctx.report(c.error());
       return;
     }
-    // json-db serves only with a control token; this stack's lives in json-db's environment alone
-    // (forgectl up prints nothing of it: a stack left up is for `forgectl exec` and debugging).
+    // json-db and rag serve only with a control token; this stack's lives in their environments
+    // alone (forgectl up prints nothing of it: a stack left up is for `forgectl exec` and debugging).
     auto token = new_control_token();
     if (!token) {
       *rc = ctx.report(token.error());
       return;
     }
     stack::UpOptions o;
-    o.service_env["json-db"] = {std::string(kServiceTokenEnv) + "=" + *token};
+    o.service_env = service_token_env(*token);
     o.host = ctx.host;
     o.runner_image = args->runner_image;
     o.proxy_image = args->proxy_image;

@@ -49,6 +49,33 @@ inline constexpr std::uintmax_t kMaxTaskBytes = 256 * kMiB;
 // Files under the directories a task names (custom_checks.dir, tests/, rag corpus), together.
 inline constexpr std::size_t kMaxTaskFiles = 10000;
 
+// ---- The built-in services (forgectl serve; the rest of their limits: src/services/limits.h) ----
+
+// One request's body: json-db's fixtures and a rag corpus's index request are the largest.
+inline constexpr std::size_t kMaxServiceRequestBytes = 32 * kMiB;
+
+// ---- The rag service's knowledge base (initial_state.rag.corpus_dir, search_kb; docs/services.md) ----
+
+// Documents (.md and .txt files) in one corpus. Tolokaforge's knowledge bases hold tens of files;
+// two thousand leaves room and still indexes in about a second.
+inline constexpr std::size_t kMaxRagDocuments = 2000;
+// All documents of one corpus together. The index lives in the rag service's memory (FTS5 about
+// doubles it), and the corpus travels in one request, well under the services' 32 MiB body limit.
+inline constexpr std::size_t kMaxRagCorpusBytes = 16 * kMiB;
+// A passage: a longer document is cut into passages of at most this many bytes at paragraph
+// breaks, and a result's text is one passage, so a result is bounded however long its file.
+inline constexpr std::size_t kMaxRagPassageBytes = 2 * kKiB;
+// A document's title as results show it (its first heading or line, cut at a character boundary).
+inline constexpr std::size_t kMaxRagTitleBytes = 200;
+// One search query: a question is a sentence, not a document.
+inline constexpr std::size_t kMaxRagQueryBytes = 1 * kKiB;
+// Distinct words one query searches for; each is a term of the BM25 sum.
+inline constexpr std::size_t kMaxRagQueryTerms = 64;
+// Results one search returns (search_kb's top_k at most).
+inline constexpr int kMaxRagTopK = 20;
+// Indexes one rag service holds at once (a stack serves one trial; the rest is headroom).
+inline constexpr std::size_t kMaxRagIndexes = 4;
+
 // ---- Regular expressions (grading.yaml disallow_regex) ----
 
 // One pattern's text. Tolokaforge's patterns are a line long.

@@ -59,6 +59,16 @@ Status check_control_token(std::string_view token) {
   return {};
 }
 
+std::string service_control_token(std::string_view control_token, std::string_view service) {
+  return hmac_sha256_hex(control_token, "service:" + std::string(service));
+}
+
+std::map<std::string, std::vector<std::string>> service_token_env(std::string_view control_token) {
+  const std::string var = std::string(kServiceTokenEnv) + "=";
+  return {{"json-db", {var + std::string(control_token)}},
+          {"rag", {var + service_control_token(control_token, "rag")}}};
+}
+
 std::string agent_token(std::string_view control_token, std::string_view ns, TokenPermission perm) {
   std::string token(kAgentPrefix);
   token.append(to_string(perm)).append(".").append(ns).append(".").append(agent_mac(control_token, ns, perm));

@@ -3,9 +3,11 @@
 // verifies them without storing any (docs/services.md, "Authentication").
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/result.h"
 
@@ -28,6 +30,18 @@ std::string_view to_string(TokenPermission p);  // "read", "write"
 Result<std::string> new_control_token();
 // kInvalid unless `token` is 64–256 lower-case hex digits; the message never repeats the token.
 Status check_control_token(std::string_view token);
+
+// The control token of service `service` ("rag") in a stack whose control token is
+// `control_token`: hex(HMAC-SHA256(key = control token text, message = "service:" + service)), 64
+// lower-case hex digits. Each service other than json-db gets its own, so an agent token one service
+// accepts is worth nothing at another (rag's search token never reads json-db), and knowing a
+// service's token reveals neither the stack's nor another service's.
+std::string service_control_token(std::string_view control_token, std::string_view service);
+
+// The environment each built-in service of a stack gets at create, by compose service name, for the
+// stack's `control_token`: json-db's FORGECTL_SERVICE_TOKEN is the token itself, rag's is
+// service_control_token(…, "rag"). The runner gets none of it.
+std::map<std::string, std::vector<std::string>> service_token_env(std::string_view control_token);
 
 // The agent token for `ns` and `perm`:
 //   "agent." + perm + "." + ns + "." + hex(HMAC-SHA256(key = control token text,

@@ -198,7 +198,10 @@ InitialState read_initial_state(YamlReader& r, const Field& block, const std::st
       for (const auto& e : r.known_keys(r.mapping_or_null(k, "initial_state.rag"), "initial_state.rag", {"corpus_dir"})) {
         auto rel = r.string(e, "initial_state.rag");
         if (!rel) continue;
-        if (auto p = task_path(r, e, "initial_state.rag.corpus_dir", dir, *rel, PathKind::kDirectory, Reach::kAgent)) s.rag_corpus_dir = *p;
+        if (auto p = task_path(r, e, "initial_state.rag.corpus_dir", dir, *rel, PathKind::kDirectory, Reach::kAgent)) {
+          s.rag_corpus_dir = *p;
+          s.rag_where = r.location(e);
+        }
       }
     } else if (k.key == "unstable_fields") {
       if (auto v = r.strings(k, "initial_state")) {

@@ -34,7 +34,8 @@ struct InitialState {
   std::string mock_web_base_url;
   SourceLocation mock_web_where;  // the base_url entry, for messages about it
   std::string json_db_path;    // absolute, when json_db names a file; empty when inline or absent
-  std::string rag_corpus_dir;  // absolute; empty: no rag corpus (stored; the rag service indexes it)
+  std::string rag_corpus_dir;  // absolute; empty: no rag corpus (the rag service indexes it per trial)
+  SourceLocation rag_where;    // the corpus_dir entry, for messages about the corpus
 };
 
 struct ScriptedRule {

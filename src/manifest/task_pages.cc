@@ -151,6 +151,12 @@ void tell(const WithheldVisit& withheld, const std::string& rel, EntryKind kind,
 
 }  // namespace
 
+std::vector<TaskInput> named_inputs(const TaskConfig& t) {
+  std::vector<TaskInput> out;
+  for (auto& i : task_inputs(t)) out.push_back({std::move(i.rel), std::move(i.key)});
+  return out;
+}
+
 Status check_web_dir(const ConfinedDir& d, const std::string& part) {
   std::error_code ec;
   const fs::path p = fs::path(d.root()) / part;

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/confined_dir.h"
 #include "manifest/task_config.h"
@@ -20,6 +21,16 @@ struct WithheldPage {
   std::string reason;  // "the task names it in grading", "its name starts with 'expected'"
 };
 using WithheldVisit = std::function<void(const WithheldPage&)>;
+
+// A path the task names as forgectl's input, task-directory-relative, and the key that names it.
+struct TaskInput {
+  std::string rel;
+  std::string key;  // "grading", "solution.script", "initial_state.rag.corpus_dir"
+};
+// Task-directory-relative forms of the paths the task names as forgectl's inputs: as written, and
+// as resolved through symlinks (grading: g/grade.json with g -> www is www/grade.json). Paths
+// outside the task directory (a project's) are not listed.
+std::vector<TaskInput> named_inputs(const TaskConfig& task);
 
 // kForbidden, naming it, when the task's `part` ("www" or "mock_web") is a symlink: `www ->
 // tests` would serve another part of the task under the web's rules; one that leads out of the

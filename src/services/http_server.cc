@@ -62,6 +62,13 @@ int http_status(Errc code) {
 
 Response error_response(const Error& e) { return json_error(http_status(e.code), e.what()); }
 
+Response method_not_allowed(const Request& req, std::string_view allow) {
+  Response r = json_error(
+      405, "method " + req.method + " not allowed on " + req.path + " (allowed: " + std::string(allow) + ")");
+  r.headers.emplace_back("Allow", std::string(allow));
+  return r;
+}
+
 std::optional<std::string> percent_decode(std::string_view s) {
   auto hex = [](char c) -> int {
     if (c >= '0' && c <= '9') return c - '0';
@@ -81,6 +88,21 @@ std::optional<std::string> percent_decode(std::string_view s) {
     if (hi < 0 || lo < 0) return std::nullopt;
     out += static_cast<char>(hi * 16 + lo);
     i += 2;
+  }
+  return out;
+}
+
+std::optional<std::vector<std::string>> path_segments(std::string_view path) {
+  if (path.empty() || path.front() != '/') return std::nullopt;
+  std::vector<std::string> out;
+  path.remove_prefix(1);
+  for (;;) {
+    auto slash = path.find('/');
+    auto seg = percent_decode(path.substr(0, slash));
+    if (!seg) return std::nullopt;
+    out.push_back(std::move(*seg));
+    if (slash == std::string_view::npos) break;
+    path.remove_prefix(slash + 1);
   }
   return out;
 }

@@ -43,9 +43,14 @@ Response json_error(int status, std::string_view message);
 // The HTTP status an error code stands for (kNotFound → 404, kConflict → 409, …).
 int http_status(Errc code);
 Response error_response(const Error& e);
+// 405 for `req`, with an Allow header of `allow` ("GET, HEAD").
+Response method_not_allowed(const Request& req, std::string_view allow);
 
 // Percent-decoding; nullopt on a malformed escape. '+' stays '+' (paths, not forms).
 std::optional<std::string> percent_decode(std::string_view s);
+// Splits "/a/b%2Fc" into {"a", "b/c"}, each segment decoded on its own (an encoded '/' stays inside
+// its segment); nullopt on a bad escape or a path not starting with '/'.
+std::optional<std::vector<std::string>> path_segments(std::string_view path);
 // The value of `key` in a query string ("a=1&tables=x,y"), decoded; nullopt when absent.
 std::optional<std::string> query_param(std::string_view query, std::string_view key);
 

@@ -1,5 +1,6 @@
-// json-db's bearer tokens: the control token may do everything; an agent token (derived from it,
-// core/service_token.h) may only read or only write its one namespace. Nothing else gets in.
+// The services' bearer tokens (json-db's, and rag's with its own control token): the control token
+// may do everything; an agent token (derived from it, core/service_token.h) may only read or only
+// write its one namespace. Nothing else gets in.
 #pragma once
 
 #include <optional>
@@ -31,14 +32,18 @@ struct Caller {
 
 class JsonDbAuth {
  public:
-  // Enforces `control_token`, which must pass check_control_token().
-  static Result<JsonDbAuth> with_control_token(std::string control_token);
+  // Enforces `control_token`, which must pass check_control_token(). `service` names the service
+  // in messages and in the 401's realm.
+  static Result<JsonDbAuth> with_control_token(std::string control_token, std::string service = "json-db");
   // Lets every request through as the control token would.
-  static JsonDbAuth insecure_no_auth() { return JsonDbAuth(std::string()); }
-  // What `forgectl serve json-db` makes of FORGECTL_SERVICE_TOKEN (`env_token`, nullopt or empty
-  // when unset) and its --insecure-no-auth flag: a token given is enforced; no token is an error
-  // unless the flag says to serve without authentication.
-  static Result<JsonDbAuth> configure(std::optional<std::string> env_token, AuthMode mode);
+  static JsonDbAuth insecure_no_auth(std::string service = "json-db") {
+    return JsonDbAuth(std::string(), std::move(service));
+  }
+  // What `forgectl serve json-db` (or rag) makes of FORGECTL_SERVICE_TOKEN (`env_token`, nullopt or
+  // empty when unset) and its --insecure-no-auth flag: a token given is enforced; no token is an
+  // error unless the flag says to serve without authentication.
+  static Result<JsonDbAuth> configure(std::optional<std::string> env_token, AuthMode mode,
+                                      std::string service = "json-db");
 
   bool required() const { return !control_.empty(); }
 
@@ -49,8 +54,9 @@ class JsonDbAuth {
   static std::optional<Response> authorize(const Caller& caller, const Request& req, std::string_view ns, Access need);
 
  private:
-  explicit JsonDbAuth(std::string control) : control_(std::move(control)) {}
+  JsonDbAuth(std::string control, std::string service) : control_(std::move(control)), service_(std::move(service)) {}
   std::string control_;  // empty: authentication disabled
+  std::string service_;  // "json-db", "rag"
 };
 
 }  // namespace forge::services

@@ -9,31 +9,9 @@ namespace forge::services {
 
 namespace {
 
-// Splits "/a/b%2Fc" into {"a", "b/c"}; nullopt on a bad escape or a path not starting with '/'.
-std::optional<std::vector<std::string>> segments(std::string_view path) {
-  if (path.empty() || path.front() != '/') return std::nullopt;
-  std::vector<std::string> out;
-  path.remove_prefix(1);
-  for (;;) {
-    auto slash = path.find('/');
-    auto seg = percent_decode(path.substr(0, slash));
-    if (!seg) return std::nullopt;
-    out.push_back(std::move(*seg));
-    if (slash == std::string_view::npos) break;
-    path.remove_prefix(slash + 1);
-  }
-  return out;
-}
-
 Response ok(Result<std::string> body, int status = 200) {
   if (!body) return error_response(body.error());
   return Response{status, "application/json", std::move(*body), {}};
-}
-
-Response not_allowed(const Request& req, const char* allow) {
-  Response r = json_error(405, "method " + req.method + " not allowed on " + req.path + " (allowed: " + allow + ")");
-  r.headers.emplace_back("Allow", allow);
-  return r;
 }
 
 std::vector<std::string> split_tables(const std::string& list) {
@@ -63,20 +41,20 @@ Response trial_route(JsonDb& db, const Caller& who, const Request& req, const st
     return call(*doc);
   };
   if (seg.size() == 1) {
-    if (m != "DELETE") return not_allowed(req, "DELETE");
+    if (m != "DELETE") return method_not_allowed(req, "DELETE");
     if (auto r = deny(Access::kControl)) return *r;
     return ok(db.remove(id));
   }
   const std::string& verb = seg[1];
   if (seg.size() == 2) {
     if (verb == "state") {
-      if (m != "GET") return not_allowed(req, "GET");
+      if (m != "GET") return method_not_allowed(req, "GET");
       if (auto r = deny(Access::kRead)) return *r;
       auto tables = query_param(req.query, "tables");
       return ok(db.state(id, tables ? split_tables(*tables) : std::vector<std::string>{}));
     }
     if (verb == "init" || verb == "query" || verb == "update" || verb == "reset") {
-      if (m != "POST") return not_allowed(req, "POST");
+      if (m != "POST") return method_not_allowed(req, "POST");
       Access need = verb == "query" ? Access::kRead : verb == "update" ? Access::kWrite : Access::kControl;
       if (auto r = deny(need)) return *r;
       if (verb == "reset") return ok(db.reset(id));
@@ -93,14 +71,14 @@ Response trial_route(JsonDb& db, const Caller& who, const Request& req, const st
       return with_body([&](const json::Document& body) { return ok(db.patch(id, seg[2], body)); });
     }
     if (seg[2] == "hash" || seg[2] == "stable") {
-      if (m != "GET") return not_allowed(req, "GET, PATCH");
+      if (m != "GET") return method_not_allowed(req, "GET, PATCH");
       if (auto r = deny(Access::kRead)) return *r;
       return ok(seg[2] == "hash" ? db.hash(id) : db.stable_state(id));
     }
-    return not_allowed(req, "PATCH");
+    return method_not_allowed(req, "PATCH");
   }
   if (verb == "snapshots" && (seg.size() == 3 || (seg.size() == 4 && seg[3] == "restore"))) {
-    if (m != "POST") return not_allowed(req, "POST");
+    if (m != "POST") return method_not_allowed(req, "POST");
     if (auto r = deny(Access::kControl)) return *r;
     return seg.size() == 3 ? ok(db.snapshot(id, seg[2]), 201) : ok(db.restore(id, seg[2]));
   }
@@ -110,7 +88,7 @@ Response trial_route(JsonDb& db, const Caller& who, const Request& req, const st
 // `auth` says how requests are checked: "bearer", "disabled" (--insecure-no-auth) or
 // "unconfigured" (no token given: everything but /health is refused).
 Response health(const JsonDb& db, std::string_view auth, const Request& req) {
-  if (req.method != "GET" && req.method != "HEAD") return not_allowed(req, "GET, HEAD");
+  if (req.method != "GET" && req.method != "HEAD") return method_not_allowed(req, "GET, HEAD");
   json::Writer w;
   w.begin_object().field("status", "healthy").field("service", "json-db");
   w.field("active_trials", static_cast<std::int64_t>(db.trial_count()));
@@ -135,7 +113,7 @@ Result<json::Document> parse_body(std::string_view body) {
 
 Handler json_db_handler(JsonDb& db, JsonDbAuth auth) {
   return [&db, auth = std::move(auth)](const Request& req) -> Response {
-    auto seg = segments(req.path);
+    auto seg = path_segments(req.path);
     if (seg && *seg == std::vector<std::string>{"health"})
       return health(db, auth.required() ? "bearer" : "disabled", req);
     // Everything else, unknown routes included, is for token holders only.
@@ -160,7 +138,7 @@ Handler json_db_handler(JsonDb& db, JsonDbAuth auth) {
 
 Handler json_db_handler(JsonDb& db) {
   return [&db](const Request& req) -> Response {
-    auto seg = segments(req.path);
+    auto seg = path_segments(req.path);
     if (seg && *seg == std::vector<std::string>{"health"}) return health(db, "unconfigured", req);
     Response r = json_error(401, "json-db was started without its control token; it serves only /health");
     r.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"json-db\"");

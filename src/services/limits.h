@@ -5,10 +5,12 @@
 
 #include <cstddef>
 
+#include "core/limits.h"
+
 namespace forge::services {
 
 // HTTP, both services.
-inline constexpr std::size_t kMaxBodyBytes = 32u << 20;    // 413; read at most this much of a body
+inline constexpr std::size_t kMaxBodyBytes = limits::kMaxServiceRequestBytes;  // 413; read at most this much of a body
 inline constexpr std::size_t kMaxDrainBytes = 64u << 20;   // a refused body is read and dropped up to this
 inline constexpr std::size_t kMaxTargetBytes = 8u << 10;   // 414: the request-target (path and query)
 inline constexpr std::size_t kMaxHeaderCount = 64;         // 431

@@ -13,6 +13,7 @@
 #include "trial/json_db_use.h"
 #include "trial/local_trial.h"
 #include "trial/mock_web_use.h"
+#include "trial/rag_use.h"
 
 namespace forge::sweep {
 
@@ -153,6 +154,8 @@ TaskSet load_task_set(const std::vector<std::string>& paths, const std::string& 
       trial::drop_unused_json_db(*t);
       // initial_state.mock_web on the core stack: its mock-web, before keying and image resolution.
       if (auto added = trial::add_mock_web(*t); !added) problems.push_back({t->path, added.error().what()});
+      // initial_state.rag on the core stack: its rag service, likewise.
+      if (auto added = trial::add_rag(*t); !added) problems.push_back({t->path, added.error().what()});
     }
     set.per_task.push_back({path, std::move(problems)});
     set.tasks.push_back(std::move(*t));

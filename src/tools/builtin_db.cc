@@ -2,40 +2,16 @@
 // task network (the same place the agent is), as Tolokaforge's tools did, each with the agent token
 // of its own permission. Nothing the host relies on goes this way: forgectl's own requests (initial
 // state, final state, golden replay) go from the host with the control token (src/trial/db_client.h).
-#include <algorithm>
-
-#include "core/strings.h"
 #include "tools/builtin_tools.h"
+#include "tools/service_post.h"
 
 namespace forge::tools {
 
 namespace {
 
-// POSTs JSON to the json-db service from the sandbox with nc; returns the response body.
 Result<std::string> post(Sandbox& sb, const DbRoute& db, const std::string& token, const std::string& path,
                          const std::string& body, Deadline deadline) {
-  std::string auth = token.empty() ? "" : "Authorization: Bearer " + token + "\r\n";
-  std::string req = "POST " + path + " HTTP/1.1\r\nHost: " + db.host + "\r\nConnection: close\r\n" + auth +
-                    "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
-  RunRequest run;
-  long secs = std::max<long>(1, static_cast<long>(deadline.remaining().count() / 1000));
-  run.argv = {"nc", "-w", std::to_string(secs), db.host, std::to_string(db.port)};
-  run.stdin_data = req;
-  run.timeout = deadline.remaining();
-  auto r = sb.run(run);
-  if (!r) return r.fail();
-  if (r->timed_out) return fail(Errc::kTimeout, "the database did not answer in time");
-  auto end = r->out.find("\r\n\r\n");
-  if (end == std::string::npos || !starts_with(r->out, "HTTP/"))
-    return fail(Errc::kUnavailable, "no answer from the database at " + db.host + ":" + std::to_string(db.port));
-  std::string status = r->out.substr(9, 3);
-  std::string payload = r->out.substr(end + 4);
-  if (status[0] != '2') {
-    auto doc = json::parse(payload, "database error");
-    std::string msg = doc ? json::get_string(*doc, "message", payload) : payload;
-    return fail(Errc::kInvalid, "database: " + msg);
-  }
-  return payload;
+  return post_json(sb, {db.host, db.port, "database"}, token, path, body, deadline);
 }
 
 }  // namespace

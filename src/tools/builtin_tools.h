@@ -31,11 +31,22 @@ struct DbRoute {
   std::string write_token;  // db_update's; likewise
 };
 
+// The trial's knowledge base in the rag service, for search_kb (absent: no search_kb). The tool
+// carries only the trial's read token of rag's own control token (never json-db's, never a token
+// that loads an index).
+struct RagRoute {
+  std::string host = "rag";
+  int port = 8001;
+  std::string trial;  // "{task_id}_{trial_index}"; empty: no knowledge base
+  std::string token;  // agent_token(service_control_token(stack token, "rag"), trial, kRead)
+};
+
 struct BuiltinOptions {
   std::shared_ptr<Sandbox> sandbox;
   std::vector<std::string> env;  // added to every command bash runs
   HttpRoute http;
   DbRoute db;
+  RagRoute rag;
   std::size_t file_read_cap = 8u << 20;  // read_file reads at most this much of a file
 };
 
@@ -49,6 +60,8 @@ std::shared_ptr<Tool> bash_tool(const BuiltinOptions& opts);
 std::shared_ptr<Tool> grep_tool(const BuiltinOptions& opts);
 std::shared_ptr<Tool> http_tool(const BuiltinOptions& opts);
 std::vector<std::shared_ptr<Tool>> db_tools(const BuiltinOptions& opts);  // empty without a DbRoute::trial
+std::shared_ptr<Tool> rag_tool(const BuiltinOptions& opts);               // null without a RagRoute::trial
+ToolSpec search_kb_spec();
 // The db tools' declarations, which golden replay's host-side db_update checks arguments against.
 ToolSpec db_query_spec();
 ToolSpec db_update_spec();

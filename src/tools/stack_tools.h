@@ -38,6 +38,7 @@ struct OpenOptions {
   Millis mcp_start_timeout{30000};
   bool start_mcp = true;  // false: only the sandbox (forgectl exec), no executor
   DbRoute db;             // the trial's json-db namespace and agent tokens, for db_query/db_update
+  RagRoute rag;           // the trial's knowledge base and read token, for search_kb
   // The user the agent's helper channel runs as instead of the runner's own (a Harbor step's
   // [steps.agent].user: the same runner, another user); empty: the runner's.
   std::string user;

@@ -29,7 +29,7 @@ size_t collect(char* data, size_t size, size_t n, void* p) {
   return size * n;
 }
 
-std::string what(const DbRequest& r) { return "json-db " + r.method + " " + r.path; }
+std::string what(const std::string& service, const DbRequest& r) { return service + " " + r.method + " " + r.path; }
 
 // The last bytes of a stream, for an error message.
 std::string tail(const std::string& s, std::size_t n = 400) {
@@ -39,8 +39,8 @@ std::string tail(const std::string& s, std::size_t n = 400) {
 
 }  // namespace
 
-DbTransport direct_db_transport(std::string base_url) {
-  return [base = std::move(base_url)](const DbRequest& r) -> Result<DbReply> {
+DbTransport direct_db_transport(std::string base_url, std::string service) {
+  return [base = std::move(base_url), service = std::move(service)](const DbRequest& r) -> Result<DbReply> {
     std::unique_ptr<CURL, void (*)(CURL*)> c(curl_easy_init(), curl_easy_cleanup);
     if (!c) return fail(Errc::kIo, "libcurl could not create a handle");
     std::string url = base + r.path;
@@ -66,18 +66,19 @@ DbTransport direct_db_transport(std::string base_url) {
     curl_easy_setopt(c.get(), CURLOPT_WRITEDATA, &sink);
     CURLcode rc = curl_easy_perform(c.get());
     if (sink.too_large)
-      return fail(Errc::kProtocol, what(r) + ": the reply has more than " + std::to_string(kMaxDbReplyBytes) + " bytes");
+      return fail(Errc::kProtocol,
+                  what(service, r) + ": the reply has more than " + std::to_string(kMaxDbReplyBytes) + " bytes");
     if (rc != CURLE_OK)
       return fail(rc == CURLE_OPERATION_TIMEDOUT ? Errc::kTimeout : Errc::kUnavailable,
-                  what(r) + ": " + curl_easy_strerror(rc));
+                  what(service, r) + ": " + curl_easy_strerror(rc));
     long status = 0;
     curl_easy_getinfo(c.get(), CURLINFO_RESPONSE_CODE, &status);
     return DbReply{status, std::move(sink.out)};
   };
 }
 
-DbTransport exec_db_transport(engine::Client& c, std::string json_db, int port) {
-  return [&c, json_db = std::move(json_db), port](const DbRequest& r) -> Result<DbReply> {
+DbTransport exec_db_transport(engine::Client& c, std::string json_db, int port, std::string service) {
+  return [&c, json_db = std::move(json_db), port, service = std::move(service)](const DbRequest& r) -> Result<DbReply> {
     // The services image has no exec helper, so the client mode keeps its own 30 s per step and the
     // exec's deadline is only the backstop.
     engine::ExecOptions o{{"/usr/local/bin/forgectl", "serve", "http-request", "--port", std::to_string(port),
@@ -86,18 +87,22 @@ DbTransport exec_db_transport(engine::Client& c, std::string json_db, int port) 
     o.timeout = Millis(75000);
     o.output_cap = kMaxDbReplyBytes + 16;
     auto x = engine::exec_run(c, json_db, o);
-    if (!x) return x.fail_with(what(r) + " by exec in json-db's container (it must run forgectl's services image)");
-    if (x->timed_out) return fail(Errc::kTimeout, what(r) + ": no answer in time, by exec in json-db's container");
+    if (!x)
+      return x.fail_with(what(service, r) + " by exec in " + service +
+                         "'s container (it must run forgectl's services image)");
+    if (x->timed_out)
+      return fail(Errc::kTimeout, what(service, r) + ": no answer in time, by exec in " + service + "'s container");
     if (x->out_truncated)
-      return fail(Errc::kProtocol, what(r) + ": the reply has more than " + std::to_string(kMaxDbReplyBytes) + " bytes");
+      return fail(Errc::kProtocol,
+                  what(service, r) + ": the reply has more than " + std::to_string(kMaxDbReplyBytes) + " bytes");
     if (x->exit_code != 0)
       return fail(x->exit_code == 2 ? Errc::kProtocol : Errc::kUnavailable,
-                  what(r) + ": forgectl serve http-request in json-db's container exited " +
+                  what(service, r) + ": forgectl serve http-request in " + service + "'s container exited " +
                       std::to_string(x->exit_code) + ": " + tail(x->err));
     auto nl = x->out.find('\n');
     bool digits = nl != std::string::npos && nl >= 1 && nl <= 3;
     for (std::size_t i = 0; digits && i < nl; ++i) digits = x->out[i] >= '0' && x->out[i] <= '9';
-    if (!digits) return fail(Errc::kProtocol, what(r) + ": no status line from forgectl serve http-request");
+    if (!digits) return fail(Errc::kProtocol, what(service, r) + ": no status line from forgectl serve http-request");
     return DbReply{std::strtol(x->out.substr(0, nl).c_str(), nullptr, 10), x->out.substr(nl + 1)};
   };
 }
@@ -119,18 +124,20 @@ Errc db_status_code(long status) {
 
 std::string trial_path(const std::string& ns) { return "/trials/" + url_encode(ns); }
 
-Error DbClient::reply_error(const char* method, const std::string& path, const DbReply& reply) {
-  auto doc = json::parse(reply.body, "json-db error");
+Error DbClient::reply_error(const char* method, const std::string& path, const DbReply& reply,
+                            const std::string& service) {
+  auto doc = json::parse(reply.body, service + " error");
   std::string msg = doc && doc->IsObject() ? json::get_string(*doc, "message", reply.body) : reply.body;
   if (msg.size() > 400) msg = msg.substr(0, 400) + "…";
   std::string why;
   if (reply.status == 401)
-    why = " (json-db does not accept forgectl's control token: the stack was started without it or with another one)";
+    why = " (" + service +
+          " does not accept forgectl's control token: the stack was started without it or with another one)";
   else if (reply.status == 403 || reply.status == 405)
-    why = " (forgectl's control token is never refused a route: a bug in forgectl or json-db)";
+    why = " (forgectl's control token is never refused a route: a bug in forgectl or " + service + ")";
   else if (reply.status == 507)
-    why = " (json-db's storage is used up)";
-  return make_error(db_status_code(reply.status), "json-db " + std::string(method) + " " + path + ": HTTP " +
+    why = " (" + service + "'s storage is used up)";
+  return make_error(db_status_code(reply.status), service + " " + std::string(method) + " " + path + ": HTTP " +
                                                       std::to_string(reply.status) + ": " + msg + why);
 }
 

@@ -34,11 +34,12 @@ struct DbReply {
 // One HTTP exchange with json-db; any status is a reply, only a failed exchange is an error.
 using DbTransport = std::function<Result<DbReply>(const DbRequest&)>;
 
-// Over libcurl to "http://ip:port" (a local engine).
-DbTransport direct_db_transport(std::string base_url);
+// Over libcurl to "http://ip:port" (a local engine). `service` names it in messages (the same
+// channel reaches rag).
+DbTransport direct_db_transport(std::string base_url, std::string service = "json-db");
 // By exec of /usr/local/bin/forgectl `serve http-request` in `json_db` (the services image), token
 // and body on its stdin (a remote engine; tests force it on a local one).
-DbTransport exec_db_transport(engine::Client& c, std::string json_db, int port);
+DbTransport exec_db_transport(engine::Client& c, std::string json_db, int port, std::string service = "json-db");
 
 // The Errc of a json-db status answering a host request, so that trial's classify rule does the
 // right thing: 400 kBadRequest, 404 kNotFound, 409 kConflict, 413/414/431 kInvalid (the same
@@ -70,8 +71,9 @@ class DbClient {
   Result<Stable> stable_state();
   // One request with the control token; any status is a reply, only a failed exchange an error.
   Result<DbReply> exchange(const char* method, const std::string& path, const std::string& body);
-  // The error for a non-2xx `reply` to `method path`, with db_status_code's code and json-db's message.
-  static Error reply_error(const char* method, const std::string& path, const DbReply& reply);
+  // The error for a non-2xx `reply` to `method path`, with db_status_code's code and the service's message.
+  static Error reply_error(const char* method, const std::string& path, const DbReply& reply,
+                           const std::string& service = "json-db");
 
  private:
   Result<std::string> call(const char* method, const std::string& path, const std::string& body);

@@ -130,7 +130,8 @@ GoldenReplayers builtin_golden_replayers() {
   // The schema is a constant of this binary, compiled by every executor too: it always compiles.
   if (schema) out.add(spec.name, std::make_shared<DbUpdateReplayer>(std::move(*schema)));
   auto read_only = std::make_shared<ReadOnlyReplayer>();
-  for (const char* name : {"db_query", "read_file", "list_dir", "grep_workspace", "calculator"}) out.add(name, read_only);
+  for (const char* name : {"db_query", "read_file", "list_dir", "grep_workspace", "calculator", "search_kb"})
+    out.add(name, read_only);
   return out;
 }
 

@@ -7,9 +7,7 @@
 
 namespace forge::trial {
 
-namespace {
-
-bool enabled(const manifest::ToolsConfig& t, const std::string& name) {
+bool tool_enabled(const manifest::ToolsConfig& t, const std::string& name) {
   if (!t.declared) return true;  // every built-in, for the agent
   for (const auto* list : {&t.agent_enabled, &t.user_enabled})
     for (const auto& n : *list)
@@ -17,15 +15,13 @@ bool enabled(const manifest::ToolsConfig& t, const std::string& name) {
   return false;
 }
 
-}  // namespace
-
 std::vector<JsonDbUse> json_db_uses(const manifest::TaskConfig& t) {
   std::vector<JsonDbUse> out;
   const auto& env = t.environment;
   std::string at_tools = location(env.tools.where, t.path);
   if (!t.initial_state.tables.empty()) out.push_back({t.path, "initial_state.json_db"});
   for (const char* tool : {"db_query", "db_update"})
-    if (enabled(env.tools, tool))
+    if (tool_enabled(env.tools, tool))
       out.push_back({at_tools, std::string("tool '") + tool + "'" +
                                    (env.tools.declared ? "" : " (the task has no tools block: every built-in is enabled)")});
   const auto& sc = t.grading.state_checks;

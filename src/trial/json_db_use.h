@@ -10,6 +10,9 @@
 
 namespace forge::trial {
 
+// Whether either actor may call built-in `name` (a task without a tools block enables every built-in).
+bool tool_enabled(const manifest::ToolsConfig& tools, const std::string& name);
+
 // One reason a task needs json-db, where it is said (a file, or file:line).
 struct JsonDbUse {
   std::string where;

@@ -171,6 +171,8 @@ std::vector<Problem> check_local(const manifest::TaskConfig& t) {
     add(at_tools, "tools.agent.mcp_server runs in a runner container, and a local trial has none");
   if (!t.initial_state.mock_web_base_url.empty())
     add(t.path, "initial_state.mock_web needs the mock-web service (a local trial starts no services)");
+  if (!t.initial_state.rag_corpus_dir.empty())
+    add(t.path, "initial_state.rag needs the rag service (a local trial starts no services)");
   // The built-in core stack's json-db is not started for a local trial (json_db_use.h).
   for (const auto& use : json_db_uses(t)) {
     if (env.tools.mcp_server && use.what.starts_with("tools.agent.mcp_server")) continue;  // refused above

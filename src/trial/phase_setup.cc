@@ -3,6 +3,7 @@
 
 #include "stack/workspace.h"
 #include "trial/harbor_health.h"
+#include "trial/rag_use.h"
 #include "trial/trial_setup.h"
 
 namespace forge::trial {
@@ -10,7 +11,8 @@ namespace forge::trial {
 using results::InfraKind;
 
 // Initial state: fixtures into json-db (by forgectl, with the control token: the agent cannot
-// init, reset or restore a namespace), files into the workspace, the task's pages into mock-web.
+// init, reset or restore a namespace), files into the workspace, the task's pages into mock-web, its
+// knowledge base into rag (indexed per trial, with rag's control token).
 Step TrialRun::setup() {
   progress("setup");
   PhaseTimer t(r_, "setup");
@@ -32,6 +34,8 @@ Step TrialRun::setup() {
   if (auto it = up_->containers.find("mock-web"); it != up_->containers.end())
     if (auto st = copy_mock_web(docker_, it->second, task_); !st)
       return classify_running(st.error(), InfraKind::kDaemon);
+  if (auto st = load_rag_index(docker_, env_.engine_is_local, *up_, control_token_, trial_id_, task_); !st)
+    return classify_running(st.error(), InfraKind::kSandbox);
   if (task_.harbor && task_.harbor->environment.healthcheck) return harbor_healthcheck(*task_.harbor->environment.healthcheck);
   return std::nullopt;
 }

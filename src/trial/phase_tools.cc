@@ -4,6 +4,7 @@
 #include "core/service_token.h"
 #include "tools/python_server.h"
 #include "trial/python_state.h"
+#include "trial/rag_use.h"
 #include "trial/trial_env.h"
 #include "trial/trial_setup.h"
 
@@ -30,6 +31,7 @@ Step TrialRun::open_tools() {
   tools::OpenOptions oo;
   oo.log = env_.log;
   oo.db = db_route();
+  oo.rag = rag_route(task_, *up_, control_token_, trial_id_);
   oo.user = step_user_;
   oo.on_record = [this](const tools::CallRecord& rec) { record_tool_call(rec); };
   // A Harbor task's environment is the one loaded here: its runner has no task.yaml to reload.

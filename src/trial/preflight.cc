@@ -15,6 +15,7 @@
 #include "trial/harbor_trial.h"
 #include "trial/local_trial.h"
 #include "trial/mock_web_use.h"
+#include "trial/rag_use.h"
 
 namespace forge::trial {
 
@@ -173,6 +174,7 @@ std::vector<Problem> check_task(const manifest::TaskConfig& t, const PreflightIn
   check_jsonpaths(t, out);
   check_golden(t, out);
   for (auto& p : check_mock_web(t)) out.push_back(std::move(p));
+  for (auto& p : check_rag(t)) out.push_back(std::move(p));
   if (runs_locally(t))
     for (auto& p : check_local(t)) out.push_back(std::move(p));
   else

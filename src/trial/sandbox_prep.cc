@@ -21,7 +21,7 @@ Result<PreparedSandbox> bring_up(const manifest::TaskConfig& task, const TrialEn
   o.interrupted = env.interrupted;
   o.lease = trial_lease(env);
   o.omit_unused_network = true;
-  o.service_env["json-db"] = {std::string(kServiceTokenEnv) + "=" + control_token};
+  o.service_env = service_token_env(control_token);
   // A Harbor task's [environment].env, its templates resolved for the names the run passes.
   std::optional<manifest::LoadedEnvironment> with_env;
   if (task.harbor && !task.harbor->environment.env.empty()) {

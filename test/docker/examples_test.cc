@@ -22,8 +22,9 @@ const std::vector<std::string> kPacks = {kSource + "/examples/tasks", kSource + 
 
 // One task per feature of the pack (examples/README.md).
 const std::set<std::string> kTasks = {
-    "files_basic",    "orders_db",   "script_tests",          "web_lookup",           "parts_quote",
-    "library_loans",  "pinned_package", "vpn_fix",            "helpdesk_close_reset", "helpdesk_route_printer"};
+    "files_basic",   "orders_db",      "script_tests", "web_lookup",           "parts_quote",
+    "library_loans", "pinned_package", "vpn_fix",      "helpdesk_close_reset", "helpdesk_route_printer",
+    "kb_answer"};
 
 RunResult forgectl(std::vector<std::string> args) {
   auto r = run_forgectl(args, Millis(600000));

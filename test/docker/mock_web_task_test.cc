@@ -80,15 +80,6 @@ std::vector<Turn> guesser() {
           {"The tracking code is TRK-0000-AA.", {}}};
 }
 
-// The task as `forgectl run` loads it: through the run's own loader and preflight.
-manifest::TaskConfig load_as_run(const std::string& dir) {
-  auto set = sweep::load_task_set({dir}, "", trial::PreflightInput{});
-  INFO(set.report());
-  REQUIRE(set.ok());
-  REQUIRE(set.tasks.size() == 1);
-  return std::move(set.tasks[0]);
-}
-
 // What mock-web's container holds under /srv, and every file of it (but the kernel's) naming the
 // grading marker, assembled by the shell so the command does not carry it.
 std::string scan_mock_web(const std::string& run_id) {

@@ -14,6 +14,7 @@
 #include "manifest/task_parse.h"
 #include "stack/labels.h"
 #include "support/stack_env.h"
+#include "sweep/task_set.h"
 #include "trial/trial.h"
 
 namespace forge::test {
@@ -86,6 +87,16 @@ inline manifest::TaskConfig answer_task(const TempDir& dir, const std::string& i
   auto t = manifest::load_task(dir.path() + "/task.yaml");
   REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
   return std::move(*t);
+}
+
+// The one task in `dir` as `forgectl run` loads it: through the run's own loader and preflight
+// (which add the services a task's initial_state asks for).
+inline manifest::TaskConfig load_as_run(const std::string& dir) {
+  auto set = sweep::load_task_set({dir}, "", trial::PreflightInput{});
+  INFO(set.report());
+  REQUIRE(set.ok());
+  REQUIRE(set.tasks.size() == 1);
+  return std::move(set.tasks[0]);
 }
 
 inline trial::AgentChoice replay(const std::string& path) {

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "core/service_token.h"
 #include "core/strings.h"
 #include "engine/images.h"
 #include "engine/tar.h"
@@ -40,14 +41,15 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-// The control token test stacks give json-db (a fixed one: tests send it themselves).
+// The control token test stacks give json-db, and rag its derivation (a fixed one: tests send it
+// themselves).
 inline const std::string kTestControlToken = std::string(64, 'c');
 
-// Up options with the suite's host settings, and json-db's control token.
+// Up options with the suite's host settings, and the services' control tokens.
 inline stack::UpOptions test_up_options() {
   stack::UpOptions o;
   o.host = docker_env().host;
-  o.service_env["json-db"] = {"FORGECTL_SERVICE_TOKEN=" + kTestControlToken};
+  o.service_env = service_token_env(kTestControlToken);
   return o;
 }
 

@@ -124,7 +124,9 @@ TEST_CASE("manifest: the built-in stacks parse and carry Tolokaforge's names") {
   CHECK(full->find("rag")->networks.at("default") ==
         std::vector<std::string>{"rag-service", "tolokaforge-rag-service"});
   CHECK(has(full->find("mock-web")->healthcheck->test[1], "8080"));
-  CHECK(has(full->find("rag")->command->back(), "-p 8001"));
+  CHECK(*full->find("rag")->command == std::vector<std::string>{"forgectl", "serve", "rag", "--port", "8001"});
+  CHECK(full->find("rag")->image == "forgectl/services:local");
+  CHECK(has(full->find("rag")->healthcheck->test[1], "nc 127.0.0.1 8001"));
 
   auto none = builtin_stack("none");
   REQUIRE(none);

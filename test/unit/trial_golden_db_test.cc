@@ -169,12 +169,13 @@ TEST_CASE("golden replay on the host: what db_update refuses is reported and rep
 TEST_CASE("golden replay on the host: a tool without a host-side replayer is a setup error, never a pass") {
   auto replayers = builtin_golden_replayers();
   CHECK(replayers.names() == std::vector<std::string>{"calculator", "db_query", "db_update", "grep_workspace",
-                                                      "list_dir", "read_file"});
+                                                      "list_dir", "read_file", "search_kb"});
   auto st = check_golden_actions(golden({kPayFirst, {"refund_order", R"({"order_id":"O-1"})"}}), replayers);
   REQUIRE(!st);
   CHECK(st.error().code == Errc::kUnsupported);
   CHECK(st.error().message.rfind("golden action 2/2 names tool 'refund_order', which forgectl cannot replay on the host "
-                                 "(it replays: calculator, db_query, db_update, grep_workspace, list_dir, read_file)",
+                                 "(it replays: calculator, db_query, db_update, grep_workspace, list_dir, read_file, "
+                                 "search_kb)",
                                  0) == 0);
   CHECK(classify(st.error(), results::InfraKind::kGrader).outcome == results::Outcome::kSetupError);
   // bash acts in the agent's sandbox: forgectl never runs it for golden replay.
