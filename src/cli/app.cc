@@ -266,6 +266,7 @@ void build_app(CLI::App& app, Context& ctx, int* rc) {
   add_report(app, ctx, rc);
   add_show(app, ctx, rc);
   add_merge(app, ctx, rc);
+  add_slurm(app, ctx, rc);
   add_version(app, ctx, rc);
   add_completion(app, ctx, rc);
   add_help(app);

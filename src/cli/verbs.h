@@ -20,6 +20,7 @@ void add_run(CLI::App& app, Context& ctx, int* rc);
 void add_serve(CLI::App& app, Context& ctx, int* rc);
 void add_report(CLI::App& app, Context& ctx, int* rc);
 void add_merge(CLI::App& app, Context& ctx, int* rc);
+void add_slurm(CLI::App& app, Context& ctx, int* rc);
 void add_show(CLI::App& app, Context& ctx, int* rc);
 void add_version(CLI::App& app, Context& ctx, int* rc);
 void add_completion(CLI::App& app, Context& ctx, int* rc);
