@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
+
+from forgectl_mcp import strict_json
 
 from tolokaforge.core.grading.checks_helpers import build_check_context
 from tolokaforge.core.grading.checks_interface import CheckContext, Message, TaskContext, ToolCall, Transcript
@@ -26,7 +27,7 @@ def read_json(path: str, what: str) -> Any:
         raise InputError(f"{what} {path}: {size} bytes, more than the {MAX_INPUT_BYTES} the driver reads")
     try:
         with open(path, encoding="utf-8") as f:
-            return json.load(f)
+            return strict_json.load(f)
     except OSError as exc:
         raise InputError(f"{what} {path}: {exc.strerror or exc}") from None
     except RecursionError:
@@ -52,7 +53,7 @@ def _arguments(raw: Any) -> dict[str, Any]:
         return raw
     if isinstance(raw, str) and raw:
         try:
-            decoded = json.loads(raw)
+            decoded = strict_json.loads(raw)
         except (ValueError, RecursionError):
             return {}
         return decoded if isinstance(decoded, dict) else {}

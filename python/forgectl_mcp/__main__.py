@@ -10,13 +10,13 @@ server script is shared by a whole project).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import runpy
 import sys
 from pathlib import Path
 
 from forgectl_mcp import server as server_mod
+from forgectl_mcp import strict_json
 from forgectl_mcp.tau import is_tau_module, tau_server
 
 MAX_STATE_FILE_BYTES = 32 << 20
@@ -33,7 +33,7 @@ def _read_state(path: str) -> dict | str:
         if size > MAX_STATE_FILE_BYTES:
             return f"--state {path}: {size} bytes, more than the {MAX_STATE_FILE_BYTES} a server loads"
         with open(path, encoding="utf-8") as f:
-            state = json.load(f)
+            state = strict_json.load(f)
     except OSError as exc:
         return f"--state {path}: {exc.strerror or exc}"
     except (ValueError, RecursionError) as exc:
@@ -59,8 +59,11 @@ def main(argv: list[str] | None = None) -> int:
         server_mod.set_startup_state(state)
 
     # As `python3 SCRIPT` would: the script's directory first on sys.path, argv[0] the script.
+    # Without -P/-I, `-m` put the working directory first: that entry is replaced, not kept.
     sys.argv = [str(script)]
-    sys.path[0] = str(script.resolve().parent)
+    if not getattr(sys.flags, "safe_path", False) and sys.path:
+        sys.path.pop(0)
+    sys.path.insert(0, str(script.resolve().parent))
     module_globals = runpy.run_path(str(script), run_name="__main__")
     if server_mod.any_server_ran():
         return 0

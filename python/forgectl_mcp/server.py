@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 import os
 import sys
 import traceback
@@ -17,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import pydantic
+from forgectl_mcp import strict_json
 
 from forgectl_mcp import jsonrpc
 from forgectl_mcp.content import text_size, to_content
@@ -161,7 +161,7 @@ class McpServer:
 
     def handle_line(self, line: bytes) -> dict[str, Any] | None:
         try:
-            message = json.loads(line.decode("utf-8"))
+            message = strict_json.loads(line.decode("utf-8"))
         except RecursionError:
             return jsonrpc.error_response(None, jsonrpc.PARSE_ERROR, "parse error: the request nests too deeply")
         except (UnicodeDecodeError, ValueError) as exc:

@@ -17,6 +17,8 @@ from typing import Annotated, Any, Callable
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
+from forgectl_mcp import strict_json
+
 # Parameter names a pydantic model cannot use as field names (they shadow BaseModel members).
 _SHADOWED = {name for name in dir(BaseModel) if not name.startswith("_")}
 
@@ -53,7 +55,7 @@ def _pre_parse_json(arguments: dict[str, Any], params: list[_Param]) -> dict[str
         value = out.get(p.name)
         if isinstance(value, str) and p.annotation is not str:
             try:
-                decoded = json.loads(value)
+                decoded = strict_json.loads(value)
             except (ValueError, RecursionError):
                 continue
             if isinstance(decoded, (list, dict)):

@@ -12,6 +12,7 @@ import json
 from typing import Any, Callable
 
 from forgectl_mcp.server import ArgumentError, McpServer, ReportedError, Tool
+from forgectl_mcp import strict_json
 
 GET_STATE = "_tolokaforge_get_state_"
 SET_STATE = "_tolokaforge_set_state_"
@@ -53,7 +54,7 @@ def register_state_tools(
         if len(state_json) > limit:
             raise ArgumentError(f"state_json is {len(state_json)} bytes, more than the {limit} this server takes")
         try:
-            new = json.loads(state_json)
+            new = strict_json.loads(state_json)
         except RecursionError:
             raise ArgumentError("state_json nests too deeply") from None
         except ValueError as exc:

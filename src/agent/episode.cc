@@ -3,6 +3,7 @@
 
 #include <map>
 
+#include "agent/tool_calls.h"
 #include "core/strings.h"
 
 namespace forge::agent {
@@ -108,6 +109,7 @@ Episode run_episode(Agent& agent, UserSimulator* user, tools::ToolExecutor& exec
   }
 
   StuckDetector stuck(spec.stuck);
+  CallIntake intake(spec.call_id_prefix);
   for (ep.turns = 0; ep.turns < spec.max_turns; ++ep.turns) {
     if (stopped()) return finish(Termination::kInterrupted);
     if (episode_end.expired()) return finish(Termination::kTimeout);
@@ -117,17 +119,21 @@ Episode run_episode(Agent& agent, UserSimulator* user, tools::ToolExecutor& exec
     ep.agent_usage += resp->usage;
     if (resp->cost_usd) ep.agent_cost_usd += *resp->cost_usd;
     else ep.cost_known = false;
-    ep.messages.push_back(resp->message);
-    const ChatMessage& said = ep.messages.back();
+    ep.messages.push_back(std::move(resp->message));
+    ChatMessage& said = ep.messages.back();
+    // Before anything reads the calls: forgectl's ids, the arguments canonical or refused.
+    intake.take(said);
     if (stuck.observe(said)) return finish(Termination::kStuck);
 
     if (!said.tool_calls.empty()) {
-      for (const auto& call : said.tool_calls) {
+      // A copy: the results pushed below may move the message `said` refers to.
+      const std::vector<ToolCall> calls = said.tool_calls;
+      for (const auto& call : calls) {
         if (stopped()) return finish(Termination::kInterrupted);
-        // Malformed arguments reach the executor as they are: it answers with a tool error.
+        // Refused arguments reach the executor with their refusal: it answers with a tool error.
         auto out = [&] {
           Slots::Hold slot(spec.exec_slots);
-          return executor.call(tools::Actor::kAgent, call.name, call.arguments);
+          return executor.call(tools::Actor::kAgent, call.name, tools::ToolArguments{call.arguments, call.refusal});
         }();
         ChatMessage tm{ChatMessage::Role::kTool, out.content};
         tm.tool_call_id = call.id;

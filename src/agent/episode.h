@@ -38,10 +38,15 @@ struct EpisodeSpec {
   Millis turn_timeout{60000};  // each LLM call, retries included
   manifest::StuckHeuristics stuck;
   Slots* exec_slots = nullptr;  // a sweep's limit on tool calls running at once; null: none
+  // Starts forgectl's call ids (CallIntake), so episodes joined into one transcript (the steps of
+  // a multi-step task) never share one: "s2-" gives "s2-fc-1", ….
+  std::string call_id_prefix;
 };
 
 struct Episode {
-  std::vector<ChatMessage> messages;  // system, user, assistant, tool — tool arguments as sent
+  // system, user, assistant, tool: each call with forgectl's id and its canonical arguments (or
+  // the refusal and an excerpt), each tool result naming the call by forgectl's id
+  std::vector<ChatMessage> messages;
   Termination termination = Termination::kMaxTurns;
   std::string error;  // for kModelError / kInfraError: what went wrong
   // A key or account problem (401/402/403) or a wrong base_url or model (404): every other trial

@@ -2,6 +2,7 @@
 #include "agent/llm_anthropic.h"
 
 #include "agent/llm_arguments.h"
+#include "agent/tool_calls.h"
 #include "core/json.h"
 
 namespace forge::agent {
@@ -40,6 +41,8 @@ Result<std::string> anthropic_request_body(const ResolvedModel& model, const Cha
   std::string system;
   std::vector<Turn> turns;
   bool leading = true;
+  // The provider knows each call by its own id; forgectl's ids stay on this side.
+  const auto ids = provider_call_ids(req.messages);
   for (const auto& m : req.messages) {
     using R = ChatMessage::Role;
     if (m.role == R::kSystem && leading) {
@@ -56,14 +59,14 @@ Result<std::string> anthropic_request_body(const ResolvedModel& model, const Cha
         if (!m.content.empty()) add_block(turns, "assistant", text_block(m.content));
         for (const auto& tc : m.tool_calls) {
           json::Writer w;
-          w.begin_object().field("type", "tool_use").field("id", tc.id).field("name", tc.name);
+          w.begin_object().field("type", "tool_use").field("id", provider_id_of(tc)).field("name", tc.name);
           w.key("input").raw_value(arguments_for_wire(tc.arguments)).end_object();
           add_block(turns, "assistant", w.take());
         }
         break;
       case R::kTool: {
         json::Writer w;
-        w.begin_object().field("type", "tool_result").field("tool_use_id", m.tool_call_id);
+        w.begin_object().field("type", "tool_result").field("tool_use_id", provider_id_of(ids, m.tool_call_id));
         w.field("content", m.content).end_object();
         add_block(turns, "user", w.take());
         break;

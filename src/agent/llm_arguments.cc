@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/json.h"
+#include "core/limits.h"
 #include "core/strings.h"
 
 namespace forge::agent {
@@ -116,6 +117,8 @@ std::string compact(const std::string& t) {
 
 RepairedArguments repair_tool_arguments(std::string_view raw) {
   using O = RepairedArguments::Outcome;
+  // Past the tool layer's limit nothing is repaired (nor copied twice): the agent loop refuses it.
+  if (raw.size() > limits::kMaxToolArgumentsBytes) return {O::kInvalid, std::string(raw), "larger than the limit"};
   if (is_object(raw)) return {O::kValid, std::string(raw), ""};
   std::string t = trim(raw);
   if (t.empty()) return {O::kRepaired, "{}", "empty arguments"};
@@ -134,12 +137,6 @@ RepairedArguments repair_tool_arguments(std::string_view raw) {
     return {O::kRepaired, compact(t), notes.empty() ? "white space" : join(notes, ", ")};
   }
   return {O::kInvalid, std::string(raw), why_invalid(raw)};
-}
-
-std::optional<std::string> tool_arguments_error(std::string_view arguments) {
-  if (is_object(arguments)) return std::nullopt;
-  return "Error: the arguments are not a valid JSON object (" + why_invalid(arguments) +
-         "); call the tool again with a JSON object matching its parameters";
 }
 
 std::string arguments_for_wire(std::string_view arguments) {

@@ -2,6 +2,7 @@
 #include "agent/llm_openai.h"
 
 #include "agent/llm_arguments.h"
+#include "agent/tool_calls.h"
 #include "core/json.h"
 #include "core/strings.h"
 
@@ -40,6 +41,8 @@ Result<std::string> openai_request_body(const ResolvedModel& model, const ChatRe
   const auto& cfg = model.config;
   json::Writer w;
   w.begin_object().field("model", model.wire_name);
+  // The provider knows each call by its own id; forgectl's ids stay on this side.
+  const auto ids = provider_call_ids(req.messages);
   w.key("messages").begin_array();
   for (const auto& m : req.messages) {
     w.begin_object().field("role", role_name(m.role));
@@ -54,7 +57,7 @@ Result<std::string> openai_request_body(const ResolvedModel& model, const ChatRe
         if (!m.tool_calls.empty()) {
           w.key("tool_calls").begin_array();
           for (const auto& tc : m.tool_calls) {
-            w.begin_object().field("id", tc.id).field("type", "function");
+            w.begin_object().field("id", provider_id_of(tc)).field("type", "function");
             w.key("function").begin_object().field("name", tc.name).field("arguments", arguments_for_wire(tc.arguments));
             w.end_object().end_object();
           }
@@ -62,7 +65,7 @@ Result<std::string> openai_request_body(const ResolvedModel& model, const ChatRe
         }
         break;
       case ChatMessage::Role::kTool:
-        w.field("tool_call_id", m.tool_call_id).field("content", m.content);
+        w.field("tool_call_id", provider_id_of(ids, m.tool_call_id)).field("content", m.content);
         break;
     }
     w.end_object();

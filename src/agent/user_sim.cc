@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "agent/agent.h"
+#include "agent/tool_calls.h"
 #include "core/strings.h"
 
 namespace forge::agent {
@@ -106,6 +107,7 @@ class LlmUser final : public UserSimulator {
     req.deadline = deadline;
 
     UserReply r;
+    CallIntake intake("user-");
     for (int round = 0; round < 8; ++round) {
       auto resp = client_->chat(req);
       if (!resp) return resp.fail_with("user simulator");
@@ -119,10 +121,11 @@ class LlmUser final : public UserSimulator {
         return r;
       }
       // The user acts on its own side (dual control), then speaks.
+      intake.take(resp->message);
       req.messages.push_back(resp->message);
       r.tool_turns.push_back(resp->message);
       for (const auto& call : resp->message.tool_calls) {
-        auto out = tools_->call(tools::Actor::kUser, call.name, call.arguments);
+        auto out = tools_->call(tools::Actor::kUser, call.name, tools::ToolArguments{call.arguments, call.refusal});
         ChatMessage tm{ChatMessage::Role::kTool, out.content};
         tm.tool_call_id = call.id;
         tm.name = call.name;

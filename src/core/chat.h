@@ -12,9 +12,20 @@
 namespace forge {
 
 struct ToolCall {
+  // forgectl's own id for the call, unique in the trial (agent/tool_calls.h): what a tool
+  // result's tool_call_id names and what every grader, record and page keys on. A client fills
+  // in the provider's; the agent loop puts forgectl's here and moves that to provider_id.
   std::string id;
   std::string name;
-  std::string arguments;  // JSON text, as the model produced it (repaired when unambiguous)
+  // The canonical JSON text of the arguments (tools/arguments.h) once the agent loop has taken
+  // the call in; before that, the text as the model produced it (repaired when unambiguous).
+  std::string arguments;
+  // The id the model's provider gave the call, kept only to send the conversation back to it
+  // (forgectl's id in its place when the provider's was missing or not unique).
+  std::string provider_id;
+  // Why the arguments were refused (completing "arguments for 'TOOL' …"); `arguments` then holds
+  // a bounded excerpt of what was sent, never the whole. Empty for accepted arguments.
+  std::string refusal;
 };
 
 struct ChatMessage {
@@ -22,7 +33,7 @@ struct ChatMessage {
   Role role = Role::kUser;
   std::string content;
   std::vector<ToolCall> tool_calls;  // assistant only
-  std::string tool_call_id;          // tool only
+  std::string tool_call_id;          // tool only: forgectl's id of the call it answers (ToolCall::id)
   std::string name;                  // tool only: the tool's name
   bool tool_error = false;           // tool only: the call was refused, failed or timed out
   std::string reasoning;             // assistant: reasoning text the provider returned, if any

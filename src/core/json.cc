@@ -4,11 +4,22 @@
 #include <rapidjson/encodedstream.h>
 #include <rapidjson/error/en.h>
 #include <rapidjson/memorystream.h>
+#include <rapidjson/prettywriter.h>
 #include <rapidjson/reader.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace forge::json {
+
+Writer& Writer::num(double v) {
+  if (std::isfinite(v))
+    w_.Double(v);
+  else
+    w_.Null();
+  return *this;
+}
 
 Writer& Writer::raw_value(std::string_view json) {
   w_.RawValue(json.data(), json.size(), rapidjson::kObjectType);
@@ -33,6 +44,7 @@ namespace {
 // array or object deeper than the limit, so the depth is known before anything is built.
 struct DepthLimited {
   Document& doc;
+  int max_depth;
   int depth = 0;
   bool too_deep = false;
 
@@ -58,32 +70,91 @@ struct DepthLimited {
   }
 
   bool enter() {
-    if (++depth <= limits::kMaxJsonDepth) return true;
+    if (++depth <= max_depth) return true;
     too_deep = true;
     return false;
   }
 };
 
+std::string_view name_of(const Value::Member& m) { return {m.name.GetString(), m.name.GetStringLength()}; }
+
+// A JSON Pointer segment (RFC 6901: ~ and / escaped), cut short for a message.
+std::string pointer_segment(std::string_view s) {
+  std::string out;
+  for (char c : s.substr(0, 80)) out += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
+  return s.size() > 80 ? out + "…" : out;
+}
+
+// The first object (depth first) holding a key twice, as the failure naming the key and the
+// object's JSON Pointer. Iterative: the stack of open containers is the path.
+std::optional<ParseFailure> duplicate_key(const Value& root) {
+  struct Frame {
+    const Value* v;
+    rapidjson::SizeType next;
+  };
+  std::vector<Frame> stack;
+  std::vector<std::string_view> names;
+  auto twice = [&](const Value& obj) -> std::optional<std::string_view> {
+    if (obj.MemberCount() < 2) return std::nullopt;
+    names.clear();
+    for (const auto& m : obj.GetObject()) names.push_back(name_of(m));
+    std::sort(names.begin(), names.end());
+    auto it = std::adjacent_find(names.begin(), names.end());
+    return it == names.end() ? std::nullopt : std::optional(*it);
+  };
+  auto enter = [&](const Value* v) -> std::optional<ParseFailure> {
+    if (!v->IsObject() && !v->IsArray()) return std::nullopt;
+    if (v->IsObject())
+      if (auto key = twice(*v)) {
+        std::string where;
+        for (const auto& f : stack)
+          where += "/" + (f.v->IsObject() ? pointer_segment(name_of(*(f.v->MemberBegin() + (f.next - 1))))
+                                          : std::to_string(f.next - 1));
+        std::string shown(key->substr(0, 80));
+        return ParseFailure{ParseFailure::Why::kDuplicateKey,
+                            "the key \"" + shown + (key->size() > 80 ? "…" : "") + "\" twice in the " +
+                                (where.empty() ? std::string("top-level object") : "object at " + where),
+                            0};
+      }
+    stack.push_back({v, 0});
+    return std::nullopt;
+  };
+  if (auto bad = enter(&root)) return bad;
+  while (!stack.empty()) {
+    Frame& f = stack.back();
+    const rapidjson::SizeType n = f.v->IsObject() ? f.v->MemberCount() : f.v->Size();
+    if (f.next == n) {
+      stack.pop_back();
+      continue;
+    }
+    const Value* child = f.v->IsObject() ? &(f.v->MemberBegin() + f.next)->value : &(*f.v)[f.next];
+    ++f.next;
+    if (auto bad = enter(child)) return bad;
+  }
+  return std::nullopt;
+}
+
 template <unsigned Flags>
-std::optional<ParseFailure> parse_with(Document& doc, std::string_view text) {
+std::optional<ParseFailure> parse_with(Document& doc, std::string_view text, int max_depth) {
   rapidjson::MemoryStream ms(text.data(), text.size());
   rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> is(ms);  // skips a BOM, as Parse does
   rapidjson::Reader reader;
   std::optional<ParseFailure> failure;
   auto generate = [&](Document& d) {
-    DepthLimited guard{d};
+    DepthLimited guard{d, max_depth};
     // The iterative parser keeps its own stack on the heap: no input can exhaust the C stack.
     auto ok = reader.Parse<Flags | rapidjson::kParseIterativeFlag>(is, guard);
     if (ok) return true;
     if (guard.too_deep)
       failure = ParseFailure{ParseFailure::Why::kTooDeep,
-                             "nesting deeper than " + std::to_string(limits::kMaxJsonDepth) + " levels", ok.Offset()};
+                             "nesting deeper than " + std::to_string(max_depth) + " levels", ok.Offset()};
     else
       failure = ParseFailure{ParseFailure::Why::kSyntax, rapidjson::GetParseError_En(ok.Code()), ok.Offset()};
     return false;
   };
   doc.SetNull();
   doc.Populate(generate);
+  if (!failure) failure = duplicate_key(doc);
   if (failure) doc.SetNull();
   return failure;
 }
@@ -91,7 +162,7 @@ std::optional<ParseFailure> parse_with(Document& doc, std::string_view text) {
 }  // namespace
 
 std::optional<ParseFailure> parse_document(Document& doc, std::string_view text, std::size_t max_bytes,
-                                           unsigned options) {
+                                           unsigned options, int max_depth) {
   if (text.size() > max_bytes) {
     doc.SetNull();
     return ParseFailure{
@@ -101,10 +172,10 @@ std::optional<ParseFailure> parse_document(Document& doc, std::string_view text,
   }
   constexpr unsigned kFull = rapidjson::kParseFullPrecisionFlag, kUtf8 = rapidjson::kParseValidateEncodingFlag;
   const bool full = options & kFullPrecision, utf8 = options & kValidateUtf8;
-  if (full && utf8) return parse_with<kFull | kUtf8>(doc, text);
-  if (full) return parse_with<kFull>(doc, text);
-  if (utf8) return parse_with<kUtf8>(doc, text);
-  return parse_with<0>(doc, text);
+  if (full && utf8) return parse_with<kFull | kUtf8>(doc, text, max_depth);
+  if (full) return parse_with<kFull>(doc, text, max_depth);
+  if (utf8) return parse_with<kUtf8>(doc, text, max_depth);
+  return parse_with<0>(doc, text, max_depth);
 }
 
 Result<Document> parse(std::string_view text, std::string_view what, std::size_t max_bytes, unsigned options) {
@@ -115,6 +186,8 @@ Result<Document> parse(std::string_view text, std::string_view what, std::size_t
     if (bad->why == ParseFailure::Why::kTooDeep)
       return fail(Errc::kProtocol,
                   std::string(what) + " has " + bad->reason + " (at offset " + std::to_string(bad->offset) + ")");
+    if (bad->why == ParseFailure::Why::kDuplicateKey)
+      return fail(Errc::kProtocol, std::string(what) + " has " + bad->reason);
     std::string excerpt(text.substr(0, 120));
     return fail(Errc::kProtocol, "malformed JSON in " + std::string(what) + " at offset " +
                                      std::to_string(bad->offset) + " (" + bad->reason + "): '" + excerpt + "'");
@@ -137,6 +210,27 @@ bool nested_deeper_than(const Value& v, int limit) {
   return false;
 }
 
+std::size_t bracket_depth(std::string_view text) {
+  std::size_t depth = 0, deepest = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 void copy_into(Document& dst, const Value& src) {
   auto generate = [&](Document& d) { return emit(src, d); };
   dst.Populate(generate);
@@ -156,9 +250,17 @@ std::string get_string(const Value& obj, const char* key, std::string_view def) 
 std::int64_t get_int(const Value& obj, const char* key, std::int64_t def) {
   const Value* v = member(obj, key);
   if (!v) return def;
+  constexpr auto kMax = std::numeric_limits<std::int64_t>::max(), kMin = std::numeric_limits<std::int64_t>::min();
   if (v->IsInt64()) return v->GetInt64();
-  if (v->IsUint64()) return static_cast<std::int64_t>(v->GetUint64());
-  if (v->IsDouble()) return static_cast<std::int64_t>(v->GetDouble());
+  if (v->IsUint64()) return kMax;  // above int64's range: saturated, never wrapped negative
+  if (v->IsDouble()) {
+    // A double outside int64's range has no conversion (undefined behaviour): saturate instead.
+    const double d = v->GetDouble();
+    if (std::isnan(d)) return def;
+    if (d >= 9.2233720368547758e18) return kMax;
+    if (d <= -9.2233720368547758e18) return kMin;
+    return static_cast<std::int64_t>(d);
+  }
   return def;
 }
 
@@ -208,6 +310,17 @@ const Value* get_array(const Value& obj, const char* key) {
 std::string to_string(const Value& v) {
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  emit(v, w);
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+std::string to_pretty_string(const Value& v) {
+  // Deeper than any parse allows (a value only composition builds), the indentation alone would
+  // grow with the square of the depth: such a value is written compact.
+  if (nested_deeper_than(v, limits::kMaxJsonDepth)) return to_string(v);
+  rapidjson::StringBuffer buf;
+  rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buf);
+  w.SetIndent(' ', 2);
   emit(v, w);
   return std::string(buf.GetString(), buf.GetSize());
 }

@@ -33,7 +33,9 @@ class Writer {
   Writer& key(std::string_view k) { w_.Key(k.data(), static_cast<rapidjson::SizeType>(k.size())); return *this; }
   Writer& str(std::string_view s) { w_.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); return *this; }
   Writer& i64(std::int64_t v) { w_.Int64(v); return *this; }
-  Writer& num(double v) { w_.Double(v); return *this; }
+  // A number that is not finite has no JSON form: it is written as null, so no caller can leave
+  // a document without its value (RapidJSON writes nothing for inf or NaN).
+  Writer& num(double v);
   Writer& boolean(bool v) { w_.Bool(v); return *this; }
   Writer& null() { w_.Null(); return *this; }
   Writer& raw_value(std::string_view json);  // an already-serialised value
@@ -61,27 +63,37 @@ enum ParseOption : unsigned {
 
 // Why a parse failed: RapidJSON's message or the limit that was hit, and the byte offset.
 struct ParseFailure {
-  enum class Why { kSyntax, kTooDeep, kTooLarge };
+  enum class Why { kSyntax, kTooDeep, kTooLarge, kDuplicateKey };
   Why why = Why::kSyntax;
-  std::string reason;  // "Missing a comma or ']' after an array element.", "nesting deeper than 128 levels"
-  std::size_t offset = 0;
+  // "Missing a comma or ']' after an array element.", "nesting deeper than 128 levels",
+  // "the key \"id\" twice in the object at /items/0"
+  std::string reason;
+  std::size_t offset = 0;  // kDuplicateKey: 0 (the reason names where)
 };
 
 // Every parse of JSON goes through here. RapidJSON's iterative parser (no recursion, whatever
-// the input), nesting refused beyond limits::kMaxJsonDepth as soon as it is reached (a 1 MiB
-// "[[[[…" stops after 129 bytes), and text longer than `max_bytes` refused before parsing. On
-// failure `doc` is left null.
+// the input), nesting refused beyond `max_depth` as soon as it is reached (a 1 MiB "[[[[…"
+// stops after 129 bytes), and text longer than `max_bytes` refused before parsing. An object
+// holding a key twice is refused too: readers disagree about which value counts (RapidJSON's
+// FindMember takes the first, Python's json the last), so no document means two things to two
+// readers. On failure `doc` is left null.
 std::optional<ParseFailure> parse_document(Document& doc, std::string_view text,
-                                           std::size_t max_bytes = limits::kMaxJsonBytes, unsigned options = 0);
+                                           std::size_t max_bytes = limits::kMaxJsonBytes, unsigned options = 0,
+                                           int max_depth = limits::kMaxJsonDepth);
 
 // parse_document as a Result; `what` names the document in the error ("response to GET /version").
 // kProtocol: "malformed JSON in WHAT at offset N (REASON): 'excerpt'", "WHAT has nesting deeper
-// than 128 levels (at offset N)", "WHAT is larger than the limit of N bytes (M bytes)".
+// than 128 levels (at offset N)", "WHAT is larger than the limit of N bytes (M bytes)", "WHAT has
+// the key "id" twice in the object at /items/0".
 Result<Document> parse(std::string_view text, std::string_view what, std::size_t max_bytes = limits::kMaxJsonBytes,
                        unsigned options = 0);
 
 // True when `v` has more than `limit` levels of arrays and objects. Iterative, so safe on any value.
 bool nested_deeper_than(const Value& v, int limit = limits::kMaxJsonDepth);
+
+// How deep the arrays and objects of `text` nest, counted over its brackets outside strings,
+// whether or not it parses: one pass, no recursion, for saying how deep refused text was.
+std::size_t bracket_depth(std::string_view text);
 
 // Sends `v` to a RapidJSON SAX handler (a Writer, a Document, a SchemaValidator) as Value::Accept
 // does, but with an explicit stack instead of recursion: values built by composing parsed ones
@@ -174,6 +186,9 @@ const Value* get_array(const Value& obj, const char* key);
 
 // `v` as compact JSON. Iterative (emit), so any depth is safe.
 std::string to_string(const Value& v);
+// `v` indented by two spaces per level, for people to read. Iterative (emit) too; a value nested
+// deeper than limits::kMaxJsonDepth comes back compact (its indentation would grow quadratically).
+std::string to_pretty_string(const Value& v);
 // Like emit, with each object's members in byte order of their names (stable for duplicates).
 template <typename Handler>
 bool emit_sorted(const Value& root, Handler& h) {

@@ -24,6 +24,13 @@ inline constexpr std::size_t kMaxToolArgumentsBytes = 4 * kMiB;
 // JSON a model writes that forgectl then walks (tool arguments, judge answers, output schemas):
 // shallower than kMaxJsonDepth because a model has no reason to nest deeply (docs/tools.md).
 inline constexpr int kMaxModelJsonDepth = 64;
+// What forgectl keeps of tool arguments it refused (too large, too deep, not JSON, a key twice):
+// their first KiB, enough to see what the model sent, beside the reason stating size and depth.
+// Never the whole text, which every record, page and report would otherwise carry.
+inline constexpr std::size_t kMaxRefusedArgumentsExcerpt = 1 * kKiB;
+// A tool name or call id as a model sent it: tool names are at most 64 characters (OpenAI's
+// rule), so anything longer names no tool and is kept cut to this many bytes.
+inline constexpr std::size_t kMaxToolNameBytes = 256;
 
 // ---- YAML (task.yaml, grading.yaml, compose files, run configs) ----
 
@@ -99,5 +106,13 @@ inline constexpr int kMaxConcurrency = 256;
 inline constexpr int kMaxSlurmShards = 4096;
 // Lines of squeue output one `forgectl slurm status` reads (a job per shard, and the merge job).
 inline constexpr std::size_t kMaxSlurmQueueLines = 100000;
+
+// ---- Trial records (trials.jsonl, as read back by report, show, merge and --resume) ----
+
+// A score or reward is a number in [0, 1]; these bound a record's other numbers. Per trial: at
+// most this many dollars, seconds (the run's duration and each phase's), and tokens, turns or
+// tool calls. Summed over kMaxPlannedTrials records every total stays finite and exact enough
+// (10^18 < 2^63), so no aggregate can overflow, whatever a line says.
+inline constexpr double kMaxRecordAmount = 1e12;
 
 }  // namespace forge::limits

@@ -28,6 +28,11 @@ double clamp01(double v) {
   return std::clamp(v, 0.0, 1.0);
 }
 
+Status check_score(double v, std::string_view what) {
+  if (std::isfinite(v) && v >= 0 && v <= 1) return {};
+  return fail(Errc::kInvalid, std::string(what) + " is " + format_score(v) + ", not a number in [0, 1]");
+}
+
 std::string format_score(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6g", v);

@@ -24,6 +24,10 @@ struct ComponentResult {
 
 // `v` limited to [0, 1]; NaN becomes 0 so that a broken score can never pass.
 double clamp01(double v);
+// Every score or reward a grader produces must be a finite number in [0, 1]. Otherwise
+// kInvalid naming it ("WHAT is 1e+308, not a number in [0, 1]"): the task's error (a setup
+// error), never a pass and never counted, since no model's answer makes a grader leave [0, 1].
+Status check_score(double v, std::string_view what);
 
 // A score as reasons print it: at most 6 significant digits ("1", "0.5", "0.333333").
 std::string format_score(double v);

@@ -31,7 +31,10 @@ Status run_component(const char* name, Grade& g, const std::function<Result<Comp
     return fail(make_error(Errc::kIo, "grading failed with an unknown exception").with_context(name));
   }
   if (!r) return r.fail_with(name);
-  if (r->evaluated) g.components[name] = clamp01(r->score);
+  if (r->evaluated) {
+    if (auto st = check_score(r->score, "its score"); !st) return st.fail_with(name);
+    g.components[name] = r->score;
+  }
   for (auto& reason : r->reasons) g.reasons.push_back(std::move(reason));
   return {};
 }

@@ -50,9 +50,11 @@ Result<ComponentResult> score_checks_result(std::string_view result_json) {
     out.reasons.push_back("custom_checks: not evaluated (" + quote(json::get_string(*doc, "reason"), 200) + ")");
     return out;
   }
-  if (!score->value.IsNumber() || !std::isfinite(score->value.GetDouble()))
+  if (!score->value.IsNumber())
     return fail(Errc::kProtocol, "the checks driver's result file has a score that is not a number");
-  out.score = clamp01(score->value.GetDouble());
+  // The driver passes on what checks.py computed: out of [0, 1] is the task's error.
+  if (auto st = check_score(score->value.GetDouble(), "the score checks.py gave"); !st) return st.fail();
+  out.score = score->value.GetDouble();
   std::string reason = json::get_string(*doc, "reason");
   out.reasons.push_back("custom_checks: score " + format_score(out.score) +
                         (reason.empty() ? "" : " (" + quote(reason, 200) + ")"));

@@ -58,12 +58,12 @@ Result<ComponentResult> run_test_scripts(const manifest::TestScripts& config, Ev
   if (!run->reward_spoiled.empty())
     return failed("the reward file " + quote(config.reward_file) + " gave no value: " + run->reward_spoiled);
   if (run->reward) {
-    const double raw = *run->reward;
-    if (!std::isfinite(raw)) return failed("the reward file holds " + format_score(raw) + ", not a finite number");
-    out.score = clamp01(raw);
-    std::string line = "custom_checks: reward " + format_score(out.score);
-    if (raw != out.score) line += " (clamped from " + format_score(raw) + ")";
-    out.reasons.push_back(line + " from " + quote(config.reward_file) + ", exit code " + std::to_string(run->exit_code));
+    // Only the tests write the reward file (the agent's programs cannot): outside [0, 1] it is
+    // the task's error, neither clamped to a pass nor scored.
+    if (auto st = check_score(*run->reward, "the reward in " + quote(config.reward_file)); !st) return st.fail();
+    out.score = *run->reward;
+    out.reasons.push_back("custom_checks: reward " + format_score(out.score) + " from " + quote(config.reward_file) +
+                          ", exit code " + std::to_string(run->exit_code));
     return out;
   }
   std::string note;

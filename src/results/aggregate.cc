@@ -4,8 +4,6 @@
 #include <cmath>
 #include <map>
 
-#include <rapidjson/prettywriter.h>
-
 #include "core/json.h"
 #include "results/compare.h"
 #include "results/metrics.h"
@@ -105,6 +103,13 @@ void write_summary(SummaryWriter& sw, const Summary& s) {
       .field("graded", s.graded)
       .field("passed", s.passed)
       .field("infra_errors", s.infra_errors);
+  // Only when some line of trials.jsonl could not be counted (TrialRecord::invalid).
+  if (s.invalid) {
+    sw.w().field("invalid_records", s.invalid).key("invalid_record_messages").begin_array();
+    for (const auto& m : s.invalid_messages)
+      sw.w().begin_object().field("message", m.message).field("count", m.count).end_object();
+    sw.w().end_array();
+  }
   sw.num_or_null("pass_rate", round6(s.pass_rate), any);
   write_interval(sw, "pass_at_1_ci95", s.pass_at_1.ci95, any);
   write_k_map(sw, "pass_at_k", s.pass_at_k, false);
@@ -177,15 +182,12 @@ void write_comparisons(SummaryWriter& sw, const std::vector<Comparison>& cs) {
 
 }  // namespace
 
-// Full-precision parsing keeps every number's digits.
+// Full-precision parsing keeps every number's digits; the writing is iterative (json::emit).
 std::string indented_json(const std::string& compact) {
   json::Document d;
-  (void)json::parse_document(d, compact, compact.size(), json::kFullPrecision);
-  rapidjson::StringBuffer buf;
-  rapidjson::PrettyWriter<rapidjson::StringBuffer> pw(buf);
-  pw.SetIndent(' ', 2);
-  d.Accept(pw);
-  return std::string(buf.GetString(), buf.GetSize()) + "\n";
+  // Text that does not parse is kept as it is: never a "null" file in its place.
+  if (json::parse_document(d, compact, compact.size(), json::kFullPrecision)) return compact + "\n";
+  return json::to_pretty_string(d) + "\n";
 }
 
 Result<std::string> aggregate_json(const std::vector<TrialRecord>& trials, const AggregateOptions& options) {

@@ -173,19 +173,22 @@ std::optional<double> wall_seconds(const TrialRecord& t) {
 Summary summarize(std::span<const TrialRecord* const> trials) {
   Summary s;
   std::vector<const TrialRecord*> graded;
-  std::vector<std::string> infra_messages;
+  std::vector<std::string> infra_messages, invalid_messages;
   for (const auto* t : trials) {
     ++s.trials;
     add_spending(s, *t);
     if (t->graded()) {
       graded.push_back(t);
       s.passed += t->binary_pass ? 1 : 0;
+    } else if (!t->invalid.empty()) {
+      invalid_messages.push_back(t->invalid);
     } else {
       infra_messages.push_back(t->error);
     }
   }
   s.graded = static_cast<int>(graded.size());
-  s.infra_errors = s.trials - s.graded;
+  s.invalid = static_cast<int>(invalid_messages.size());
+  s.infra_errors = s.trials - s.graded - s.invalid;
   s.pass_rate = s.graded ? static_cast<double>(s.passed) / s.graded : 0;
   s.tool_error_rate = s.tool_calls ? static_cast<double>(s.tool_errors) / static_cast<double>(s.tool_calls) : 0;
   add_outcome_metrics(s, trials);
@@ -198,6 +201,7 @@ Summary summarize(std::span<const TrialRecord* const> trials) {
   s.wall = latency_of(std::move(walls));
   s.phases = phase_stats(graded);
   s.infra_error_messages = top_messages(infra_messages);
+  s.invalid_messages = top_messages(invalid_messages);
   return s;
 }
 

@@ -80,6 +80,9 @@ std::vector<MessageCount> top_messages(const std::vector<std::string>& messages,
 // or latencies: they are not the model's doing.
 struct Summary {
   int trials = 0, graded = 0, passed = 0, infra_errors = 0;
+  // Records whose numbers cannot be counted (TrialRecord::invalid): outside every rate, apart
+  // from the infra errors, their reasons in invalid_messages.
+  int invalid = 0;
   double pass_rate = 0;                        // passed / graded, over trials
   std::map<int, KMean> pass_at_k, pass_hat_k;  // over (task, agent) groups
   MeanCi score;                                // stratified by (task, agent)
@@ -94,6 +97,7 @@ struct Summary {
   double tool_error_rate = 0;                      // tool_errors / tool_calls
   std::map<std::string, int> termination_reasons;  // every trial
   std::vector<MessageCount> infra_error_messages;
+  std::vector<MessageCount> invalid_messages;
 };
 
 // finished_at − started_at, when both are readable.

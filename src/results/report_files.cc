@@ -54,19 +54,39 @@ std::string format_line(const std::string& task, const std::string& agent, const
   return buf;
 }
 
-// Pages of trials whose directory is a safe path under trials/ and exists.
+// Runs one part of the reports; an exception (memory, say) becomes its error instead of ending
+// the others.
+template <typename F>
+Status guarded(const std::string& what, F&& part) {
+  try {
+    return part();
+  } catch (const std::exception& e) {
+    return fail(Errc::kIo, what + ": " + e.what());
+  }
+}
+
+// One trial's page. A trial.json that cannot be read gets a page saying why (the record's facts
+// and the reason), so one bad trial never costs the others their pages.
+Status write_trial_page(const std::string& dir, const TrialRecord& t) {
+  fs::path tdir = fs::path(dir) / t.trial_dir;
+  std::error_code ec;
+  if (!fs::is_directory(tdir, ec)) return {};  // a merge without the trial's directory
+  auto detail = TrialDetail::read((tdir / "trial.json").string());
+  std::string unreadable = detail || detail.error().code == Errc::kNotFound ? "" : detail.error().what();
+  return write_file_atomic((tdir / "trial.html").string(),
+                           render_trial_page(t, detail ? &*detail : nullptr, unreadable));
+}
+
+// Pages of trials whose directory is a safe path under trials/ and exists: every one is tried;
+// the first failure comes back after the rest are written.
 Status write_trial_pages(const std::string& dir, const std::vector<TrialRecord>& trials) {
+  Status first;
   for (const auto& t : trials) {
     if (!safe_trial_dir(t.trial_dir)) continue;
-    fs::path tdir = fs::path(dir) / t.trial_dir;
-    std::error_code ec;
-    if (!fs::is_directory(tdir, ec)) continue;  // a merge without the trial's directory
-    auto detail = TrialDetail::read((tdir / "trial.json").string());
-    if (!detail && detail.error().code != Errc::kNotFound) return detail.fail_with("the page of " + t.trial_dir);
-    std::string html = render_trial_page(t, detail ? &*detail : nullptr);
-    if (auto st = write_file_atomic((tdir / "trial.html").string(), html); !st) return st;
+    Status st = guarded("the page of " + t.trial_dir, [&] { return write_trial_page(dir, t); });
+    if (!st && first) first = st;
   }
-  return {};
+  return first;
 }
 
 }  // namespace
@@ -80,13 +100,28 @@ Status write_reports(const std::string& dir, const AggregateOptions& options) {
 
 Status write_reports(const std::string& dir, const std::vector<TrialRecord>& trials, const AggregateOptions& options) {
   if (auto st = check_dir(dir); !st) return st;
-  auto agg = aggregate_json(trials, options);
-  if (!agg) return agg.fail_with("writing the reports of " + dir);
-  if (auto st = write_trial_pages(dir, trials); !st) return st;
-  std::string html = render_report_html(trials, *agg, read_run_json(dir));
-  if (auto st = write_file_atomic((fs::path(dir) / "aggregate.json").string(), *agg); !st) return st;
-  if (auto st = write_tolokaforge_files(dir, trials); !st) return st;
-  return write_file_atomic((fs::path(dir) / "report.html").string(), html);
+  // Each file on its own: one that cannot be written never keeps the others from being written.
+  std::vector<Error> failed;
+  auto keep = [&](Status st) {
+    if (!st) failed.push_back(st.error());
+  };
+  keep(write_trial_pages(dir, trials));
+  std::string agg;
+  keep(guarded("aggregate.json", [&]() -> Status {
+    auto text = aggregate_json(trials, options);
+    if (!text) return text.fail();
+    agg = std::move(*text);
+    return write_file_atomic((fs::path(dir) / "aggregate.json").string(), agg);
+  }));
+  keep(guarded("Tolokaforge's files", [&] { return write_tolokaforge_files(dir, trials); }));
+  keep(guarded("report.html", [&] {
+    return write_file_atomic((fs::path(dir) / "report.html").string(),
+                             render_report_html(trials, agg.empty() ? "{}" : agg, read_run_json(dir)));
+  }));
+  if (failed.empty()) return {};
+  std::string more = failed.size() > 1 ? " (and " + std::to_string(failed.size() - 1) + " more)" : "";
+  return fail(failed.front().with_context("writing the reports of " + dir + more +
+                                          "; the rest were written, and trials.jsonl is complete"));
 }
 
 Result<std::string> summary_table(const std::vector<TrialRecord>& trials, const AggregateOptions& options) {

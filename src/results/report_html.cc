@@ -419,6 +419,7 @@ std::string slices_section(const Value* by_slice, const Agents& agents) {
 }
 
 std::string outcome_cell(const TrialRecord& t) {
+  if (!t.invalid.empty()) return "<span class=\"infra\">invalid record</span>";
   if (!t.graded()) return "<span class=\"infra\">infra error (" + html_escape(to_string(t.infra_kind)) + ")</span>";
   return t.binary_pass ? "<span class=\"pass\">pass</span>" : "<span class=\"fail\">fail</span>";
 }
@@ -494,10 +495,15 @@ std::string errors_section(const std::vector<TrialRecord>& trials, const json::D
     if (!t.graded()) infra.push_back(&t);
   if (infra.empty()) return out + "<p class=\"muted\">No infra errors.</p>";
   out += "<table><tr>" + th("task") + th("agent") + th("trial", true) + th("kind") + th("message") + "</tr>";
-  for (const auto* t : infra)
+  // A record whose numbers cannot be counted is listed here too, as what it is.
+  for (const auto* t : infra) {
+    const bool invalid = !t->invalid.empty();
+    const std::string& message = invalid ? t->invalid : t->error;
     out += "<tr>" + label_td(t->task_id) + label_td(t->agent) + "<td class=\"n\">" +
-           trial_link(*t, "#" + std::to_string(t->trial_index)) + "</td>" + td(html_escape(to_string(t->infra_kind))) +
-           "<td><code>" + html_escape(t->error.empty() ? "(no message)" : t->error) + "</code></td></tr>";
+           trial_link(*t, "#" + std::to_string(t->trial_index)) + "</td>" +
+           td(invalid ? std::string("invalid record") : html_escape(to_string(t->infra_kind))) + "<td><code>" +
+           html_escape(message.empty() ? "(no message)" : message) + "</code></td></tr>";
+  }
   return out + "</table>";
 }
 

@@ -70,7 +70,10 @@ const char* colour_of(const TrialRecord& t) {
 }
 
 std::string trial_title(const TrialRecord& t, double seconds) {
-  std::string state = !t.graded() ? "infra error" : t.binary_pass ? "pass" : "fail";
+  std::string state = !t.invalid.empty() ? "invalid record"
+                      : !t.graded()      ? "infra error"
+                      : t.binary_pass    ? "pass"
+                                         : "fail";
   return html_escape(t.task_id + " #" + std::to_string(t.trial_index) + " (" + t.agent + "): " + state + ", " +
                      fmt("%.1f", seconds) + " s");
 }

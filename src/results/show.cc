@@ -38,6 +38,7 @@ std::string agent_line(const std::string& agent, const Summary& s) {
 }
 
 std::string outcome_word(const TrialRecord& t) {
+  if (!t.invalid.empty()) return "INVALID-RECORD(" + t.invalid + ")";
   if (!t.graded()) return "INFRA-ERROR(" + std::string(to_string(t.infra_kind)) + ")";
   return t.binary_pass ? "pass" : "fail";
 }

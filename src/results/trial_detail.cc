@@ -41,8 +41,12 @@ std::string TrialDetail::to_json() const {
     if (!m.reasoning.empty()) w.field("reasoning", m.reasoning);
     if (!m.tool_calls.empty()) {
       w.key("tool_calls").begin_array();
-      for (const auto& c : m.tool_calls)
-        w.begin_object().field("id", c.id).field("name", c.name).field("arguments", c.arguments).end_object();
+      for (const auto& c : m.tool_calls) {
+        w.begin_object().field("id", c.id).field("name", c.name).field("arguments", c.arguments);
+        if (!c.provider_id.empty()) w.field("provider_id", c.provider_id);
+        if (!c.refusal.empty()) w.field("refusal", c.refusal);
+        w.end_object();
+      }
       w.end_array();
     }
     if (!m.tool_call_id.empty()) w.field("tool_call_id", m.tool_call_id);
@@ -102,8 +106,9 @@ Result<TrialDetail> TrialDetail::parse(std::string_view text, std::string_view p
       if (const json::Value* cs = json::get_array(m, "tool_calls"))
         for (const auto& c : cs->GetArray())
           if (c.IsObject())
-            dm.tool_calls.push_back(
-                {json::get_string(c, "id"), json::get_string(c, "name"), json::get_string(c, "arguments")});
+            dm.tool_calls.push_back({json::get_string(c, "id"), json::get_string(c, "name"),
+                                     json::get_string(c, "arguments"), json::get_string(c, "provider_id"),
+                                     json::get_string(c, "refusal")});
       t.messages.push_back(std::move(dm));
     }
   if (const json::Value* ls = json::get_array(o, "tool_log"))

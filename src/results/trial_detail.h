@@ -18,8 +18,10 @@ namespace forge::results {
 inline constexpr int kTrialDetailVersion = 1;
 
 struct DetailToolCall {  // one call an assistant message asked for
-  std::string id, name;
-  std::string arguments;  // JSON text as the model sent it (redacted)
+  std::string id, name;  // forgectl's id of the call (what a tool message's tool_call_id names)
+  std::string arguments;    // the canonical JSON text (redacted); for refused arguments, the excerpt kept
+  std::string provider_id;  // the id the model's provider gave it, when it differs from `id`
+  std::string refusal;      // why the arguments were refused ("are refused: nested …"); empty if accepted
 };
 
 struct DetailMessage {

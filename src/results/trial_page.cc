@@ -3,8 +3,6 @@
 
 #include <map>
 
-#include <rapidjson/prettywriter.h>
-
 #include "core/json.h"
 #include "results/html_text.h"
 #include "results/metrics.h"
@@ -34,7 +32,9 @@ constexpr const char* kPhaseColours[] = {"#b0bec5", "#64b5f6", "#4db6ac", "#ffb7
 std::string row(const std::string& k, const std::string& v) { return "<tr><th>" + k + "</th><td>" + v + "</td></tr>"; }
 std::string pre(const std::string& raw) { return "<pre>" + html_escape(raw) + "</pre>"; }
 
-std::string verdict_html(bool graded, bool pass, const std::string& kind) {
+std::string verdict_html(bool graded, bool pass, const std::string& kind, const std::string& invalid = "") {
+  if (!invalid.empty())
+    return "<span class=\"infra\">invalid record: " + html_escape(invalid) + " (outside every rate)</span>";
   if (!graded)
     return "<span class=\"infra\">infra error" + (kind.empty() ? "" : " (" + html_escape(kind) + ")") + "</span>";
   return pass ? "<span class=\"pass\">pass</span>" : "<span class=\"fail\">fail</span>";
@@ -107,9 +107,16 @@ std::string transcript_html(const TrialDetail& d) {
     if (!m.reasoning.empty())
       out += "<details><summary class=\"muted\">reasoning</summary>" + pre(m.reasoning) + "</details>";
     if (!m.content.empty()) out += pre(m.content);
-    for (const auto& c : m.tool_calls)
+    for (const auto& c : m.tool_calls) {
       out += "<div class=\"call\"><b>tool call</b> " + html_escape(c.name) + " <span class=\"muted\">" +
-             html_escape(c.id) + "</span>" + pre(pretty_json(c.arguments)) + "</div>";
+             html_escape(c.id) +
+             (c.provider_id.empty() || c.provider_id == c.id ? ""
+                                                             : " (the provider's " + html_escape(c.provider_id) + ")") +
+             "</span>";
+      if (!c.refusal.empty())
+        out += "<div class=\"fail\">arguments " + html_escape(c.refusal) + "; what was kept of them:</div>";
+      out += pre(c.refusal.empty() ? pretty_json(c.arguments) : c.arguments) + "</div>";
+    }
     out += "</div>";
   }
   return out;
@@ -135,16 +142,11 @@ std::string tool_log_html(const TrialDetail& d) {
 
 std::string pretty_json(const std::string& text) {
   json::Document d;
-  d.Parse(text.data(), text.size());
-  if (d.HasParseError()) return text;
-  rapidjson::StringBuffer buf;
-  rapidjson::PrettyWriter<rapidjson::StringBuffer> pw(buf);
-  pw.SetIndent(' ', 2);
-  d.Accept(pw);
-  return std::string(buf.GetString(), buf.GetSize());
+  if (json::parse_document(d, text)) return text;  // bounded in size and depth, never recursive
+  return json::to_pretty_string(d);
 }
 
-std::string render_trial_page(const TrialRecord& rec, const TrialDetail* d) {
+std::string render_trial_page(const TrialRecord& rec, const TrialDetail* d, std::string_view unreadable) {
   std::string back;
   for (int i = 0; i < depth_of(rec.trial_dir); ++i) back += "../";
   std::string title = rec.task_id + " · " + rec.agent + " · trial " + std::to_string(rec.trial_index);
@@ -156,8 +158,9 @@ std::string render_trial_page(const TrialRecord& rec, const TrialDetail* d) {
   out += row("task", html_escape(rec.task_id) + (d && !d->task_name.empty() ? " — " + html_escape(d->task_name) : ""));
   out += row("agent", html_escape(rec.agent));
   out += row("trial", "#" + std::to_string(rec.trial_index) + ", attempt " + std::to_string(rec.attempt));
-  out += row("outcome", verdict_html(rec.graded(), rec.binary_pass, std::string(to_string(rec.infra_kind))) +
-                            (rec.graded() ? " · score " + fmt_num("%.3f", rec.score) : ""));
+  out +=
+      row("outcome", verdict_html(rec.graded(), rec.binary_pass, std::string(to_string(rec.infra_kind)), rec.invalid) +
+                         (rec.graded() ? " · score " + fmt_num("%.3f", rec.score) : ""));
   out += row("termination", html_escape(rec.termination_reason));
   if (!rec.error.empty())
     out += row(rec.graded() ? "error" : "infra error", "<code>" + html_escape(rec.error) + "</code>");
@@ -179,7 +182,12 @@ std::string render_trial_page(const TrialRecord& rec, const TrialDetail* d) {
     out += row("engine",
                html_escape(rec.docker_host) + (d && !d->stack.empty() ? " · stack " + html_escape(d->stack) : ""));
   out += "</table><h2>Phases</h2>" + phases_html(rec.phases_s);
-  if (!d) {
+  if (!d && !unreadable.empty()) {
+    out += "<h2>Transcript and grade</h2><p class=\"fail\">This trial's trial.json could not be read: <code>" +
+           html_escape(unreadable) +
+           "</code></p><p class=\"muted\">Its transcript is in trajectory.yaml and its grade in "
+           "grade.yaml beside this page.</p>";
+  } else if (!d) {
     out +=
         "<h2>Transcript and grade</h2><p class=\"muted\">This trial's directory has no trial.json (a run by an "
         "older forgectl): its transcript is in trajectory.yaml and its grade in grade.yaml beside this page.</p>";

@@ -4,17 +4,20 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "results/trial_detail.h"
 #include "results/trial_record.h"
 
 namespace forge::results {
 
-// `detail` is the trial's trial.json, or null when its directory has none (older runs): the page
-// then shows what the record says. Every string is escaped.
-std::string render_trial_page(const TrialRecord& record, const TrialDetail* detail);
+// `detail` is the trial's trial.json, or null when its directory has none (older runs) or it
+// could not be read (`unreadable` then says why, on the page): the page then shows what the
+// record says. Every string is escaped.
+std::string render_trial_page(const TrialRecord& record, const TrialDetail* detail, std::string_view unreadable = {});
 
-// JSON text indented for reading; text that is not JSON comes back as it is.
+// JSON text indented for reading; text that is not JSON (or nested past json::parse's limit)
+// comes back as it is. Iterative: no depth of input reaches the C stack.
 std::string pretty_json(const std::string& text);
 
 }  // namespace forge::results

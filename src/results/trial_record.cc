@@ -2,10 +2,13 @@
 // lines that are not JSON, except the last one a crash may have cut short.
 #include "results/trial_record.h"
 
+#include <cmath>
+#include <cstdio>
 #include <unordered_map>
 
-#include "core/json.h"
 #include "core/files.h"
+#include "core/json.h"
+#include "core/limits.h"
 
 namespace forge::results {
 
@@ -32,6 +35,46 @@ Status check_required(const json::Value& d, std::string_view where) {
     return fail(Errc::kInvalid,
                 std::string(where) + ": unknown outcome \"" + outcome + "\" (graded | infra_error | setup_error)");
   return {};
+}
+
+std::string number_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+bool usable_amount(double v) { return std::isfinite(v) && v >= 0 && v <= limits::kMaxRecordAmount; }
+
+// Why the record's numbers cannot be counted, or "" (TrialRecord::invalid). The offending
+// numbers are set to 0 so that nothing downstream can sum them by mistake.
+std::string check_numbers(TrialRecord& r) {
+  std::string why;
+  auto bad = [&](const std::string& what) {
+    if (why.empty()) why = what;
+  };
+  if (!std::isfinite(r.score) || r.score < 0 || r.score > 1) {
+    if (r.outcome == Outcome::kGraded) bad("score " + number_text(r.score) + " is not a number in [0, 1]");
+    r.score = 0;
+  }
+  for (auto& [k, v] : r.components)
+    if (!std::isfinite(v)) {
+      bad("component '" + k + "' is not a finite number");
+      v = 0;
+    }
+  auto amount = [&](double& v, const std::string& what) {
+    if (usable_amount(v)) return;
+    bad(what + " " + number_text(v) + " is not a number in [0, " + number_text(limits::kMaxRecordAmount) + "]");
+    v = 0;
+  };
+  amount(r.cost_usd, "cost_usd");
+  amount(r.duration_s, "duration_s");
+  for (auto& [k, v] : r.phases_s) amount(v, "phases_s." + k);
+  for (auto* n : {&r.tokens_input, &r.tokens_output, &r.turns, &r.tool_calls, &r.tool_errors})
+    if (*n < 0 || static_cast<double>(*n) > limits::kMaxRecordAmount) {
+      bad("a count (" + std::to_string(*n) + ") is not in [0, " + number_text(limits::kMaxRecordAmount) + "]");
+      *n = 0;
+    }
+  return why;
 }
 
 // A line that is JSON but wrong is a bug to report, even at the end; only a torn write is skipped.
@@ -81,6 +124,7 @@ Result<TrialRecord> parse_trial_line(std::string_view line, std::string_view whe
   r.expected_failure_modes = json::get_strings(d, "expected_failure_modes");
   r.cost_known = json::get_bool(d, "cost_known", true);
   r.raw_line = std::string(line);
+  r.invalid = check_numbers(r);
   return r;
 }
 

@@ -54,8 +54,14 @@ struct TrialRecord {
   // calls cost, a lower bound, and reports say "cost unknown" rather than a number. Older lines: true.
   bool cost_known = true;
   std::string raw_line;  // the line as read, without its newline: merge copies lines byte for byte
+  // Why this line's numbers cannot be counted, set by the reader: a graded score that is not a
+  // number in [0, 1] (forgectl never writes one; an older version or a hand edit may have), a
+  // cost, duration or count that is negative, not finite or past limits::kMaxRecordAmount. Such
+  // a record is outside every rate and sum, and the reports mark it; empty for a usable line.
+  std::string invalid;
 
-  bool graded() const { return outcome == Outcome::kGraded; }
+  // Counted in rates: graded, and its numbers usable.
+  bool graded() const { return outcome == Outcome::kGraded && invalid.empty(); }
 };
 
 // The JSON object trials.jsonl gets for `r` (no newline). Ungraded trials carry no pass and a

@@ -55,24 +55,12 @@ struct CountingStream {
   void Put(char) { ++n; }
   void Flush() {}
 };
+// Iterative (json::emit): ops can nest one value inside another past any depth a parse allows.
 std::size_t json_size(const json::Value& v) {
   CountingStream out;
   rapidjson::Writer<CountingStream> w(out);
-  v.Accept(w);
+  json::emit(v, w);
   return out.n;
-}
-
-// Nesting depth of `v` (a scalar is 0). Recursion is safe: bodies are at most kMaxJsonDepth deep,
-// and so is the state they are applied to.
-int json_depth(const json::Value& v) {
-  int deepest = 0;
-  if (v.IsObject())
-    for (const auto& m : v.GetObject()) deepest = std::max(deepest, json_depth(m.value));
-  else if (v.IsArray())
-    for (const auto& e : v.GetArray()) deepest = std::max(deepest, json_depth(e));
-  else
-    return 0;
-  return deepest + 1;
 }
 
 Status check_tables(const json::Value* tables) {
@@ -398,7 +386,7 @@ Result<std::string> JsonDb::update(std::string_view trial, const json::Value& bo
   if (!next.IsObject()) return fail(Errc::kInvalid, "the state must stay an object of tables");
   // Each value is at most kMaxJsonDepth deep, but ops can nest one inside another without end;
   // the state stays within the depth every body is held to.
-  if (json_depth(next) > kMaxJsonDepth)
+  if (json::nested_deeper_than(next, kMaxJsonDepth))
     return fail(Errc::kInvalid, "the update would nest the state deeper than " + std::to_string(kMaxJsonDepth) +
                                     " levels; nothing was changed");
   if (auto st = commit(trial, t, next); !st) return st.fail();

@@ -106,6 +106,8 @@ Result<json::Document> parse_body(std::string_view body) {
     if (bad->why == json::ParseFailure::Why::kTooDeep)
       return fail(Errc::kInvalid,
                   "the request body nests deeper than " + std::to_string(limits::kMaxJsonDepth) + " levels");
+    if (bad->why == json::ParseFailure::Why::kDuplicateKey)
+      return fail(Errc::kInvalid, "the request body has " + bad->reason);
     return fail(Errc::kInvalid, "malformed JSON body at offset " + std::to_string(bad->offset) + ": " + bad->reason);
   }
   return doc;

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/crash_note.h"
 #include "core/parallel.h"
 #include "core/process_identity.h"
 #include "core/scope_guard.h"
@@ -264,6 +265,9 @@ Result<RunSummary> run_sweep(const RunOptions& o, const Plan& plan, TrialRunner&
   sum.elapsed = elapsed_since(start);
   if (describe)
     if (auto st = describe(&sum); !st) return st.fail();
+  // Everything is recorded by now: a crash while rendering must say so, and exit 1, not die by a signal.
+  CrashNote note("writing the reports of " + dir.dir() + " crashed; every trial is recorded in " + dir.dir() +
+                 "/trials.jsonl and run.json: write the reports again with: forgectl report " + dir.dir());
   if (auto st = results::write_reports(dir.dir(), records); !st) return st.fail();
   return sum;
 }

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 #include <exception>
 #include <optional>
 #include <utility>
@@ -25,15 +24,6 @@ bool valid_tool_name(std::string_view n) {
   return !n.empty() && n.size() <= 64 && std::all_of(n.begin(), n.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
   });
-}
-
-// "missing a comma or '}' after an object member at offset 12"
-std::string parse_error(const json::ParseFailure& bad) {
-  std::string msg = bad.reason;
-  if (!msg.empty() && msg.back() == '.') msg.pop_back();
-  if (!msg.empty()) msg[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(msg[0])));
-  if (bad.why == json::ParseFailure::Why::kTooLarge) return msg;
-  return msg + " at offset " + std::to_string(bad.offset);
 }
 
 ToolOutcome refuse(std::string reason) {
@@ -142,13 +132,17 @@ std::vector<ToolSpec> ToolExecutor::specs(Actor actor) const {
   return out;
 }
 
-ToolOutcome ToolExecutor::call(Actor actor, std::string_view name, std::string_view arguments_json) {
+ToolOutcome ToolExecutor::call(Actor actor, std::string_view name, std::string_view sent) {
+  return call(actor, name, canonical_arguments(sent));
+}
+
+ToolOutcome ToolExecutor::call(Actor actor, std::string_view name, const ToolArguments& arguments) {
   const Clock::time_point start = Clock::now();
   Entry* entry = nullptr;
   ToolOutcome o;
   try {
-    o = attempt(actor, name, arguments_json, &entry);
-    finish(actor, name, arguments_json, entry, o, start);
+    o = attempt(actor, name, arguments, &entry);
+    finish(actor, name, arguments, entry, o, start);
   } catch (...) {
     // Only the executor's own bookkeeping gets here (tools' exceptions are caught in invoke);
     // the model still gets an answer and the trial goes on.
@@ -161,7 +155,7 @@ ToolOutcome ToolExecutor::call(Actor actor, std::string_view name, std::string_v
   return o;
 }
 
-ToolOutcome ToolExecutor::attempt(Actor actor, std::string_view name, std::string_view arguments_json, Entry** entry) {
+ToolOutcome ToolExecutor::attempt(Actor actor, std::string_view name, const ToolArguments& arguments, Entry** entry) {
   const auto& on = enabled(actor);
   auto it = tools_.find(name);
   if (it == tools_.end())
@@ -171,20 +165,12 @@ ToolOutcome ToolExecutor::attempt(Actor actor, std::string_view name, std::strin
   if (std::find(on.begin(), on.end(), name) == on.end())
     return refuse("tool '" + tool + "' is not enabled for the " + actor_word(actor));
 
-  // Some models send "" for a tool without parameters; it means no arguments.
-  std::string_view text = arguments_json;
-  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) text = "{}";
-  if (std::size_t bad = invalid_utf8(text); bad != std::string_view::npos) {
-    char hex[8];
-    std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(text[bad]));
-    return refuse("arguments for '" + tool + "' are not valid UTF-8 (byte " + hex + " at offset " +
-                  std::to_string(bad) + "); send text as UTF-8");
-  }
+  if (arguments.refused()) return refuse("arguments for '" + tool + "' " + arguments.refusal);
+  // The canonical text parses as it did when it was made (the same limits, no key twice).
   json::Document args;
-  if (auto bad = json::parse_document(args, text, limits::kMaxToolArgumentsBytes))
-    return refuse("arguments for '" + tool + "' " +
-                  (bad->why == json::ParseFailure::Why::kSyntax ? "are not valid JSON: " : "are refused: ") +
-                  parse_error(*bad));
+  if (auto bad = json::parse_document(args, arguments.text, limits::kMaxToolArgumentsBytes, json::kFullPrecision,
+                                      limits::kMaxModelJsonDepth))
+    return refuse("arguments for '" + tool + "' are not in canonical form: " + bad->reason);
   if (Status ok = it->second.schema.validate(args); !ok)
     return refuse("invalid arguments for '" + tool + "': " + ok.error().message);
   {
@@ -234,7 +220,7 @@ ToolOutcome ToolExecutor::invoke(Entry& entry, const std::string& tool, const js
   return o;
 }
 
-void ToolExecutor::finish(Actor actor, std::string_view name, std::string_view arguments_json, Entry* entry,
+void ToolExecutor::finish(Actor actor, std::string_view name, const ToolArguments& arguments, Entry* entry,
                           ToolOutcome& o, Clock::time_point start) {
   if (o.kind != Kind::kOk) o.content = "Error: " + o.reason;
   // A tool's bytes go to the model, the judge, checks.py and the trial's files, all of which need
@@ -270,7 +256,7 @@ void ToolExecutor::finish(Actor actor, std::string_view name, std::string_view a
     const LogLevel level = o.kind == Kind::kOk ? LogLevel::kDebug : LogLevel::kInfo;
     if (config_.log->level() <= level) {
       std::string line = "tool " + std::string(actor_word(actor)) + "/" + tool + " " +
-                         printable(redact_json(arguments_json), 300) + ": " + outcome_name(o.kind) + " in " +
+                         printable(redact_json(arguments.text), 300) + ": " + outcome_name(o.kind) + " in " +
                          std::to_string(o.elapsed.count()) + " ms" + (o.truncated ? " (output truncated)" : "");
       if (o.kind != Kind::kOk) line += ": " + printable(redact_text(o.reason), 500);
       if (o.kind == Kind::kOk)
@@ -281,7 +267,7 @@ void ToolExecutor::finish(Actor actor, std::string_view name, std::string_view a
   }
   if (config_.on_record) {
     CallRecord rec{
-        actor,     tool,       redact_json(arguments_json), o.kind, redact_json(o.content), redact_text(o.reason),
+        actor,     tool,       redact_json(arguments.text), o.kind, redact_json(o.content), redact_text(o.reason),
         o.elapsed, o.truncated};
     try {
       config_.on_record(rec);

@@ -14,6 +14,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/result.h"
+#include "tools/arguments.h"
 #include "tools/rate_limit.h"
 #include "tools/schema.h"
 #include "tools/tool.h"
@@ -37,7 +38,7 @@ const char* outcome_name(ToolOutcome::Kind kind);  // "ok" | "refused" | "failed
 struct CallRecord {
   Actor actor = Actor::kAgent;
   std::string tool;       // as the model named it (made printable, clipped)
-  std::string arguments;  // redacted JSON text (or redacted raw text when it was not JSON)
+  std::string arguments;  // the canonical arguments (tools/arguments.h), or the excerpt of refused ones; redacted
   ToolOutcome::Kind outcome = ToolOutcome::Kind::kOk;
   std::string content;  // redacted
   std::string reason;   // redacted
@@ -76,10 +77,13 @@ class ToolExecutor {
   static Result<std::unique_ptr<ToolExecutor>> create(ExecutorConfig config);
 
   // Never throws. Checks, in order: the tool exists, it is enabled for `actor`, the arguments
-  // parse ("" counts as {}), they match the schema, the rate limits allow one more call; then
-  // runs it under its policy's deadline and caps the output. Anything but success comes back as
-  // content "Error: <reason>", is counted, and the trial goes on.
-  ToolOutcome call(Actor actor, std::string_view name, std::string_view arguments_json);
+  // were accepted in canonical form (canonical_arguments; "" counts as {}), they match the
+  // schema, the rate limits allow one more call; then runs it under its policy's deadline and
+  // caps the output. Anything but success comes back as content "Error: <reason>", is counted,
+  // and the trial goes on. The tool and the record get the canonical document, never `sent`.
+  ToolOutcome call(Actor actor, std::string_view name, std::string_view sent);
+  // The same for arguments already in canonical form (or refused), as the agent loop holds them.
+  ToolOutcome call(Actor actor, std::string_view name, const ToolArguments& arguments);
 
   // What to advertise to the model for `actor`: its enabled tools, in the configured order.
   std::vector<ToolSpec> specs(Actor actor) const;
@@ -96,9 +100,9 @@ class ToolExecutor {
   };
 
   explicit ToolExecutor(ExecutorConfig config);
-  ToolOutcome attempt(Actor actor, std::string_view name, std::string_view arguments_json, Entry** entry);
+  ToolOutcome attempt(Actor actor, std::string_view name, const ToolArguments& arguments, Entry** entry);
   ToolOutcome invoke(Entry& entry, const std::string& name, const json::Value& args);
-  void finish(Actor actor, std::string_view name, std::string_view arguments_json, Entry* entry, ToolOutcome& outcome,
+  void finish(Actor actor, std::string_view name, const ToolArguments& arguments, Entry* entry, ToolOutcome& outcome,
               Clock::time_point start);
   const std::vector<std::string>& enabled(Actor actor) const;
 

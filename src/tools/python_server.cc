@@ -48,14 +48,19 @@ Result<std::string> python_server_tar(const manifest::McpServerConfig& m, const 
   return std::move(*bytes);
 }
 
+std::vector<std::string> python_server_command(const std::string& script) {
+  return {std::string(kIsolatedPython[0]), kIsolatedPython[1], "-u", "-m", "forgectl_mcp", script};
+}
+
+std::vector<std::string> python_server_env(const std::string& dir) {
+  return {"HOME=" + dir, "TMPDIR=" + dir, std::string("PATH=") + kSystemPath, "LD_PRELOAD=", "LD_LIBRARY_PATH="};
+}
+
 Result<std::unique_ptr<McpSession>> start_python_server(engine::Client& c, const std::string& container,
                                                         const manifest::McpServerConfig& m, const std::string& dir,
                                                         Deadline deadline) {
   const fs::path script = fs::path(dir) / m.script;
-  McpLaunch launch{container,
-                   {"python3", "-m", "forgectl_mcp", script.string()},
-                   {"PYTHONDONTWRITEBYTECODE=1", "HOME=/tmp"},
-                   manifest::kServerUser,
+  McpLaunch launch{container, python_server_command(script.string()), python_server_env(dir), manifest::kServerUser,
                    script.parent_path().string()};
   auto s = McpSession::start(c, launch, deadline);
   if (!s) return s.fail_with("starting the Python server " + m.script);

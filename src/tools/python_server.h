@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/client.h"
 #include "manifest/tools_config.h"
@@ -20,7 +21,22 @@ inline constexpr const char* kSetStateTool = "_tolokaforge_set_state_";
 // the server's uid. Read beneath the root, within the tests/ limits.
 Result<std::string> python_server_tar(const manifest::McpServerConfig& m, const std::string& top);
 
-// Starts `python3 -m forgectl_mcp <dir>/<script>` in `container` as the server's uid, cwd the
+// How forgectl starts every Python of its own in a container (the tool server, golden replay's
+// server, the checks driver): the image's interpreter by its path, isolated (-I: no user site, no
+// PYTHON* variables, no script or working directory on sys.path), writing no bytecode (-B, as
+// -I ignores PYTHONDONTWRITEBYTECODE). With a HOME, TMPDIR and working directory only its own uid
+// can write, nothing the agent left (a usercustomize.py or .pth under an agent-writable HOME, a
+// python3 earlier on PATH, a preloaded library) runs as that uid.
+inline constexpr const char* kIsolatedPython[] = {"/usr/bin/python3", "-I", "-B"};
+// The image's PATH (Debian's), set explicitly: a runner's env may put the workspace first.
+inline constexpr const char* kSystemPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+// The server's command line and environment: isolated Python running forgectl_mcp on `script`;
+// HOME and TMPDIR its own tree `dir` (0700, its uid's); no library preloaded.
+std::vector<std::string> python_server_command(const std::string& script);
+std::vector<std::string> python_server_env(const std::string& dir);
+
+// Starts the server (python_server_command) in `container` as the server's uid, cwd the
 // script's directory, and completes the MCP handshake. `dir` is where python_server_tar's `top`
 // was unpacked.
 Result<std::unique_ptr<McpSession>> start_python_server(engine::Client& c, const std::string& container,

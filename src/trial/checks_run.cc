@@ -14,6 +14,7 @@
 #include "engine/tar.h"
 #include "manifest/python_server.h"
 #include "manifest/task_dir.h"
+#include "tools/python_server.h"
 #include "trial/grader_setup.h"
 #include "trial/python_container.h"
 
@@ -26,6 +27,7 @@ namespace {
 constexpr const char* kChecksDir = "forgectl-checks";      // the task's Python tree, T's, 0700
 constexpr const char* kInputsDir = "forgectl-checks-in";   // the evidence, T's, 0700
 constexpr const char* kOutputDir = "forgectl-checks-out";  // the result file, T's, 0700
+constexpr const char* kHomeDir = "forgectl-checks-home";   // the driver's HOME, T's, 0700
 constexpr std::size_t kResultMax = 16u << 20;
 constexpr Millis kDeadlineGrace{15000};
 
@@ -65,7 +67,7 @@ Result<std::string> inputs_tar(const manifest::TestScripts& cfg, const ChecksInp
         return tar.add_fd(meta, e.fd);
       });
   if (!st) return st.fail();
-  for (const char* d : {kInputsDir, kOutputDir})
+  for (const char* d : {kInputsDir, kOutputDir, kHomeDir})
     if (auto s = tar.add_entry(verifier_entry(std::string(d) + "/", true, 0700)); !s) return s.fail();
   const std::pair<const char*, const std::string*> files[] = {{"transcript.json", &in.transcript_json},
                                                               {"initial.json", &in.initial_state_json},
@@ -170,31 +172,21 @@ Result<std::string> run_python_checks_container(engine::Client& c, const manifes
   const std::string in_dir = std::string("/") + kInputsDir + "/";
   const std::string result = std::string("/") + kOutputDir + "/result.json";
   engine::ExecOptions o;
-  o.cmd = {"python3",
-           "-m",
-           "forgectl_checks.run",
-           "--checks",
-           (task_dir / cfg.checks_file).lexically_normal().string(),
-           "--task-dir",
-           task_dir.lexically_normal().string(),
-           "--transcript",
-           in_dir + "transcript.json",
-           "--initial-state",
-           in_dir + "initial.json",
-           "--final-state",
-           in_dir + "final.json",
-           "--out",
-           result,
-           "--interface-version",
-           cfg.interface_version,
-           "--timeout",
-           std::to_string(cfg.timeout_s)};
+  // Isolated as every Python forgectl starts (tools/python_server.h): the checks' own tree is on
+  // sys.path because the driver puts it there, never because it is the working directory.
+  o.cmd = {std::begin(tools::kIsolatedPython), std::end(tools::kIsolatedPython)};
+  o.cmd.insert(o.cmd.end(),
+               {"-m", "forgectl_checks.run", "--checks", (task_dir / cfg.checks_file).lexically_normal().string(),
+                "--task-dir", task_dir.lexically_normal().string(), "--transcript", in_dir + "transcript.json",
+                "--initial-state", in_dir + "initial.json", "--final-state", in_dir + "final.json", "--out", result,
+                "--interface-version", cfg.interface_version, "--timeout", std::to_string(cfg.timeout_s)});
   for (const auto& rel : cfg.relative_imports) {
     o.cmd.push_back("--relative-import");
     o.cmd.push_back(rel);
   }
   if (!cfg.fail_on_error) o.cmd.push_back("--no-fail-on-error");
-  o.env = {"PYTHONDONTWRITEBYTECODE=1", "HOME=/tmp"};
+  o.env = {std::string("HOME=/") + kHomeDir, std::string("PATH=") + tools::kSystemPath,
+           "LD_PRELOAD=", "LD_LIBRARY_PATH="};
   o.user = kVerifierUser;
   o.workdir = task_dir.lexically_normal().string();
   o.timeout = Millis(static_cast<long long>(cfg.timeout_s * 1000)) + kDeadlineGrace;

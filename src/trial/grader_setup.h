@@ -60,7 +60,8 @@ Status put_workspace_tar(engine::Client& c, const std::string& workspace, const 
 inline constexpr const char* kGraderHelper = "/.forgectl/exec";
 
 // The reward file's text as a value: nullopt when it holds nothing but white space; its last
-// line must be a finite number, else kProtocol (the tests wrote something that is no reward).
+// line must be a number, else kProtocol (the tests wrote something that is no reward). A number
+// out of any range ("1e999" is infinite) comes back as it is: the caller checks [0, 1].
 Result<std::optional<double>> parse_reward(std::string_view text);
 
 }  // namespace forge::trial

@@ -15,6 +15,7 @@
 #include "engine/containers.h"
 #include "engine/exec.h"
 #include "engine/tar.h"
+#include "grading/component.h"
 #include "manifest/harbor/harbor_load.h"
 #include "manifest/harbor/pytest_output.h"
 #include "policy/topology.h"
@@ -329,7 +330,8 @@ Result<std::map<std::string, double>> parse_reward_json(std::string_view text) {
     if (m.value.IsBool()) v = m.value.GetBool() ? 1 : 0;
     else if (m.value.IsNumber()) v = m.value.GetDouble();
     else return fail(Errc::kProtocol, "reward.json: '" + name + "' is not a number");
-    if (!std::isfinite(v)) return fail(Errc::kProtocol, "reward.json: '" + name + "' is not a finite number");
+    // A number Harbor would take but forgectl does not: the task's error (kInvalid), not a spoiled file.
+    if (auto st = grading::check_score(v, "reward.json: '" + name + "'"); !st) return st.fail();
     if (!out.emplace(name, v).second) return fail(Errc::kProtocol, "reward.json: '" + name + "' is given twice");
   }
   if (out.empty()) return fail(Errc::kProtocol, "reward.json holds no reward");
@@ -436,6 +438,10 @@ Result<HarborVerdict> verdict_of(const manifest::HarborTask& task, VerifierResul
   if (txt) {  // Harbor reads reward.txt first
     auto reward = parse_reward(*txt);
     if (!reward) return zero(std::string(kRewardTxt) + ": " + reward.error().what());
+    // A number outside [0, 1] is no reward the task may give: its error, the value named.
+    if (*reward)
+      if (auto st = grading::check_score(**reward, "the reward in " + std::string(kRewardTxt)); !st)
+        return fail(st.error().with_context("the task's verifier"));
     if (*reward) {
       g.components["reward"] = **reward;
       out.rewards["reward"] = **reward;
@@ -448,6 +454,8 @@ Result<HarborVerdict> verdict_of(const manifest::HarborTask& task, VerifierResul
   const auto& js = r.files[kRewardJson];
   if (js) {
     auto rewards = parse_reward_json(*js);
+    if (!rewards && rewards.error().code == Errc::kInvalid)
+      return fail(rewards.error().with_context("the task's verifier"));
     if (!rewards) return zero(rewards.error().what());
     for (const auto& [k, val] : *rewards) g.components["reward." + k] = val;
     out.rewards = *rewards;

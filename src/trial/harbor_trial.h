@@ -74,8 +74,9 @@ Status put_harbor_step_solution(engine::Client& c, const std::string& runner, co
 // "agent/…" and "artifacts/…" (missing directories give no tar).
 Result<std::vector<std::string>> collect_harbor_logs(engine::Client& c, const std::string& runner);
 
-// reward.json: an object of names to finite numbers (booleans as 0/1), at most 256 keys;
-// anything else is kProtocol naming what is wrong.
+// reward.json: an object of names to numbers (booleans as 0/1), at most 256 keys; anything else
+// is kProtocol naming what is wrong, except a number outside [0, 1], which is kInvalid (the
+// task's error: Harbor would take it, forgectl does not).
 Result<std::map<std::string, double>> parse_reward_json(std::string_view text);
 
 // The score Harbor takes from a reward map: its "reward" key, else its only key; with several

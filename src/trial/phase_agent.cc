@@ -72,6 +72,7 @@ agent::EpisodeSpec TrialRun::episode_spec() const {
   spec.turn_timeout = env_.run->turn_timeout;
   spec.stuck = env_.run->stuck;
   spec.exec_slots = slot(env_.admission, &Admission::exec);
+  if (step_) spec.call_id_prefix = "s" + std::to_string(step_index_ + 1) + "-";  // unique across the steps
   return spec;
 }
 

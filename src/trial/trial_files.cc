@@ -59,7 +59,9 @@ results::TrialDetail detail_of(const TrialResult& t, const results::Redactor& re
   d.agent_s = rec.duration_s;
   for (const auto& m : t.episode.messages) {
     results::DetailMessage dm{role_name(m.role), redact(m.content), redact(m.reasoning), {}, m.tool_call_id, m.name};
-    for (const auto& c : m.tool_calls) dm.tool_calls.push_back({c.id, c.name, redact(tools::redact_json(c.arguments))});
+    for (const auto& c : m.tool_calls)
+      dm.tool_calls.push_back({c.id, c.name, redact(tools::redact_json(c.arguments)),
+                               c.provider_id == c.id ? std::string() : c.provider_id, redact(c.refusal)});
     d.messages.push_back(std::move(dm));
   }
   for (const auto& e : t.tool_log) {

@@ -1,35 +1,50 @@
 // JSON as YAML data, and visible control characters.
 #include "trial/yaml_text.h"
 
+#include "core/limits.h"
 #include "core/strings.h"
 
 namespace forge::trial {
 
-void emit_json(YAML::Emitter& e, const json::Value& v) {
-  if (v.IsObject()) {
-    e << YAML::BeginMap;
-    for (const auto& m : v.GetObject()) {
-      e << YAML::Key << std::string(m.name.GetString(), m.name.GetStringLength()) << YAML::Value;
-      emit_json(e, m.value);
-    }
-    e << YAML::EndMap;
-  } else if (v.IsArray()) {
-    e << YAML::BeginSeq;
-    for (const auto& x : v.GetArray()) emit_json(e, x);
-    e << YAML::EndSeq;
-  } else if (v.IsString()) {
-    e << std::string(v.GetString(), v.GetStringLength());
-  } else if (v.IsBool()) {
-    e << v.GetBool();
-  } else if (v.IsInt64()) {
-    e << v.GetInt64();
-  } else if (v.IsUint64()) {
-    e << v.GetUint64();
-  } else if (v.IsNumber()) {
-    e << v.GetDouble();
-  } else {
-    e << YAML::Null;
+namespace {
+
+// json::emit's events as YAML: iterative, so the C stack never grows with the document.
+struct YamlEvents {
+  YAML::Emitter& e;
+  bool Null() { return put(YAML::Null); }
+  bool Bool(bool b) { return put(b); }
+  bool Int(int i) { return put(i); }
+  bool Uint(unsigned u) { return put(u); }
+  bool Int64(std::int64_t i) { return put(i); }
+  bool Uint64(std::uint64_t u) { return put(u); }
+  bool Double(double d) { return put(d); }
+  bool String(const char* s, rapidjson::SizeType n, bool) { return put(std::string(s, n)); }
+  bool Key(const char* s, rapidjson::SizeType n, bool) {
+    e << YAML::Key << std::string(s, n) << YAML::Value;
+    return e.good();
   }
+  bool StartObject() { return put(YAML::BeginMap); }
+  bool EndObject(rapidjson::SizeType) { return put(YAML::EndMap); }
+  bool StartArray() { return put(YAML::BeginSeq); }
+  bool EndArray(rapidjson::SizeType) { return put(YAML::EndSeq); }
+  template <typename T>
+  bool put(const T& v) {
+    e << v;
+    return e.good();
+  }
+};
+
+}  // namespace
+
+void emit_json(YAML::Emitter& e, const json::Value& v) {
+  // Past what any parse allows (a value built by composing others), the YAML would indent each
+  // level further, growing with the square of the depth: such a value is written as its JSON text.
+  if (json::nested_deeper_than(v, limits::kMaxJsonDepth)) {
+    e << json::to_string(v);
+    return;
+  }
+  YamlEvents out{e};
+  json::emit(v, out);
 }
 
 void emit_json_text(YAML::Emitter& e, const std::string& text) {

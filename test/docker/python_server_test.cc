@@ -132,13 +132,15 @@ def receipt_sent():
 // What the agent's bash tries against the server: its directory and files, and the memory maps
 // and environment of every process running forgectl_mcp. The marker is assembled by the shell.
 std::string probe_script() {
-  return "M=" + kSecretHead + "; M=${M}c41d07; id -u; ls /.forgectl-task/server 2>&1; "
+  return "M=" + kSecretHead +
+         "; M=${M}c41d07; id -u; ls /.forgectl-task/server 2>&1; "
          "cat /.forgectl-task/server/initial_state.json 2>&1; echo x > /.forgectl-task/server/y 2>&1; "
-         "for d in /proc/[0-9]*; do case \"$(tr '\\0' ' ' < $d/cmdline 2>/dev/null)\" in python3*forgectl_mcp*) "
+         "for d in /proc/[0-9]*; do case \"$(tr '\\0' ' ' < $d/cmdline 2>/dev/null)\" in *python3*forgectl_mcp*) "
          "echo \"SERVER ${d#/proc/}\"; "
          "head -c 64 $d/maps 2>&1; head -c 64 $d/environ 2>&1; head -c 64 $d/mem 2>&1; "
          "grep -c \"$M\" $d/mem 2>&1; kill -STOP ${d#/proc/} 2>&1;; esac; done; "
-         "for d in /*; do case $d in /proc|/sys|/dev|/usr) ;; *) grep -rl \"$M\" \"$d\" 2>/dev/null | sed 's/^/HIT:/';; "
+         "for d in /*; do case $d in /proc|/sys|/dev|/usr) ;; *) grep -rl \"$M\" \"$d\" 2>/dev/null | sed "
+         "'s/^/HIT:/';; "
          "esac; done; echo PROBE-DONE";
 }
 

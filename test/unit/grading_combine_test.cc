@@ -86,10 +86,16 @@ TEST_CASE("custom checks: reward file, else exit code") {
   ComponentResult reward = with(TestRun{1, "2 of 4 tests failed", 0.5});
   CHECK(reward.score == doctest::Approx(0.5));  // the reward decides, whatever the exit code
   CHECK(reward.reasons[0] == R"(custom_checks: reward 0.5 from "/logs/verifier/reward.txt", exit code 1)");
-  CHECK(with(TestRun{0, "", 1.7}).score == 1);
-  CHECK(with(TestRun{0, "", 1.7}).reasons[0] ==
-        R"(custom_checks: reward 1 (clamped from 1.7) from "/logs/verifier/reward.txt", exit code 0)");
-  CHECK(with(TestRun{0, "", std::numeric_limits<double>::infinity()}).score == 0);
+  // Outside [0, 1] the reward is the task's error (kInvalid: a setup error), never clamped into a pass.
+  for (double bad : {1.7, -0.5, 1e308, std::numeric_limits<double>::infinity()}) {
+    CAPTURE(bad);
+    Evidence ev;
+    ev.run_tests = [bad]() -> Result<TestRun> { return TestRun{0, "", bad}; };
+    auto r = run_test_scripts(cfg, ev);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == Errc::kInvalid);
+    CHECK(r.error().message.find("not a number in [0, 1]") != std::string::npos);
+  }
 
   ComponentResult passed = with(TestRun{0, "ok", std::nullopt});
   CHECK(passed.score == 1);

@@ -14,27 +14,18 @@
 #include "manifest/files.h"
 #include "manifest/grading_parse.h"
 #include "manifest/task_parse.h"
+#include "support/deep_json.h"
 #include "support/manifest_helpers.h"
 #include "tools/redact.h"
 
 using namespace forge;
+using forge::test::build_deep;
 using forge::test::has;
 namespace fs = std::filesystem;
 
 namespace {
 
 std::string nested(int levels) { return std::string(levels, '[') + std::string(levels, ']'); }
-
-// A value `levels` deep built by composition, as json-db patches can build one: no parse allows it.
-void build_deep(json::Document& d, int levels) {
-  d.SetArray();
-  json::Value* cur = &d;
-  for (int i = 1; i < levels; ++i) {
-    cur->PushBack(json::Value(rapidjson::kArrayType), d.GetAllocator());
-    cur = &(*cur)[0];
-  }
-  cur->PushBack(json::Value("x"), d.GetAllocator());
-}
 
 std::string grading_errors(const forge::test::TempFiles& t, const std::string& yaml) {
   const std::string path = t.write("grading.yaml", yaml);
@@ -118,7 +109,7 @@ TEST_CASE("limits: JSON size, just under and just over the limit") {
 
 TEST_CASE("limits: walks over a value deeper than any parse stay off the C stack") {
   json::Document d;
-  build_deep(d, 200000);
+  build_deep(d, 200000, "x");
   CHECK(json::nested_deeper_than(d));
   const std::string text = json::to_string(d);
   CHECK(text.size() == 2 * 200000 + 3);

@@ -7,6 +7,7 @@
 #include "agent/llm_arguments.h"
 #include "agent/llm_openai.h"
 #include "support/fake_llm_server.h"
+#include "tools/arguments.h"
 
 using namespace forge;
 using namespace forge::agent;
@@ -142,7 +143,7 @@ TEST_CASE("llm openai: malformed arguments are repaired when unambiguous, else k
   auto r1 = client->chat(req);
   REQUIRE(r1);
   CHECK(r1->message.tool_calls[0].arguments == R"({"command":"ls"})");
-  CHECK_FALSE(tool_arguments_error(r1->message.tool_calls[0].arguments));
+  CHECK_FALSE(tools::canonical_arguments(r1->message.tool_calls[0].arguments).refused());
   auto r2 = client->chat(req);
   REQUIRE(r2);
   CHECK(r2->message.tool_calls[0].arguments == R"({"command":"pwd"})");
@@ -150,19 +151,20 @@ TEST_CASE("llm openai: malformed arguments are repaired when unambiguous, else k
   REQUIRE(r3);
   const std::string raw = "{\"command\": \"ls\" \"-l\"}";
   CHECK(r3->message.tool_calls[0].arguments == raw);  // exactly as the model wrote it
-  auto err = tool_arguments_error(r3->message.tool_calls[0].arguments);
-  REQUIRE(err);
-  CHECK(err->starts_with("Error: the arguments are not a valid JSON object"));
+  auto refused = tools::canonical_arguments(r3->message.tool_calls[0].arguments);
+  REQUIRE(refused.refused());
+  CHECK(refused.refusal.starts_with("are not valid JSON: "));
+  const std::string err = "Error: arguments for 'bash' " + refused.refusal;
 
   // The loop answers with the error; the provider gets {} for the bad call, the model the reason.
   req.messages.push_back(r3->message);
-  ChatMessage result = msg(ChatMessage::Role::kTool, *err);
+  ChatMessage result = msg(ChatMessage::Role::kTool, err);
   result.tool_call_id = "c3";
   req.messages.push_back(result);
   REQUIRE(client->chat(req));
   auto b = h.body(3);
   CHECK(str(b["messages"][1]["tool_calls"][0]["function"], "arguments") == "{}");
-  CHECK(str(b["messages"][2], "content") == *err);
+  CHECK(str(b["messages"][2], "content") == err);
 }
 
 TEST_CASE("llm openai: local servers get no key and no price; OpenRouter gets its key and the bare name") {

@@ -18,7 +18,6 @@ the other parameters become the tool's JSON schema. TOOLS maps each name to a cl
 from __future__ import annotations
 
 import importlib.util
-import json
 import sys
 import types
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Annotated, Any, Callable, get_args, get_origin
 
 from forgectl_mcp.server import McpServer, ReportedError, Tool
 from forgectl_mcp.signatures import tool_signature
+from forgectl_mcp import strict_json
 from forgectl_mcp.state_tools import register_state_tools, replace_in_place
 
 __all__ = ["ToolError", "DomainToolRegistry", "setup_task_server", "create_server"]
@@ -154,7 +154,7 @@ def _load_state_file(path: Path) -> dict[str, Any]:
     if size > MAX_STATE_FILE_BYTES:
         raise ValueError(f"{path}: the state file is {size} bytes, more than the {MAX_STATE_FILE_BYTES} a server loads")
     try:
-        loaded = json.loads(path.read_text(encoding="utf-8"))
+        loaded = strict_json.loads(path.read_text(encoding="utf-8"))
     except ValueError as exc:
         raise ValueError(f"{path}: not JSON: {exc}") from None
     if not isinstance(loaded, dict):
