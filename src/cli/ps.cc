@@ -35,11 +35,11 @@ std::string states(const stack::StackObjects& s) {
 
 }  // namespace
 
-void add_ps(CLI::App& app, Context& ctx, int* rc) {
+void add_ps(Command app, Context& ctx, int* rc) {
   auto as_json = std::make_shared<bool>(false);
-  auto* cmd = app.add_subcommand("ps", "List forgectl stacks with age, owner, policy and container states");
-  cmd->add_flag("--json", *as_json, "print one JSON document");
-  cmd->callback([&ctx, rc, as_json] {
+  auto cmd = app.subcommand("ps", "List forgectl stacks with age, owner, policy and container states");
+  cmd.flag("--json", *as_json, "print one JSON document");
+  cmd.on_run([&ctx, rc, as_json] {
     auto c = ctx.client();
     if (!c) {
       *rc = ctx.report(c.error());
@@ -77,7 +77,8 @@ void add_ps(CLI::App& app, Context& ctx, int* rc) {
       for (const auto& [name, s] : *stacks) {
         std::string owner = s.ownership.owner ? s.ownership.owner->host + ":" + std::to_string(s.ownership.owner->pid) : "-";
         auto why = stack::orphan_reason(s, now);
-        if (why != stack::OrphanReason::kNone) owner += " (orphan: " + std::string(stack::orphan_reason_text(why)) + ")";
+        if (why != stack::OrphanReason::kNone)
+          owner += " (orphan: " + std::string(stack::orphan_reason_text(why)) + ")";
         ctx.out << name << '\t' << (s.labels.count(stack::kLabelPolicy) ? s.labels.at(stack::kLabelPolicy) : "-") << '\t'
                 << age(s.created, now) << '\t' << owner << '\t' << states(s) << '\n';
       }
