@@ -9,6 +9,7 @@
 
 #include "results/trial_record.h"
 #include "support/docker_env.h"
+#include "support/paths.h"
 #include "support/process.h"
 #include "support/stack_env.h"
 
@@ -17,7 +18,7 @@ using namespace forge::test;
 
 namespace {
 
-const std::string kSource = FORGECTL_SOURCE_DIR;
+const std::string kSource = source_dir();
 const std::vector<std::string> kPacks = {kSource + "/examples/tasks", kSource + "/examples/projects/helpdesk"};
 
 // One task per feature of the pack (examples/README.md).

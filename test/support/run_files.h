@@ -1,6 +1,6 @@
 // What the docker suite reads back from disk: a file or a whole tree as text, a JSON file, a run
 // directory's trials and the parts of its aggregate.json that do not depend on how it ran; and
-// the bundled example tasks (FORGECTL_SOURCE_DIR/examples/tasks), copied where a test may change them.
+// the bundled example tasks (examples/tasks of this checkout), copied where a test may change them.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -13,6 +13,7 @@
 
 #include "core/json.h"
 #include "results/trial_record.h"
+#include "support/paths.h"
 
 namespace forge::test {
 
@@ -56,7 +57,7 @@ inline std::string outcome_view(const std::string& run_dir) {
 
 // examples/tasks/NAME of this source tree.
 inline std::string example_task(const std::string& name) {
-  return (std::filesystem::path(FORGECTL_SOURCE_DIR) / "examples" / "tasks" / name).string();
+  return (std::filesystem::path(source_dir()) / "examples" / "tasks" / name).string();
 }
 
 // A copy of examples/tasks/NAME at `to` (created, or merged into); returns `to`.
