@@ -292,7 +292,6 @@ Result<WhatIfUp> whatif_up(engine::Client& c, const manifest::LoadedEnvironment&
   out.name = stack::new_stack_name(env.task_id);
   stack::StackLabels sl{out.name, random_hex(8), manifest::policy_name(env.manifest.network_policy), env.source,
                         ProcessIdentity::current(), std::time(nullptr) + 12 * 3600, stack::OwnerMode::kDetached};
-  auto labels = sl.to_map();
   // The bench is a main of its own: it reads the environment here, once per stack.
   const HostSettings host = HostSettings::from(process_env());
   auto pool = policy::SubnetPool::from_settings(host);
@@ -340,7 +339,7 @@ Result<WhatIfUp> whatif_up(engine::Client& c, const manifest::LoadedEnvironment&
   std::map<std::string, std::string> net_names;
   for (const auto& n : plan->networks) {
     net_names[n.key] = n.name;
-    if (auto id = engine::create_network(c, stack::network_spec(n, labels)); !id) return id.fail();
+    if (auto id = engine::create_network(c, stack::network_spec(n, sl)); !id) return id.fail();
   }
   (void)pool->release(reserved);
   reserved.clear();
@@ -352,7 +351,7 @@ Result<WhatIfUp> whatif_up(engine::Client& c, const manifest::LoadedEnvironment&
   // Creates, checks and (the runner) gives the helper; start_container follows unless staged.
   auto prepare = [&](std::size_t i) -> Status {
     const auto& p = *all[i];
-    auto box = engine::create_container(c, stack::container_spec(p, labels, net_names));
+    auto box = engine::create_container(c, stack::container_spec(p, sl, net_names));
     if (!box) return box.fail();
     ids[i] = box->id;
     auto info = engine::inspect_container(c, box->id);

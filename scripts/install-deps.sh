@@ -14,8 +14,9 @@ packages=(
   libarchive-dev libsqlite3-dev libtomlplusplus-dev
   # runtime: the engine, and what the local images are built from (debootstrap: forgectl/python:local)
   docker.io busybox-static squid iptables debootstrap
-  # tests: a second, private dockerd gets its own bridge
-  iproute2
+  # tests: a second, private dockerd gets its own bridge; a one-node Slurm (munged, slurmctld,
+  # slurmd: scripts/slurm-test-cluster.sh) runs the Slurm sweep test (docs/scale.md)
+  iproute2 slurm-wlm munge
   # benchmarks' references
   curl python3-docker docker-compose
 )
@@ -45,3 +46,13 @@ fi
 if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet squid 2>/dev/null; then
   systemctl stop squid || true
 fi
+# Likewise the Slurm and munge services this script has just installed (never a cluster's own):
+# the tests start their own with private configs.
+for unit in slurmctld slurmd munge; do
+  pkg=$unit
+  [ "$unit" = munge ] || pkg=slurm-wlm
+  case " ${missing[*]} " in *" $pkg "*) ;; *) continue ;; esac
+  if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$unit" 2>/dev/null; then
+    systemctl stop "$unit" || true
+  fi
+done

@@ -355,6 +355,7 @@ App::App(Context& ctx) : app_(std::make_unique<CLI::App>()) {
   add_report(root, ctx, rc);
   add_show(root, ctx, rc);
   add_merge(root, ctx, rc);
+  add_slurm(root, ctx, rc);
   add_version(root, ctx, rc);
   add_completion(app, ctx, rc);
   add_help(app);

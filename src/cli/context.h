@@ -5,6 +5,7 @@
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/host_settings.h"
 #include "core/log.h"
@@ -29,6 +30,9 @@ class Context {
   const HostSettings host;
   Logger log;
   std::string host_flag;  // -H/--host; empty = DOCKER_HOST or the default socket
+  // argv as given: CLI11 hands a verb the words after `--` as more positionals, so a verb that
+  // passes them on (`slurm submit … -- SBATCH_ARGS`) finds where they start here.
+  std::vector<std::string> command_line;
   // SIGINT/SIGTERM received so far (counted by main's signal thread): 1 = stop and clean up,
   // 2+ = hurry, but still clean up.
   std::atomic<int> interrupted{0};

@@ -1,10 +1,10 @@
 // `forgectl down STACK... | --all | --orphans`: remove stacks by label, containers first.
-#include <ctime>
 #include <memory>
 #include <ostream>
 
 #include "cli/verbs.h"
 #include "stack/inventory.h"
+#include "stack/orphans.h"
 #include "stack/teardown.h"
 
 namespace forge::cli {
@@ -16,6 +16,29 @@ struct DownArgs {
   bool all = false, orphans = false;
 };
 
+void print_removed(Context& ctx, int* rc, const std::string& name, const stack::TeardownReport& rep,
+                   const std::string& why) {
+  // Volumes only when some were left on their own: a container's anonymous ones go with it.
+  ctx.out << "removed " << name << ": " << rep.containers << " containers, " << rep.networks << " networks"
+          << (rep.volumes > 0 ? ", " + std::to_string(rep.volumes) + " volumes" : "")
+          << (why.empty() ? "" : " (" + why + ")") << '\n';
+  for (const auto& e : rep.errors) *rc = ctx.report(make_error(Errc::kServer, name + ": " + e));
+}
+
+// --orphans: the orphaned stacks, then what their dead owners left on this host.
+void down_orphans(Context& ctx, int* rc, engine::Client& c) {
+  auto rep = stack::reap_orphans(c, ctx.host);
+  for (const auto& s : rep.stacks) print_removed(ctx, rc, s.name, s.removed, stack::orphan_reason_text(s.why));
+  for (const auto& name : rep.unowned)
+    ctx.err << "forgectl: kept " << name << ": " << stack::orphan_reason_text(stack::OrphanReason::kUnowned)
+            << ", so nothing tells whether it is in use; remove it with 'forgectl down " << name << "'\n";
+  if (rep.reservations > 0)
+    ctx.out << "dropped " << rep.reservations << " subnet reservation(s) of forgectl processes that are gone\n";
+  for (const auto& name : rep.stale_rules)
+    ctx.out << "removed the host firewall rules of " << name << " (its bridge is gone)\n";
+  for (const auto& e : rep.errors) *rc = ctx.report(make_error(Errc::kServer, e));
+}
+
 }  // namespace
 
 void add_down(Command app, Context& ctx, int* rc) {
@@ -23,9 +46,9 @@ void add_down(Command app, Context& ctx, int* rc) {
   auto cmd = app.subcommand("down", "Remove stacks: the named ones, all of them, or only orphans");
   cmd.option("stacks", args->stacks, "stack names (as printed by up and ps)");
   cmd.flag("--all", args->all, "remove every forgectl stack on the daemon");
-  cmd.flag(
-      "--orphans", args->orphans,
-      "remove only stacks whose lease expired or whose owner died before finishing (never a live process's stack)");
+  cmd.flag("--orphans", args->orphans,
+           "remove only stacks whose owner died (a sweep's, or an up's before it finished) or whose lease "
+           "expired, and what dead owners left on this host (never a live process's stack)");
   cmd.on_run([&ctx, rc, args] {
     int modes = !args->stacks.empty() + args->all + args->orphans;
     if (modes != 1) {
@@ -37,31 +60,24 @@ void add_down(Command app, Context& ctx, int* rc) {
       *rc = ctx.report(c.error());
       return;
     }
-    std::vector<std::pair<std::string, std::string>> targets;  // name, why
-    if (!args->stacks.empty()) {
-      for (const auto& s : args->stacks) targets.push_back({s, ""});
-    } else {
+    *rc = kExitOk;
+    if (args->orphans) return down_orphans(ctx, rc, **c);
+    std::vector<std::string> targets = args->stacks;
+    if (args->all) {
       auto stacks = stack::list_stacks(**c);
       if (!stacks) {
         *rc = ctx.report(stacks.error());
         return;
       }
-      std::time_t now = std::time(nullptr);
-      for (const auto& [name, objs] : *stacks) {
-        auto why = stack::orphan_reason(objs, now);
-        if (args->all || why != stack::OrphanReason::kNone) targets.push_back({name, stack::orphan_reason_text(why)});
-      }
+      for (const auto& [name, objs] : *stacks) targets.push_back(name);
     }
-    *rc = kExitOk;
-    for (const auto& [name, why] : targets) {
+    for (const auto& name : targets) {
       auto rep = stack::remove_stack(**c, name);
-      if (!args->stacks.empty() && rep.containers == 0 && rep.networks == 0 && rep.clean()) {
+      if (!args->stacks.empty() && rep.containers == 0 && rep.volumes == 0 && rep.networks == 0 && rep.clean()) {
         *rc = ctx.report(make_error(Errc::kNotFound, "no stack named '" + name + "' (see forgectl ps)"));
         continue;
       }
-      ctx.out << "removed " << name << ": " << rep.containers << " containers, " << rep.networks << " networks"
-              << (why.empty() ? "" : " (" + why + ")") << '\n';
-      for (const auto& e : rep.errors) *rc = ctx.report(make_error(Errc::kServer, name + ": " + e));
+      print_removed(ctx, rc, name, rep, "");
     }
   });
 }

@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
   mallopt(M_ARENA_MAX, 2);
   cli::Context ctx(std::cout, std::cerr, HostSettings::from(process_env()));
   watch_signals(ctx);
+  ctx.command_line.assign(argv, argv + argc);
 
   cli::App app(ctx);
   try {

@@ -1,5 +1,5 @@
-// `forgectl merge --out DIR SOURCE_DIR...`: the run directories of a run's shards into one, then
-// its reports and summary table.
+// `forgectl merge --out DIR SOURCE_DIR... [--force] [--partial] [--json]`: the run directories of a
+// run's shards into one, then its reports and summary table.
 #include <memory>
 #include <ostream>
 #include <string>
@@ -18,11 +18,13 @@ struct MergeArgs {
   std::string out;
   std::vector<std::string> sources;
   bool force = false;
+  bool partial = false;
   bool json = false;
 };
 
 int merge_run(Context& ctx, const MergeArgs& args) {
-  auto merged = results::merge_runs(args.sources, args.out, results::MergeOptions{.force = args.force});
+  auto merged =
+      results::merge_runs(args.sources, args.out, results::MergeOptions{.force = args.force, .partial = args.partial});
   if (!merged) return ctx.report(merged.error());
   for (const auto& w : merged->warnings) ctx.log.warn(w);
   for (const auto& d : merged->missing_dirs) ctx.log.warn("no trial directory " + d + " (its record is merged)");
@@ -64,6 +66,9 @@ void add_merge(Command app, Context& ctx, int* rc) {
   cmd.option("--out", args->out, "the merged run directory (created; must not exist or be empty)").required();
   cmd.option("sources", args->sources, "run directories to merge (each holds trials.jsonl)").required();
   cmd.flag("--force", args->force, "merge even when the runs' config_hash differ");
+  cmd.flag("--partial", args->partial,
+           "merge even when a run directory is missing or unfinished, or a shard of the split is absent "
+           "(each is named as a warning)");
   cmd.flag("--json", args->json, "print one JSON document instead of the summary");
   cmd.on_run([&ctx, rc, args] { *rc = merge_run(ctx, *args); });
 }

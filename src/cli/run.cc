@@ -1,6 +1,6 @@
 // `forgectl run [TASKS...] --out DIR [--config RUN.yaml] [--agent A]... [--trials N] [--concurrency K]
-// [--resume] [--shard i/N] [--docker-host H]... [--executor container|local] [--keep-local] [--max-* N]`:
-// the sweep (docs/sweeps.md).
+// [--resume] [--shard i/N|auto] [--build-images] [--docker-host H]... [--executor container|local] [--keep-local]
+// [--max-* N]`: the sweep (docs/sweeps.md).
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,16 +23,19 @@
 #include "core/strings.h"
 #include "engine/images.h"
 #include "engine/system.h"
-#include "manifest/harbor_load.h"
+#include "manifest/harbor/harbor_load.h"
 #include "manifest/run_config_parse.h"
 #include "policy/hardening.h"
 #include "policy/topology.h"
 #include "results/run_json.h"
 #include "stack/local_images.h"
+#include "stack/python_image.h"
 #include "sweep/docker_runner.h"
 #include "sweep/local_runner.h"
+#include "sweep/node_images.h"
 #include "sweep/run.h"
 #include "sweep/run_state.h"
+#include "sweep/trial_key.h"
 #include "tools/local_guard.h"
 #include "tools/redact.h"
 
@@ -68,6 +71,7 @@ struct RunArgs {
   std::string harbor_verifier = "separate";
   int trials = 0, concurrency = 0;
   bool resume = false, keep_local = false, allow_local = false;
+  bool build_images = false;  // --build-images: what the tasks need and this node lacks is built first
   Limits limits;
   std::string run_id;  // kept from run.json on --resume
 };
@@ -125,7 +129,12 @@ void add_flags(Command cmd, RunArgs& a) {
   cmd.option("--concurrency", a.concurrency, "trials at once (default: orchestrator.workers, else 1)");
   cmd.option("--out", a.out, "run directory (default: evaluation.output_dir)");
   cmd.flag("--resume", a.resume, "continue the run in --out: finished trials are skipped, interrupted ones redone");
-  cmd.option("--shard", a.shard, "run only shard i of N (0-based, i/N) of the trial matrix; join with forgectl merge");
+  cmd.option("--shard", a.shard,
+             "run only shard i of N (0-based, i/N) of the trial matrix; join with forgectl merge. auto: this "
+             "Slurm array task's shard, in DIR/shards/<i>-of-<N> (docs/scale.md)");
+  cmd.flag("--build-images", a.build_images,
+           "build the images the tasks need that an engine lacks, before the first trial: forgectl's python "
+           "image and the tasks' compose builds too (what a Slurm shard does on its node; docs/scale.md)");
   cmd.option("--docker-host", a.hosts,
              "a Docker engine to run trials on (repeat for several: unix:///path, tcp://host:port)")
       .one_value_each();
@@ -171,8 +180,26 @@ struct Setup {
   bool tty = false;
 };
 
-Result<Setup> make_setup(RunArgs& a, const Command& cmd) {
-  if (a.resume && !a.out.empty())
+// `--shard auto`: this Slurm array task's shard (docs/scale.md), written to its own directory
+// under --out, so every task of the array is given the same --out.
+Status resolve_auto_shard(RunArgs& a, const HostSettings& host) {
+  if (a.out.empty())
+    return fail(Errc::kInvalid, "--shard auto needs --out DIR: every shard of the array writes under it");
+  auto sh = sweep::shard_from_slurm(host.slurm);
+  if (!sh) return sh.fail();
+  a.out = sweep::shard_dir(a.out, *sh);
+  a.shard = sweep::to_string(*sh);
+  return {};
+}
+
+Result<Setup> make_setup(RunArgs& a, const Command& cmd, const HostSettings& host) {
+  bool auto_shard = a.shard == "auto";
+  if (auto_shard)
+    if (auto st = resolve_auto_shard(a, host); !st) return st.fail();
+  // A shard's batch script always says --resume, so that a requeued shard continues; its first
+  // start has no run.json yet and begins the run from the command line.
+  bool nothing_to_resume = auto_shard && !fs::exists(a.out + "/run.json");
+  if (a.resume && !a.out.empty() && !nothing_to_resume)
     if (auto st = fill_from_run_json(a, cmd); !st) return st.fail();
   Setup s;
   if (!a.config.empty()) {
@@ -246,6 +273,7 @@ results::RunJson describe(const RunArgs& a, const Setup& s, const sweep::Plan& p
   r.config_hash = plan.facts.config_hash;
   for (const auto& ag : s.plan_in.agents) r.agents.push_back(ag.label());
   r.trials_per_task = s.plan_in.trials;
+  r.planned = static_cast<int>(plan.jobs.size());
   r.concurrency = s.concurrency;
   r.shard = sweep::to_string(s.plan_in.shard);
   r.docker_engine = engine_version;
@@ -311,7 +339,7 @@ int exit_code(Context& ctx, const sweep::RunSummary& sum, const std::string& dir
 }
 
 int run_verb(Context& ctx, RunArgs& a, const Command& cmd) {
-  auto setup = make_setup(a, cmd);
+  auto setup = make_setup(a, cmd, ctx.host);
   if (!setup) return ctx.report(setup.error());
   Setup& s = *setup;
   auto secrets = agent::Secrets::load(fs::current_path() / ".env", agent::DotenvMissing::kIgnore,
@@ -344,7 +372,7 @@ int run_verb(Context& ctx, RunArgs& a, const Command& cmd) {
   // Engines get forgectl's own images (built from this binary where missing) and lose dead
   // owners' orphans once, before the first image a plan needs from them is resolved.
   Slots builds(a.limits.builds);
-  bool prepared = false, services_ready = false;
+  bool prepared = false, services_ready = false, python_ready = false;
   auto prepare = [&]() -> Status {
     if (prepared || !pool) return {};
     prepared = true;
@@ -360,9 +388,13 @@ int run_verb(Context& ctx, RunArgs& a, const Command& cmd) {
       if (auto st = sweep::ensure_services_image(*pool, ctx.host, builds, ctx.log); !st) return st.fail();
       services_ready = true;
     }
+    if (ref == stack::kPythonImage && a.build_images && !python_ready) {
+      if (auto st = sweep::ensure_python_image(*pool, ctx.host, builds, ctx.log); !st) return st.fail();
+      python_ready = true;
+    }
     auto img = engine::inspect_image(*pool->primary().client, stack::effective_image(ref, ctx.host));
     if (!img) return img.fail();
-    return img->id;
+    return sweep::image_key(*img);
   });
   if (engine_error) return ctx.report(*engine_error);
   // Every preflight problem is a setup error: exit 2, nothing started, nothing recorded.
@@ -390,6 +422,9 @@ int run_verb(Context& ctx, RunArgs& a, const Command& cmd) {
     }
     if (auto st = connect(); !st) return ctx.report(st.error());
     for (auto& e : pool->engines()) (*plan)->facts.engines.push_back(e->address);
+    if (a.build_images)
+      if (auto st = sweep::build_task_images(*pool, (*plan)->tasks, ctx.host, builds, ctx.log); !st)
+        return ctx.report(st.error());
   }
 
   auto redact = [shared_secrets](std::string_view text) { return tools::redact_text(shared_secrets->redact(text)); };

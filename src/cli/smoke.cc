@@ -9,6 +9,7 @@
 #include "engine/exec.h"
 #include "engine/images.h"
 #include "engine/networks.h"
+#include "stack/labels.h"
 #include "stack/local_images.h"
 
 namespace forge::cli {
@@ -43,7 +44,9 @@ Status ensure_runner_image(engine::Client& c, const HostSettings& host) {
 
 Status run_smoke(engine::Client& c, const HostSettings& host, std::ostream& out) {
   std::string name = "forgectl-smoke-" + random_hex(4);
-  std::map<std::string, std::string> labels{{"io.forgectl.stack", name}, {"io.forgectl.run", name}};
+  // Owned by this process like a sweep's stack: a smoke test killed half-way is an orphan.
+  auto labels = stack::StackLabels::owned_here(name, name, "no_internet", "doctor", std::chrono::hours(1),
+                                               stack::OwnerMode::kAttached);
   out << "smoke test " << name << '\n';
 
   if (auto st = Step(out, "runner image " + std::string(stack::kRunnerImage)).done(ensure_runner_image(c, host)); !st) return st;
@@ -57,8 +60,7 @@ Status run_smoke(engine::Client& c, const HostSettings& host, std::ostream& out)
   Step net_step(out, "internal network created");
   engine::NetworkSpec net{name + "-internal"};
   net.internal = true;
-  net.labels = labels;
-  net.labels["io.forgectl.role"] = "network";
+  net.labels = labels.for_object("network");
   auto created_net = engine::create_network(c, net);
   if (!net_step.done(created_net ? Status{} : Status(created_net.fail()))) return created_net.fail();
   net_id = *created_net;
@@ -67,8 +69,7 @@ Status run_smoke(engine::Client& c, const HostSettings& host, std::ostream& out)
   engine::ContainerSpec spec;
   spec.name = name + "-runner";
   spec.image = stack::kRunnerImage;
-  spec.labels = labels;
-  spec.labels["io.forgectl.role"] = "runner";
+  spec.labels = labels.for_object("runner");
   spec.network = net_id;
   spec.host.cap_drop = {"ALL"};
   spec.host.cap_add = {"NET_BIND_SERVICE"};

@@ -19,6 +19,7 @@ void add_run(Command app, Context& ctx, int* rc);
 void add_serve(Command app, Context& ctx, int* rc);
 void add_report(Command app, Context& ctx, int* rc);
 void add_merge(Command app, Context& ctx, int* rc);
+void add_slurm(Command app, Context& ctx, int* rc);
 void add_show(Command app, Context& ctx, int* rc);
 void add_version(Command app, Context& ctx, int* rc);
 

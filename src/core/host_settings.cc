@@ -33,6 +33,12 @@ HostSettings HostSettings::from(const EnvLookup& env) {
   set("FORGECTL_DEBIAN_MIRROR", s.debian_mirror);
   set("DOCKER_CONTEXT", s.docker_context);
   set("HOME", s.home);
+  set("SLURM_ARRAY_TASK_ID", s.slurm.array_task_id);
+  set("SLURM_ARRAY_TASK_COUNT", s.slurm.array_task_count);
+  set("SLURM_ARRAY_TASK_MIN", s.slurm.array_task_min);
+  set("SLURM_ARRAY_TASK_MAX", s.slurm.array_task_max);
+  set("SLURM_ARRAY_JOB_ID", s.slurm.array_job_id);
+  set("SLURMD_NODENAME", s.slurm.node);
   if (auto v = env("FORGECTL_HOST_FIREWALL"); v && *v == "off") s.host_firewall = false;
   if (auto v = env("FORGECTL_REQUIRE_CONTAINER"); v && *v == "1") s.require_container = true;
   s.env = env;

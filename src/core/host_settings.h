@@ -28,6 +28,12 @@ struct HostSettings {
   // the same variables through `env`): the docker CLI's context, and the home its files are under.
   std::string docker_context;  // DOCKER_CONTEXT; empty: ~/.docker/config.json's currentContext
   std::string home;            // HOME
+  // Slurm's variables in a job (`run --shard auto`, docs/scale.md); empty outside one.
+  struct Slurm {
+    std::string array_task_id, array_task_count, array_task_min, array_task_max;  // SLURM_ARRAY_TASK_*
+    std::string array_job_id;                                                     // SLURM_ARRAY_JOB_ID
+    std::string node;                                                             // SLURMD_NODENAME
+  } slurm;
   // The variables a task names (env_passthrough) and API keys are looked up here, and only here.
   EnvLookup env = no_env();
 

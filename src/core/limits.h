@@ -67,5 +67,10 @@ inline constexpr std::size_t kMaxPlannedTrials = 1000000;
 // Trials at once (`--concurrency`). Each is a stack of containers and a /28 from a /16 pool
 // (4096 subnets); the subnet admission lowers this further to what the pool and daemon allow.
 inline constexpr int kMaxConcurrency = 256;
+// Shards of one `forgectl slurm submit` (`--shards`): an array job of that many tasks (Slurm's own
+// MaxArraySize defaults to 1001), and the merge job's command line names every shard's directory.
+inline constexpr int kMaxSlurmShards = 4096;
+// Lines of squeue output one `forgectl slurm status` reads (a job per shard, and the merge job).
+inline constexpr std::size_t kMaxSlurmQueueLines = 100000;
 
 }  // namespace forge::limits

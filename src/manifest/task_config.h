@@ -12,7 +12,7 @@
 #include "manifest/diagnostics.h"
 #include "manifest/environment.h"
 #include "manifest/grading_config.h"
-#include "manifest/harbor_task.h"
+#include "manifest/harbor/harbor_task.h"
 
 namespace forge::manifest {
 

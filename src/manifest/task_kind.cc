@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "manifest/files.h"
-#include "manifest/harbor_task.h"
+#include "manifest/harbor/harbor_task.h"
 #include "manifest/yaml_reader.h"
 
 namespace forge::manifest {

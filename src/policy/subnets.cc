@@ -1,8 +1,6 @@
 // The address pool, with reservations under an exclusive lock (flock) in the state directory.
 #include "policy/subnets.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/file_lock.h"
 #include "core/process_identity.h"
 
 namespace forge::policy {
@@ -67,35 +66,6 @@ struct Reservation {
   std::string subnet;
   std::string owner;  // ProcessIdentity::str()
   long long expires = 0;
-};
-
-// An exclusive flock held for the scope; the lock file is never removed (removing it would
-// let two processes lock different inodes).
-class FileLock {
- public:
-  static Result<FileLock> acquire(const std::string& dir) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    std::string path = dir + "/subnets.lock";
-    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) return fail(Errc::kIo, "cannot open " + path + ": " + std::strerror(errno));
-    while (::flock(fd, LOCK_EX) != 0) {
-      if (errno != EINTR) {
-        ::close(fd);
-        return fail(Errc::kIo, "cannot lock " + path + ": " + std::strerror(errno));
-      }
-    }
-    return FileLock(fd);
-  }
-  FileLock(FileLock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  FileLock(const FileLock&) = delete;
-  ~FileLock() {
-    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
-  }
-
- private:
-  explicit FileLock(int fd) : fd_(fd) {}
-  int fd_;
 };
 
 std::vector<Reservation> load(const std::string& path) {
@@ -155,7 +125,7 @@ bool clashes(const Ipv4Net& cand, const std::vector<Ipv4Net>& taken) {
 
 Result<std::vector<Ipv4Net>> SubnetPool::reserve(const std::vector<int>& prefixes, const InUse& in_use_fn,
                                                  std::chrono::seconds ttl) {
-  auto lock = FileLock::acquire(state_dir_);
+  auto lock = FileLock::acquire(state_dir_ + "/subnets.lock");
   if (!lock) return lock.fail_with("reserving subnets");
   auto in_use = in_use_fn();
   if (!in_use) return in_use.fail_with("reserving subnets");
@@ -189,7 +159,7 @@ Result<std::vector<Ipv4Net>> SubnetPool::reserve(const std::vector<int>& prefixe
 
 Status SubnetPool::release(const std::vector<Ipv4Net>& subnets) {
   if (subnets.empty()) return {};
-  auto lock = FileLock::acquire(state_dir_);
+  auto lock = FileLock::acquire(state_dir_ + "/subnets.lock");
   if (!lock) return lock.fail_with("releasing subnets");
   std::string path = state_dir_ + "/subnets.reserved";
   std::vector<Reservation> kept;
@@ -201,10 +171,23 @@ Status SubnetPool::release(const std::vector<Ipv4Net>& subnets) {
   return store(path, kept);
 }
 
+Result<std::size_t> SubnetPool::prune() {
+  auto lock = FileLock::acquire(state_dir_);
+  if (!lock) return lock.fail_with("pruning subnet reservations");
+  std::string path = state_dir_ + "/subnets.reserved";
+  auto all = load(path);
+  std::vector<Reservation> kept;
+  long long now = std::time(nullptr);
+  for (const auto& r : all)
+    if (live(r, now)) kept.push_back(r);
+  if (kept.size() == all.size()) return std::size_t{0};
+  if (auto st = store(path, kept); !st) return st.fail_with("pruning subnet reservations");
+  return all.size() - kept.size();
+}
 
 Result<std::uint64_t> SubnetPool::free_count(int prefix, const InUse& in_use_fn) {
   if (prefix < pool_.prefix) return std::uint64_t{0};
-  auto lock = FileLock::acquire(state_dir_);
+  auto lock = FileLock::acquire(state_dir_ + "/subnets.lock");
   if (!lock) return lock.fail_with("counting free subnets");
   auto in_use = in_use_fn();
   if (!in_use) return in_use.fail_with("counting free subnets");

@@ -53,6 +53,10 @@ class SubnetPool {
   Result<std::uint64_t> free_count(int prefix, const InUse& in_use);
   // Drops reservations of these subnets (once their networks exist, or on failure).
   Status release(const std::vector<Ipv4Net>& subnets);
+  // Drops every reservation that has lapsed or whose owner process is gone (a forgectl killed
+  // between reserving and creating its networks); returns how many. reserve() already ignores
+  // them: this leaves the file holding only live ones (down --orphans).
+  Result<std::size_t> prune();
 
   const Ipv4Net& pool() const { return pool_; }
   const std::string& state_dir() const { return state_dir_; }

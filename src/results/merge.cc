@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -25,6 +26,8 @@ struct Source {
   MergeSource info;
   fs::path dir;
   std::vector<TrialRecord> trials;
+  std::string status;  // run.json's: running | completed | interrupted | stopped | merged; empty without one
+  int planned = -1;    // run.json's summary.planned; -1 without a summary
 };
 
 // The canonical form of a path that may not exist yet, to compare --out with the sources.
@@ -39,17 +42,23 @@ Result<Source> read_source(const std::string& path, std::vector<std::string>& wa
   src.dir = fs::path(path);
   src.info.path = fs::absolute(path).lexically_normal().string();
   std::error_code ec;
-  if (!fs::is_directory(src.dir, ec)) return fail(Errc::kNotFound, "run directory '" + path + "' does not exist");
+  if (!fs::is_directory(src.dir, ec)) return fail(Errc::kNotFound, "run directory '" + path + "' is not a directory");
   std::string jsonl = (src.dir / "trials.jsonl").string();
-  auto log = read_trials_jsonl(jsonl);
-  if (!log) return log.fail();
-  if (log->skipped_last_lines)
-    warnings.push_back(jsonl + ": skipped the last line, cut short (a crash mid-write); that trial is not merged");
-  src.trials = std::move(log->trials);
-  src.info.trials = static_cast<int>(src.trials.size());
-
   fs::path run_path = src.dir / "run.json";
-  if (!fs::exists(run_path, ec)) {
+  bool has_run_json = fs::exists(run_path, ec);
+  // A run that started but recorded no trial yet has run.json and no trials.jsonl: it is merged
+  // as unfinished (check_complete), not refused as a stranger.
+  if (has_run_json && !fs::exists(jsonl, ec)) {
+    src.info.trials = 0;
+  } else {
+    auto log = read_trials_jsonl(jsonl);
+    if (!log) return log.fail();
+    if (log->skipped_last_lines)
+      warnings.push_back(jsonl + ": skipped the last line, cut short (a crash mid-write); that trial is not merged");
+    src.trials = std::move(log->trials);
+    src.info.trials = static_cast<int>(src.trials.size());
+  }
+  if (!has_run_json) {
     warnings.push_back(path + " has no run.json: its config cannot be checked against the others");
     return src;
   }
@@ -58,7 +67,62 @@ Result<Source> read_source(const std::string& path, std::vector<std::string>& wa
   src.info.run_id = run->run_id;
   src.info.shard = run->shard;
   src.info.config_hash = run->config_hash;
+  src.status = run->status;
+  src.planned = run->summary ? run->summary->planned : run->planned;
   return src;
+}
+
+// "i/N" as run.json records a shard; nullopt for anything else (an unsharded run).
+std::optional<std::pair<int, int>> parse_shard_text(const std::string& text) {
+  auto slash = text.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == text.size() || text.size() > 19) return std::nullopt;
+  std::string i = text.substr(0, slash), n = text.substr(slash + 1);
+  if (i.size() > 9 || n.size() > 9 || i.find_first_not_of("0123456789") != std::string::npos ||
+      n.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  int index = std::stoi(i), count = std::stoi(n);
+  if (count < 1 || index >= count) return std::nullopt;
+  return std::pair{index, count};
+}
+
+std::string shard_label(const Source& s) { return s.info.shard.empty() ? "" : " (shard " + s.info.shard + ")"; }
+
+// What makes the merge smaller than the run it stands for: run directories that do not exist,
+// runs that did not finish, and shards of the split that no source holds. Each is named; with
+// --partial they are warnings and what there is is merged.
+Status check_complete(const std::vector<Source>& sources, const std::vector<std::string>& absent,
+                      const MergeOptions& options, std::vector<std::string>& warnings) {
+  std::vector<std::string> problems;
+  for (const auto& a : absent) problems.push_back(a + ": does not exist");
+  std::optional<int> count;
+  std::set<int> held;
+  for (const auto& s : sources) {
+    bool finished = s.status.empty() || s.status == "completed" || s.status == "merged";
+    if (!finished)
+      problems.push_back(s.info.path + shard_label(s) + ": " + s.status + ", " + std::to_string(s.info.trials) +
+                         (s.planned >= 0 ? " of " + std::to_string(s.planned) : "") + " trial(s) recorded");
+    auto sh = parse_shard_text(s.info.shard);
+    if (!sh) continue;
+    if (count && *count != sh->second)
+      return fail(Errc::kInvalid, "shards of different splits: " + s.info.path + " is shard " + s.info.shard +
+                                      ", another source is of " + std::to_string(*count) + " shards");
+    count = sh->second;
+    held.insert(sh->first);
+  }
+  for (int i = 0; count && i < *count; ++i)
+    if (!held.count(i))
+      problems.push_back("shard " + std::to_string(i) + "/" + std::to_string(*count) +
+                         ": none of the run directories given holds it");
+  if (problems.empty()) return {};
+  if (options.partial) {
+    for (const auto& p : problems) warnings.push_back(p + " (merged without it: --partial)");
+    return {};
+  }
+  std::string msg = std::to_string(problems.size()) +
+                    " run(s) or shard(s) missing or unfinished; the merge would be smaller than the run (finish them "
+                    "with forgectl run --resume, or merge what there is with --partial):";
+  for (const auto& p : problems) msg += "\n  " + p;
+  return fail(absent.empty() ? Errc::kConflict : Errc::kNotFound, msg);
 }
 
 // Shards of one run share a config_hash; a source without one cannot be checked, only warned of.
@@ -181,11 +245,19 @@ Result<MergeReport> merge_runs(const std::vector<std::string>& sources, const st
 
   MergeReport report;
   std::vector<Source> srcs;
+  std::vector<std::string> absent;  // named all together by check_complete
   for (const auto& p : sources) {
+    std::error_code ec;
+    if (!fs::exists(p, ec)) {
+      absent.push_back(fs::absolute(p).lexically_normal().string());
+      continue;
+    }
     auto s = read_source(p, report.warnings);
     if (!s) return s.fail();  // every error of a source names its path
     srcs.push_back(std::move(*s));
   }
+  if (auto st = check_complete(srcs, absent, options, report.warnings); !st) return st.fail();
+  if (srcs.empty()) return fail(Errc::kNotFound, "none of the run directories to merge exists");
   if (auto st = check_configs(srcs, options, report.warnings); !st) return st.fail();
 
   std::map<std::string, std::size_t> index;  // trial identity → position in `kept`

@@ -10,7 +10,8 @@
 namespace forge::results {
 
 struct MergeOptions {
-  bool force = false;  // merge even when the sources' run.json carry different config_hash
+  bool force = false;    // merge even when the sources' run.json carry different config_hash
+  bool partial = false;  // merge even when a source is missing or unfinished, or a shard is absent
 };
 
 struct MergeSource {
@@ -29,7 +30,11 @@ struct MergeReport {
   std::vector<std::string> warnings;
 };
 
-// Reads every source (a run directory with trials.jsonl) before writing anything, then creates
+// Reads every source (a run directory with trials.jsonl) before writing anything. Unless
+// `options.partial`, refuses (naming each) sources that do not exist, runs whose run.json says
+// they did not finish (running, interrupted, stopped) and, when the sources are shards i/N, every
+// index of the split that none of them holds: a merge never silently stands for a smaller run.
+// Then creates
 // `out_dir` (which must not exist or be empty, and is none of the sources) with the merged
 // trials.jsonl (original lines, byte for byte, sorted by task_id, agent, trial_index), each kept
 // trial's directory, run.json ("status": "merged", "merged_from": [...]) and the reports.

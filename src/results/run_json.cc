@@ -98,6 +98,7 @@ std::string RunJson::to_json() const {
   if (status == "merged") {
     write_merged(w, *this);
   } else {
+    if (planned >= 0) w.field("planned", planned);
     w.field("trials_per_task", trials_per_task).field("concurrency", concurrency).field("shard", shard)
         .field("docker_engine", docker_engine).field("executor", executor.empty() ? "container" : executor)
         .field("engines", engines).field("images", images);
@@ -129,6 +130,7 @@ Result<RunJson> RunJson::parse(std::string_view text, std::string_view path) {
   r.config_hash = json::get_string(*d, "config_hash");
   r.agents = json::get_strings(*d, "agents");
   if (r.agents.empty() && d->HasMember("agent")) r.agents = {json::get_string(*d, "agent")};
+  r.planned = static_cast<int>(json::get_int(*d, "planned", -1));
   r.trials_per_task = static_cast<int>(json::get_int(*d, "trials_per_task"));
   r.concurrency = static_cast<int>(json::get_int(*d, "concurrency"));
   r.shard = json::get_string(*d, "shard");

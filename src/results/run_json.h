@@ -52,6 +52,9 @@ struct RunJson {
   std::vector<std::string> agents;  // labels
   int trials_per_task = 0;
   int concurrency = 0;
+  // The trials this run (this shard) plans, known from its start (the summary only at its end):
+  // `forgectl slurm status` counts progress against it. -1 when absent (older runs, merged ones).
+  int planned = -1;
   std::string shard, docker_engine;
   // Where the run's tools ran: "container", "local" (the local executor, on this host) or "mixed".
   std::string executor;

@@ -2,6 +2,8 @@
 #include "stack/host_firewall.h"
 
 #include <cstdlib>
+#include <filesystem>
+#include <set>
 
 #include "core/strings.h"
 #include "core/subprocess.h"
@@ -50,6 +52,26 @@ Status reopen_host(const std::string& bridge, const std::string& stack) {
     }
   }
   return {};
+}
+
+Result<std::vector<std::string>> remove_stale_host_rules(const std::string& net_dir) {
+  std::set<std::string> stacks;
+  for (const char* tool : {"iptables", "ip6tables"}) {
+    auto listed = run_process({tool, "-w", "5", "-S", "INPUT"});
+    const bool v4 = std::string_view(tool) == "iptables";
+    if (!listed || listed->exit_code != 0) {
+      if (!v4) continue;  // no ip6tables, or IPv6 off: nothing of ours there
+      return fail(Errc::kUnavailable,
+                  "listing the host firewall's INPUT rules: " + (listed ? trim(listed->err) : listed.error().what()));
+    }
+    for (const auto& r : policy::forgectl_rules(listed->out)) {
+      std::error_code ec;
+      if (std::filesystem::exists(std::filesystem::path(net_dir) / r.bridge, ec) || ec) continue;
+      if (auto st = reopen_host(r.bridge, r.stack); !st) return st.fail();
+      stacks.insert(r.stack);
+    }
+  }
+  return std::vector<std::string>(stacks.begin(), stacks.end());
 }
 
 }  // namespace forge::stack

@@ -18,4 +18,10 @@ Status close_host(const std::string& bridge, const std::string& stack);
 // Removes it; a rule already gone is not an error.
 Status reopen_host(const std::string& bridge, const std::string& stack);
 
+// Removes forgectl's rules (iptables and ip6tables) whose bridge is gone from this host: what a
+// teardown killed between removing a network and its rule leaves. A rule is only ever added once
+// its bridge exists, so one without a bridge belongs to no stack, on any daemon of the host.
+// `net_dir` lists the host's interfaces. Returns the stacks whose rules were removed.
+Result<std::vector<std::string>> remove_stale_host_rules(const std::string& net_dir = "/sys/class/net");
+
 }  // namespace forge::stack

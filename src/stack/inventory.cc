@@ -9,8 +9,24 @@ const char* orphan_reason_text(OrphanReason r) {
     case OrphanReason::kLeaseExpired: return "lease expired";
     case OrphanReason::kOwnerGone: return "owner process gone";
     case OrphanReason::kUnfinished: return "owner died while bringing it up";
+    case OrphanReason::kUnowned:
+      return "no object names an owner or a lease";
   }
   return "";
+}
+
+bool is_orphan(OrphanReason r) { return r != OrphanReason::kNone && r != OrphanReason::kUnowned; }
+
+StackObjects* add_object(std::map<std::string, StackObjects>& stacks,
+                         const std::map<std::string, std::string>& labels) {
+  auto own = ownership_of(labels);
+  if (!own) return nullptr;
+  auto& s = stacks[own->stack];
+  s.name = own->stack;
+  s.ownership.add(*own);
+  for (const char* k : {kLabelRun, kLabelPolicy, kLabelSource, kLabelMode})
+    if (auto it = labels.find(k); it != labels.end() && !it->second.empty()) s.labels.emplace(k, it->second);
+  return &s;
 }
 
 Result<std::map<std::string, StackObjects>> list_stacks(engine::Client& c, std::string_view only) {
@@ -20,33 +36,33 @@ Result<std::map<std::string, StackObjects>> list_stacks(engine::Client& c, std::
   if (!containers) return containers.fail();
   auto networks = engine::list_networks(c, f);
   if (!networks) return networks.fail();
+  auto volumes = engine::list_volumes(c, f);
+  if (!volumes) return volumes.fail();
   std::map<std::string, StackObjects> out;
-  auto entry = [&](const std::map<std::string, std::string>& labels) -> StackObjects* {
-    auto own = ownership_of(labels);
-    if (!own) return nullptr;
-    auto& s = out[own->stack];
-    if (s.name.empty()) {
-      s.name = own->stack;
-      s.ownership = *own;
-      s.labels = labels;
-    }
-    return &s;
-  };
   for (auto& ctr : *containers)
-    if (auto* s = entry(ctr.labels)) {
+    if (auto* s = add_object(out, ctr.labels)) {
       if (s->created == 0 || ctr.created < s->created) s->created = ctr.created;
       s->containers.push_back(std::move(ctr));
     }
   for (auto& n : *networks)
-    if (auto* s = entry(n.labels)) s->networks.push_back(std::move(n));
+    if (auto* s = add_object(out, n.labels)) s->networks.push_back(std::move(n));
+  for (auto& v : *volumes)
+    if (auto* s = add_object(out, v.labels)) s->volumes.push_back(std::move(v));
   return out;
 }
 
 OrphanReason orphan_reason(const StackObjects& s, std::time_t now) {
-  if (s.ownership.lease_expires > 0 && s.ownership.lease_expires <= now) return OrphanReason::kLeaseExpired;
-  if (!s.ownership.owner) return OrphanReason::kNone;  // unknown owner: only the lease can tell
-  if (s.ownership.owner->liveness() != ProcessIdentity::Liveness::kDead) return OrphanReason::kNone;
-  if (s.ownership.mode == OwnerMode::kAttached) return OrphanReason::kOwnerGone;
+  const auto& o = s.ownership;
+  bool elsewhere = false;
+  for (const auto& owner : o.owners) {
+    auto l = owner.liveness();
+    if (l == ProcessIdentity::Liveness::kAlive) return OrphanReason::kNone;
+    elsewhere = elsewhere || l == ProcessIdentity::Liveness::kUnknown;
+  }
+  if (o.lease_expires > 0 && o.lease_expires <= now) return OrphanReason::kLeaseExpired;
+  if (o.owners.empty()) return o.lease_expires > 0 ? OrphanReason::kNone : OrphanReason::kUnowned;
+  if (elsewhere) return OrphanReason::kNone;  // another host's process: only the lease can tell
+  if (o.mode == OwnerMode::kAttached) return OrphanReason::kOwnerGone;
   for (const auto& ctr : s.containers) {
     auto role = ctr.labels.find(kLabelRole);
     if (role != ctr.labels.end() && role->second == "runner" && ctr.state == "running") return OrphanReason::kNone;

@@ -109,9 +109,9 @@ Result<std::string> build_runner_image(engine::Client& c, const ImageSources& sr
   auto ctx = runner_build_context(src);
   if (!ctx) return ctx.fail();
   engine::BuildSpec spec;
+  spec.labels = {{kImageLabel, "runner"}, {kContentLabel, sha256_hex(*ctx)}};
   spec.context_tar = std::move(*ctx);
   spec.tags = {kRunnerImage};
-  spec.labels = {{kImageLabel, "runner"}};
   auto digest = helper_digest(src.exec_helper);
   if (!digest) return digest.fail_with("building the runner image");
   spec.labels[kHelperLabel] = *digest;
@@ -255,9 +255,9 @@ Result<std::string> build_squid_image(engine::Client& c, const SquidSources& src
   auto ctx = squid_build_context(src);
   if (!ctx) return ctx.fail();
   engine::BuildSpec spec;
+  spec.labels = {{kImageLabel, "squid"}, {kContentLabel, sha256_hex(*ctx)}};
   spec.context_tar = std::move(*ctx);
   spec.tags = {kSquidImage};
-  spec.labels = {{kImageLabel, "squid"}};
   auto id = engine::build_image(c, spec, progress);
   if (!id) return id.fail_with("building " + std::string(kSquidImage));
   return id;
@@ -350,9 +350,9 @@ Result<std::string> build_services_image(engine::Client& c, const ServicesSource
   auto own = services_tag_for(src.forgectl.empty() ? "/proc/self/exe" : src.forgectl);
   if (!own) return own.fail();
   engine::BuildSpec spec;
+  spec.labels = {{kImageLabel, "services"}, {kContentLabel, sha256_hex(*ctx)}};
   spec.context_tar = std::move(*ctx);
   spec.tags = {kServicesImage, *own};
-  spec.labels = {{kImageLabel, "services"}};
   auto id = engine::build_image(c, spec, progress);
   if (!id) return id.fail_with("building " + std::string(kServicesImage));
   return id;

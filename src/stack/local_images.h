@@ -16,6 +16,10 @@ inline constexpr const char* kRunnerImage = "forgectl/runner:local";
 inline constexpr const char* kSquidImage = "forgectl/squid:local";
 inline constexpr const char* kServicesImage = "forgectl/services:local";
 inline constexpr const char* kImageLabel = "io.forgectl.image";
+// On the images forgectl builds: the hex SHA-256 of what each was made from (its build context;
+// for the python images, what python_image.h says). The same files give the same label on every
+// host, where the image id also hashes the time of the build: trial keys use it (sweep/trial_key.h).
+inline constexpr const char* kContentLabel = "io.forgectl.content";
 // On forgectl's runner image and helper volume: the SHA-256 of the forgectl-exec they carry.
 // Informational on the image (an image built FROM it inherits the label): runners always get
 // the helper from forgectl's own read-only volume (helper_volume.h), never from an image.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/client.h"
+#include "stack/local_images.h"
 
 namespace forge::stack {
 
@@ -14,9 +15,9 @@ namespace forge::stack {
 // change to python/ rebuilds in seconds, without debootstrap.
 inline constexpr const char* kPythonImage = "forgectl/python:local";
 inline constexpr const char* kPythonBaseImage = "forgectl/python-base:local";
-// On both: the hex SHA-256 of what the image was made from (mirror, suite, packages, layout; plus the
-// python/ tree for the final image). An image whose label matches is not rebuilt.
-inline constexpr const char* kContentLabel = "io.forgectl.content";
+// On both, kContentLabel (local_images.h) is the hex SHA-256 of what the image was made from (mirror,
+// suite, packages, layout; plus the python/ tree for the final image). An image whose label matches
+// is not rebuilt.
 // Where the python/ tree sits in the image (on sys.path through a .pth file), and its user.
 inline constexpr const char* kPythonTreeDir = "/opt/forgectl/python";
 inline constexpr const char* kPythonImageUser = "1000:1000";

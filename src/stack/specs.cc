@@ -4,18 +4,15 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "stack/labels.h"
-
 namespace forge::stack {
 
-engine::NetworkSpec network_spec(const policy::NetworkPlan& n, std::map<std::string, std::string> labels) {
+engine::NetworkSpec network_spec(const policy::NetworkPlan& n, const StackLabels& labels) {
   engine::NetworkSpec s;
   s.name = n.name;
   s.internal = n.internal;
   s.ipam = engine::IpamConfig{n.subnet.str(), n.subnet.gateway()};
-  labels[kLabelRole] = "network";
-  labels[kLabelBridge] = n.bridge;
-  s.labels = std::move(labels);
+  s.labels = labels.for_object("network");
+  s.labels[kLabelBridge] = n.bridge;
   s.options = {{"com.docker.network.bridge.name", n.bridge}};
   return s;
 }
@@ -30,7 +27,7 @@ static engine::Healthcheck healthcheck_of(const manifest::ComposeHealthcheck& h)
   return e;
 }
 
-engine::ContainerSpec container_spec(const policy::ContainerPlan& c, const std::map<std::string, std::string>& stack_labels,
+engine::ContainerSpec container_spec(const policy::ContainerPlan& c, const StackLabels& labels,
                                      const std::map<std::string, std::string>& network_names) {
   engine::ContainerSpec s;
   s.name = c.name;
@@ -41,8 +38,8 @@ engine::ContainerSpec container_spec(const policy::ContainerPlan& c, const std::
   s.user = c.hardening.user;
   s.workdir = c.workdir;
   s.labels = c.labels;
-  for (const auto& [k, v] : stack_labels) s.labels[k] = v;  // ours win over the compose file's
-  s.labels[kLabelRole] = policy::role_name(c.role);
+  for (const auto& [k, v] : labels.for_object(policy::role_name(c.role)))
+    s.labels[k] = v;  // ours win over the compose file's
   s.labels[kLabelService] = c.key;
   if (c.healthcheck) s.healthcheck = healthcheck_of(*c.healthcheck);
   s.volumes = c.volumes;
@@ -68,7 +65,7 @@ engine::ContainerSpec container_spec(const policy::ContainerPlan& c, const std::
     if (!m.tmpfs_options.empty()) {
       v.driver = "local";
       v.driver_options = tmpfs_driver_options(m.tmpfs_options);
-      v.labels = {{kLabelStack, stack_labels.count(kLabelStack) ? stack_labels.at(kLabelStack) : std::string()}};
+      v.labels = labels.for_object("volume");
     }
     s.host.mounts.push_back(std::move(v));
   }

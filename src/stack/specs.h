@@ -7,12 +7,14 @@
 #include "engine/containers.h"
 #include "engine/networks.h"
 #include "policy/topology.h"
+#include "stack/labels.h"
 
 namespace forge::stack {
 
-engine::NetworkSpec network_spec(const policy::NetworkPlan& n, std::map<std::string, std::string> labels);
-// `network_names` maps the plan's network keys to the Docker names.
-engine::ContainerSpec container_spec(const policy::ContainerPlan& c, const std::map<std::string, std::string>& stack_labels,
+engine::NetworkSpec network_spec(const policy::NetworkPlan& n, const StackLabels& labels);
+// `network_names` maps the plan's network keys to the Docker names. The container and its new
+// volumes carry the stack's labels (StackLabels::for_object).
+engine::ContainerSpec container_spec(const policy::ContainerPlan& c, const StackLabels& labels,
                                      const std::map<std::string, std::string>& network_names);
 // The local driver's options for a tmpfs-backed volume with these `o=` options.
 std::map<std::string, std::string> tmpfs_driver_options(const std::string& o);

@@ -13,12 +13,13 @@
 #include "engine/client.h"
 #include "engine/images.h"
 #include "manifest/compose.h"
+#include "stack/local_images.h"
 
 namespace forge::stack {
 
 inline constexpr const char* kTaskImageRepo = "forgectl-task";
 inline constexpr const char* kTaskBuildValue = "task-build";         // io.forgectl.image on such images
-inline constexpr const char* kContentLabel = "io.forgectl.content";  // their content hash
+// kContentLabel (local_images.h) on such images: their content hash.
 
 // Limits on a task build's RUN steps (docs/compose.md#builds).
 struct TaskBuildLimits {

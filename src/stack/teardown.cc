@@ -45,7 +45,11 @@ TeardownReport remove_stack(engine::Client& c, const std::string& stack) {
         std::this_thread::sleep_for(Millis(100 << attempt));
         st = engine::remove_volume(c, v.name);
       }
-      if (!st) note(st.error().what());
+      if (!st) {
+        note(st.error().what());
+        continue;
+      }
+      ++rep.volumes;
     }
   } else {
     note(volumes.error().what());

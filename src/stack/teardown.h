@@ -1,5 +1,6 @@
 // Removes a stack by label: containers first (networks can be deleted under stopped containers),
-// then networks, then the host firewall rules. Idempotent; safe to run on a half-built stack.
+// then volumes left with its label, then networks, then the host firewall rules. Idempotent; safe
+// to run on a half-built stack.
 #pragma once
 
 #include <string>
@@ -10,7 +11,7 @@
 namespace forge::stack {
 
 struct TeardownReport {
-  int containers = 0, networks = 0;
+  int containers = 0, volumes = 0, networks = 0;
   std::vector<std::string> errors;  // what could not be removed, named
   bool clean() const { return errors.empty(); }
 };

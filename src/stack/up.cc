@@ -17,7 +17,7 @@
 #include "engine/system.h"
 #include "engine/tar.h"
 #include "engine/volumes.h"
-#include "manifest/harbor_task.h"
+#include "manifest/harbor/harbor_task.h"
 #include "policy/squid_conf.h"
 #include "policy/subnets.h"
 #include "stack/helper_volume.h"
@@ -87,9 +87,9 @@ class Builder {
   // Creates the container, reads its hardening back and refuses it if anything is missing.
   // A daemon that refuses StorageOpt size (xfs without pquota) gets the create again without it;
   // the cap is then the trial layer's watch (disk_watches).
-  Result<std::string> create_verified(policy::ContainerPlan& p, const std::map<std::string, std::string>& stack_labels,
+  Result<std::string> create_verified(policy::ContainerPlan& p, const StackLabels& labels,
                                       const std::map<std::string, std::string>& net_names) {
-    auto created = engine::create_container(c_, container_spec(p, stack_labels, net_names));
+    auto created = engine::create_container(c_, container_spec(p, labels, net_names));
     if (!created && p.hardening.storage_opt) {
       std::string msg = to_lower(created.error().message);
       if (msg.find("storage-opt") != std::string::npos || msg.find("storageopt") != std::string::npos ||
@@ -97,7 +97,7 @@ class Builder {
         step(std::string(policy::role_name(p.role)) + " '" + p.key +
              "': the daemon refused StorageOpt size; the disk cap is watched instead");
         p.hardening.storage_opt = false;
-        created = engine::create_container(c_, container_spec(p, stack_labels, net_names));
+        created = engine::create_container(c_, container_spec(p, labels, net_names));
       }
     }
     if (!created) return created.fail_with(std::string(policy::role_name(p.role)) + " '" + p.key + "'");
@@ -176,9 +176,9 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
                                         " is not on this host, so forgectl cannot close the host to task networks; "
                                         "set FORGECTL_HOST_FIREWALL=off to accept that");
 
-  StackLabels labels{name, o.run_id.empty() ? random_hex(8) : o.run_id, manifest::policy_name(env.manifest.network_policy),
-                     env.source, ProcessIdentity::current(), std::time(nullptr) + o.lease.count(), o.mode};
-  auto stack_labels = labels.to_map();
+  res.labels = StackLabels::owned_here(name, o.run_id.empty() ? random_hex(8) : o.run_id,
+                                       manifest::policy_name(env.manifest.network_policy), env.source, o.lease, o.mode);
+  const StackLabels& labels = res.labels;
 
   // From here on, whatever exists under this stack's label is removed if we do not finish.
   std::vector<policy::Ipv4Net> reserved;
@@ -243,9 +243,8 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
   std::map<std::string, std::string> net_names;
   for (const auto& n : plan->networks) net_names[n.key] = n.name;
   std::vector<Result<std::string>> net_ids(plan->networks.size(), fail(Errc::kIo, "not created"));
-  parallel_for(plan->networks.size(), [&](std::size_t i) {
-    net_ids[i] = engine::create_network(c, network_spec(plan->networks[i], stack_labels));
-  });
+  parallel_for(plan->networks.size(),
+               [&](std::size_t i) { net_ids[i] = engine::create_network(c, network_spec(plan->networks[i], labels)); });
   for (std::size_t i = 0; i < net_ids.size(); ++i) {
     if (!net_ids[i]) return net_ids[i].fail_with(what);
     res.networks[plan->networks[i].key] = *net_ids[i];
@@ -265,7 +264,7 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
   // The sidecar: created on the task network, its config put in, the edge attached, started, ready.
   if (plan->proxy) {
     auto& p = *plan->proxy;
-    auto id = b.create_verified(p, stack_labels, net_names);
+    auto id = b.create_verified(p, labels, net_names);
     if (!id) return id.fail_with(what);
     res.containers[p.key] = *id;
     engine::TarWriter tar;
@@ -308,9 +307,7 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
   WorkdirSeed seed;
   auto runner_ready = std::async(std::launch::async, [&]() -> Result<std::string> {
     if (!policy::is_own_runner_image(runner_plan.image)) {
-      auto probe_labels = stack_labels;
-      probe_labels[kLabelRole] = "probe";
-      auto s = image_workdir(c, runner_plan.image, runner_plan.workdir, probe_labels);
+      auto s = image_workdir(c, runner_plan.image, runner_plan.workdir, labels.for_object("probe"));
       if (!s) return s.fail();
       seed = std::move(*s);
       unsigned uid = seed.uid, gid = seed.gid, mode = seed.mode;
@@ -320,7 +317,7 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
       if (auto* m = policy::find_mount(runner_plan.hardening, runner_plan.workdir))
         m->tmpfs_options = policy::tmpfs_volume_options(mb, uid, gid, mode);
     }
-    auto id = b.create_verified(runner_plan, stack_labels, net_names);
+    auto id = b.create_verified(runner_plan, labels, net_names);
     if (!id) return id.fail();
     {
       std::lock_guard lock(res_mu);
@@ -338,7 +335,7 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
           for (const auto& [dep, cond] : s.depends_on)
             if (auto st = wait_for(dep, cond); !st) return st;
           if (auto st = b.check_interrupt(); !st) return st;
-          auto id = b.create_verified(s, stack_labels, net_names);
+          auto id = b.create_verified(s, labels, net_names);
           if (!id) return id.fail();
           {
             std::lock_guard lock(res_mu);

@@ -43,6 +43,9 @@ struct UpOptions {
 
 struct UpResult {
   std::string name;
+  // The stack's labels: whatever a later phase creates for it (grader, golden replay, probes)
+  // carries them too (StackLabels::for_object), so no object of the stack hides its owner.
+  StackLabels labels;
   policy::StackPlan plan;
   std::map<std::string, std::string> containers;  // plan key → container id
   std::map<std::string, std::string> networks;    // plan key → network id

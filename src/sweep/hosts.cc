@@ -3,17 +3,18 @@
 
 #include <sys/statvfs.h>
 
-#include <ctime>
 
 #include "core/parallel.h"
 #include "engine/containers.h"
 #include "engine/docker_host.h"
 #include "engine/networks.h"
 #include "engine/system.h"
+#include "engine/volumes.h"
 #include "stack/inventory.h"
 #include "stack/labels.h"
 #include "stack/local_images.h"
-#include "stack/teardown.h"
+#include "stack/orphans.h"
+#include "sweep/node_images.h"
 
 namespace forge::sweep {
 
@@ -85,6 +86,12 @@ Status prepare_engines(HostPool& pool, const HostSettings& host, Slots& builds, 
     }
     {
       Slots::Hold slot(&builds);
+      // Another forgectl on this host (a shard beside this one) may be building the same images.
+      auto lock = lock_engine_images(host, e.address, log);
+      if (!lock) {
+        results[i] = lock.fail();
+        return;
+      }
       auto built = stack::ensure_local_images(*e.client, host, {}, {.runner = true, .squid = true, .services = false});
       if (!built) {
         results[i] = fail(built.error().with_context("preparing " + e.address));
@@ -92,42 +99,19 @@ Status prepare_engines(HostPool& pool, const HostSettings& host, Slots& builds, 
       }
       for (const auto& tag : *built) log.info(e.address + ": built " + tag);
     }
-    auto stacks = stack::list_stacks(*e.client);
-    if (!stacks) {
-      results[i] = fail(stacks.error().with_context("listing stacks on " + e.address));
+    auto reaped = stack::reap_orphans(*e.client, host);
+    for (const auto& r : reaped.stacks)
+      log.info(e.address + ": removed orphaned stack " + r.name + " (" + stack::orphan_reason_text(r.why) + ")" +
+               (r.removed.clean() ? "" : "; " + r.removed.errors.front()));
+    for (const auto& name : reaped.unowned)
+      log.warn(e.address + ": stack " + name + ": " + stack::orphan_reason_text(stack::OrphanReason::kUnowned) +
+               "; left alone (forgectl down " + name + " removes it)");
+    if (!reaped.listed) {
+      results[i] = fail(Errc::kUnavailable, e.address + ": " + reaped.errors.front());
       return;
     }
-    std::time_t now = std::time(nullptr);
-    for (const auto& [name, objs] : *stacks) {
-      auto why = stack::orphan_reason(objs, now);
-      if (why == stack::OrphanReason::kNone) continue;
-      auto rep = stack::remove_stack(*e.client, name);
-      log.info(e.address + ": removed orphaned stack " + name + " (" + stack::orphan_reason_text(why) + ")" +
-               (rep.clean() ? "" : "; " + rep.errors.front()));
-    }
+    for (const auto& err : reaped.errors) log.warn(e.address + ": " + err);
   }, engines.size());
-  for (auto& st : results)
-    if (!st) return st;
-  return {};
-}
-
-Status ensure_services_image(HostPool& pool, const HostSettings& host, Slots& builds, Logger& log) {
-  auto& engines = pool.engines();
-  std::vector<Status> results(engines.size());
-  parallel_for(
-      engines.size(),
-      [&](std::size_t i) {
-        EngineSlot& e = *engines[i];
-        Slots::Hold slot(&builds);
-        auto built =
-            stack::ensure_local_images(*e.client, host, {}, {.runner = false, .squid = false, .services = true});
-        if (!built) {
-          results[i] = fail(built.error().with_context("preparing " + e.address));
-          return;
-        }
-        for (const auto& tag : *built) log.info(e.address + ": built " + tag);
-      },
-      engines.size());
   for (auto& st : results)
     if (!st) return st;
   return {};
@@ -146,6 +130,11 @@ std::vector<std::string> leak_audit(HostPool& pool, const std::string& run_id) {
       for (const auto& n : *ns) left.push_back(e->address + ": network " + n.name);
     } else {
       left.push_back(e->address + ": networks could not be listed: " + ns.error().what());
+    }
+    if (auto vs = engine::list_volumes(*e->client, f)) {
+      for (const auto& v : *vs) left.push_back(e->address + ": volume " + v.name);
+    } else {
+      left.push_back(e->address + ": volumes could not be listed: " + vs.error().what());
     }
   }
   return left;

@@ -50,11 +50,9 @@ inline constexpr std::uint64_t kMinFreeMib = 1024, kWarnFreeMib = 5120;
 // Before the first trial, on every engine in parallel: checks the disk under a local engine's
 // root, builds the local images it lacks (at most `builds` builds at once), and removes orphaned
 // stacks of dead owners (never a live one's).
-// The services image is not among them (see ensure_services_image).
+// The services image is not among them (node_images.h: ensure_services_image). Builds happen
+// under the engine's image lock (node_images.h), so concurrent runs on one host build once.
 Status prepare_engines(HostPool& pool, const HostSettings& host, Slots& builds, Logger& log);
-// This binary's services image (json-db, mock-web) on every engine, built where missing: only
-// for a plan whose tasks run a built-in service (its tag hashes the binary, a second or more).
-Status ensure_services_image(HostPool& pool, const HostSettings& host, Slots& builds, Logger& log);
 
 // Objects labelled with this run that still exist, on every engine: "<engine>: container <name>".
 std::vector<std::string> leak_audit(HostPool& pool, const std::string& run_id);

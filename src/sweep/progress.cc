@@ -89,8 +89,6 @@ void Progress::tick() {
 
 std::string Progress::status_locked() const {
   std::size_t done = done_ + skipped_;
-  char buf[240];
-  double rate = graded_ ? 100.0 * static_cast<double>(passed_) / static_cast<double>(graded_) : 0.0;
   std::string eta = "—";
   if (done_ > 0 && done < total_) {
     double per = static_cast<double>(elapsed_since(start_).count()) / 1000.0 / static_cast<double>(done_);
@@ -98,9 +96,15 @@ std::string Progress::status_locked() const {
   } else if (done >= total_) {
     eta = "0s";
   }
-  std::string cost = unpriced_ ? "≥$" : "$";
-  std::snprintf(buf, sizeof buf, "[%zu/%zu] pass %.1f%% (%zu/%zu) · infra %zu · %s%.4f · ETA %s", done, total_, rate,
-                passed_, graded_, infra_, cost.c_str(), cost_, eta.c_str());
+  return totals_line({done, total_, graded_, passed_, infra_, cost_, unpriced_ > 0}, eta);
+}
+
+std::string totals_line(const Totals& t, const std::string& eta) {
+  char buf[240];
+  double rate = t.graded ? 100.0 * static_cast<double>(t.passed) / static_cast<double>(t.graded) : 0.0;
+  std::string cost = t.cost_partial ? "≥$" : "$";
+  std::snprintf(buf, sizeof buf, "[%zu/%zu] pass %.1f%% (%zu/%zu) · infra %zu · %s%.4f · ETA %s", t.done, t.total, rate,
+                t.passed, t.graded, t.infra, cost.c_str(), t.cost_usd, eta.c_str());
   return buf;
 }
 

@@ -28,6 +28,16 @@ struct TermSize {
 // The terminal's size on `fd` (TIOCGWINSZ), or 80×24 when it has none.
 TermSize terminal_size(int fd);
 
+// The totals of a sweep, as its status line shows them.
+struct Totals {
+  std::size_t done = 0, total = 0, graded = 0, passed = 0, infra = 0;
+  double cost_usd = 0;
+  bool cost_partial = false;  // some trial's price is unknown: the cost is a lower bound
+};
+// "[12/40] pass 75.0% (9/12) · infra 0 · $0.4210 · ETA 3m10s"; `eta` as human_duration writes it,
+// or "—".
+std::string totals_line(const Totals& t, const std::string& eta);
+
 class Progress {
  public:
   // `size` is asked at every redraw (a terminal may be resized); empty: stderr's size.

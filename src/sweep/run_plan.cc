@@ -9,7 +9,7 @@
 #include "core/limits.h"
 #include "core/sha256.h"
 #include "core/strings.h"
-#include "manifest/harbor_load.h"
+#include "manifest/harbor/harbor_load.h"
 #include "manifest/python_server.h"
 #include "manifest/task_parse.h"
 #include "policy/topology.h"

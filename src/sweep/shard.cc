@@ -1,6 +1,7 @@
 // Shards: parsing "i/N" and the hash that assigns each trial to one shard.
 #include "sweep/shard.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 
@@ -62,5 +63,39 @@ bool in_shard(const Shard& s, const std::string& task_id, const std::string& age
 }
 
 std::string to_string(const Shard& s) { return std::to_string(s.index) + "/" + std::to_string(s.count); }
+
+Result<Shard> shard_from_slurm(const HostSettings::Slurm& slurm) {
+  if (slurm.array_task_id.empty())
+    return fail(Errc::kInvalid,
+                "--shard auto: not in a Slurm array job (SLURM_ARRAY_TASK_ID is not set); submit with forgectl slurm "
+                "submit, or give --shard i/N");
+  struct Var {
+    const char* name;
+    const std::string& text;
+    int value = -1;
+  };
+  Var id{"SLURM_ARRAY_TASK_ID", slurm.array_task_id}, count{"SLURM_ARRAY_TASK_COUNT", slurm.array_task_count},
+      min{"SLURM_ARRAY_TASK_MIN", slurm.array_task_min}, max{"SLURM_ARRAY_TASK_MAX", slurm.array_task_max};
+  for (Var* v : {&id, &count, &min, &max}) {
+    v->value = parse_count(v->text);
+    if (v->value < 0)
+      return fail(Errc::kInvalid, std::string("--shard auto: ") + v->name + " is '" + v->text +
+                                      "', not a number (is this an array job?)");
+  }
+  std::string vars = "SLURM_ARRAY_TASK_MIN " + min.text + ", MAX " + max.text + ", COUNT " + count.text;
+  if (count.value < 1 || max.value < min.value || max.value - min.value + 1 != count.value)
+    return fail(Errc::kInvalid, "--shard auto: the array's indexes are not contiguous (" + vars +
+                                    "): submit it with --array=0-" + std::to_string(std::max(count.value, 1) - 1));
+  if (id.value < min.value || id.value > max.value)
+    return fail(Errc::kInvalid,
+                "--shard auto: SLURM_ARRAY_TASK_ID " + id.text + " is outside the array (" + vars + ")");
+  return Shard{id.value - min.value, count.value};
+}
+
+std::string shard_dir(const std::string& out, const Shard& s) {
+  std::string base = out;
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  return base + "/shards/" + std::to_string(s.index) + "-of-" + std::to_string(s.count);
+}
 
 }  // namespace forge::sweep

@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/host_settings.h"
 #include "core/result.h"
 
 namespace forge::sweep {
@@ -25,5 +26,15 @@ bool in_shard(const Shard& s, const std::string& task_id, const std::string& age
 
 // "1/4"
 std::string to_string(const Shard& s);
+
+// `--shard auto`: this Slurm array task's shard. The index is SLURM_ARRAY_TASK_ID minus
+// SLURM_ARRAY_TASK_MIN and the count SLURM_ARRAY_TASK_COUNT, so --array=0-3 and --array=1-4 both
+// give 4 shards; an array with gaps (--array=0,2) is refused, since its missing indexes would be
+// shards nobody runs. Outside an array job: kInvalid saying so.
+Result<Shard> shard_from_slurm(const HostSettings::Slurm& slurm);
+
+// Where the shard of an array writes under the shared --out DIR: DIR/shards/<i>-of-<N>, so every
+// task of the array is given the same --out, and shards of another split never share a directory.
+std::string shard_dir(const std::string& out, const Shard& s);
 
 }  // namespace forge::sweep

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <map>
 
-#include "manifest/harbor_load.h"
+#include "manifest/harbor/harbor_load.h"
 #include "manifest/task_kind.h"
 #include "manifest/task_parse.h"
 #include "trial/json_db_use.h"

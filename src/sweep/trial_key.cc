@@ -8,7 +8,8 @@
 
 #include "core/json.h"
 #include "core/sha256.h"
-#include "manifest/harbor_load.h"
+#include "manifest/harbor/harbor_load.h"
+#include "stack/local_images.h"
 
 namespace forge::sweep {
 
@@ -63,6 +64,12 @@ std::string agent_fingerprint(const trial::AgentChoice& a, const manifest::RunCo
       .field("episode_timeout_ms", static_cast<std::int64_t>(run.episode_timeout.count()))
       .field("turn_timeout_ms", static_cast<std::int64_t>(run.turn_timeout.count()));
   return w.end_object().take();
+}
+
+std::string image_key(const engine::ImageInfo& image) {
+  auto content = image.labels.find(stack::kContentLabel);
+  if (content != image.labels.end() && !content->second.empty()) return "content:" + content->second;
+  return image.id;
 }
 
 std::string trial_key(const std::string& task_hash, const std::vector<std::string>& image_ids,

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "engine/images.h"
 #include "manifest/run_config.h"
 #include "manifest/task_config.h"
 #include "trial/agent_choice.h"
@@ -22,7 +23,13 @@ Result<std::string> task_content_hash(const std::string& task_dir);
 // shared (separate, the default, adds nothing: older keys stay valid). Canonical JSON.
 std::string agent_fingerprint(const trial::AgentChoice& a, const manifest::RunConfig& run, const manifest::TaskConfig& task);
 
-// Hex SHA-256 (32 characters) of the task's content hash, the image ids its stack runs, the
+// How an image enters trial keys: "content:<hash>" for an image forgectl built from known content
+// (its io.forgectl.content label: the same files give the same label on every host, where the
+// image id also hashes the time of the build), else its id. Shards of one run on nodes that each
+// built forgectl's images then agree on every key.
+std::string image_key(const engine::ImageInfo& image);
+
+// Hex SHA-256 (32 characters) of the task's content hash, the image keys its stack runs, the
 // agent fingerprint and the trial index.
 std::string trial_key(const std::string& task_hash, const std::vector<std::string>& image_ids,
                       const std::string& agent_fingerprint, int trial_index);

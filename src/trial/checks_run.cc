@@ -30,7 +30,7 @@ constexpr std::size_t kResultMax = 16u << 20;
 constexpr Millis kDeadlineGrace{15000};
 
 engine::ContainerSpec checks_spec(const ChecksInputs& in) {
-  auto spec = python_container_spec({in.stack, in.run_id, "grader", "checks", kVerifierUser, 2LL << 30});
+  auto spec = python_container_spec({in.labels, "grader", "checks", kVerifierUser, 2LL << 30});
   spec.host.tmpfs = {{"/tmp", "rw,nosuid,nodev,size=256m,mode=1777"}};
   return spec;
 }

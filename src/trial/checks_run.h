@@ -9,11 +9,12 @@
 #include "core/chat.h"
 #include "engine/client.h"
 #include "manifest/task_config.h"
+#include "stack/labels.h"
 
 namespace forge::trial {
 
 struct ChecksInputs {
-  std::string stack, run_id;       // the container's labels, so teardown finds a leftover
+  stack::StackLabels labels;       // the trial's stack: the container's labels, so teardown finds a leftover
   std::string transcript_json;     // {"messages": [...]} (checks_transcript_json)
   std::string initial_state_json;  // {table: [records]}
   std::string final_state_json;    // {"db": {...}}

@@ -32,17 +32,18 @@ constexpr Millis kDeadlineGrace{10000};
 engine::ContainerSpec grader_spec(const VerifierRun& v, const std::string& helper_volume, std::int64_t nano_cpus) {
   const GraderSpec& g = v.where;
   engine::ContainerSpec spec;
-  spec.name = g.stack + "-grader-" + random_hex(3);
+  spec.name = g.labels.stack + "-grader-" + random_hex(3);
   spec.image = g.image;
   spec.cmd = std::vector<std::string>{"sleep", "2147483647"};  // the tests run as execs
   spec.user = "0:0";  // the as-agent server starts as root, whatever the image's USER
   spec.workdir = g.workspace;
-  spec.labels = {{stack::kLabelStack, g.stack}, {stack::kLabelRole, "grader"}, {stack::kLabelRun, g.run_id}};
+  spec.labels = g.labels.for_object("grader");
   // The workspace is exactly the agent's copy: no copy-up of the image's own workdir into the
   // volume, so a file the agent deleted stays deleted.
   engine::VolumeMount work;
   work.target = g.workspace;
   work.no_copy = true;
+  work.labels = g.labels.for_object("volume");
   spec.host.mounts.push_back(std::move(work));
   // Tests judge the files, not the network, unless the task asks for a verifier network.
   if (v.network.empty()) {

@@ -13,6 +13,7 @@
 #include "engine/client.h"
 #include "grading/evidence.h"
 #include "manifest/task_config.h"
+#include "stack/labels.h"
 
 namespace forge::trial {
 
@@ -61,11 +62,10 @@ class WorkspaceFiles {
 };
 
 struct GraderSpec {
-  std::string stack;            // the grader joins the stack's label, so teardown removes it
+  stack::StackLabels labels;    // the trial's stack: the grader carries its labels, so teardown removes it
   std::string runner;           // whose workspace is copied
   std::string workspace;        // "/work"
   std::string image;            // the runner's image unless the task names one
-  std::string run_id;
   HostSettings host;          // the helper volume the grader mounts read-only at /.forgectl
   std::string workspace_tar;  // non-empty: this workspace (the local executor's sandbox) instead of the runner's
   // The workspace's disk limit (runner.disk_mb): a copy declaring more (sparse files) is the agent's

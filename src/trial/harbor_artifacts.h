@@ -11,7 +11,7 @@
 
 #include "core/result.h"
 #include "engine/client.h"
-#include "manifest/harbor_task.h"
+#include "manifest/harbor/harbor_task.h"
 
 namespace forge::trial {
 

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "core/result.h"
 #include "core/clock.h"
+#include "core/result.h"
 #include "engine/client.h"
-#include "manifest/harbor_task.h"
+#include "manifest/harbor/harbor_task.h"
 
 namespace forge::trial {
 

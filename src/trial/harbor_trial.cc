@@ -15,8 +15,8 @@
 #include "engine/containers.h"
 #include "engine/exec.h"
 #include "engine/tar.h"
-#include "manifest/harbor_load.h"
-#include "manifest/pytest_output.h"
+#include "manifest/harbor/harbor_load.h"
+#include "manifest/harbor/pytest_output.h"
 #include "policy/topology.h"
 #include "stack/labels.h"
 #include "trial/grader_setup.h"
@@ -89,7 +89,7 @@ Result<std::string> image_passwd(engine::Client& c, const GraderSpec& where) {
   engine::ContainerSpec spec;
   spec.image = where.image;
   spec.cmd = std::vector<std::string>{"true"};
-  spec.labels = {{stack::kLabelStack, where.stack}, {stack::kLabelRole, "probe"}, {stack::kLabelRun, where.run_id}};
+  spec.labels = where.labels.for_object("probe");
   spec.host.network_mode = "none";
   auto created = engine::create_container(c, spec);
   if (!created) return created.fail_with("reading the image's /etc/passwd");

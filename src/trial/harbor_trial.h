@@ -13,7 +13,7 @@
 #include "core/result.h"
 #include "engine/client.h"
 #include "grading/evidence.h"
-#include "manifest/harbor_task.h"
+#include "manifest/harbor/harbor_task.h"
 #include "trial/grading_sources.h"
 #include "trial/verifier_run.h"
 

@@ -16,6 +16,7 @@
 #include "tools/toolbox.h"
 #include "trial/grading_sources.h"
 #include "trial/json_db_use.h"
+#include "trial/sandbox_prep.h"
 #include "trial/trial_setup.h"
 
 namespace forge::trial {
@@ -229,6 +230,10 @@ Result<std::unique_ptr<LocalTrial>> LocalTrial::start(const manifest::TaskConfig
   const auto& runner = task.environment.manifest.runner;
   t->stack_.name = stack::new_stack_name(task.task_id);
   t->stack_.plan.name = t->stack_.name;
+  // No stack on a daemon, but a grader container may be: it carries the owner labels all the same.
+  t->stack_.labels = stack::StackLabels::owned_here(
+      t->stack_.name, env.run_id, manifest::policy_name(task.environment.manifest.network_policy),
+      task.environment.source, trial_lease(env), stack::OwnerMode::kAttached);
   t->stack_.plan.runner.key = policy::kRunnerKey;
   t->stack_.plan.runner.workdir = runner.workdir.empty() ? policy::kDefaultWorkdir : runner.workdir;
   t->stack_.plan.runner.image = runner.image.empty() ? policy::kDefaultRunnerImage : runner.image;
@@ -270,7 +275,7 @@ void LocalTrial::use_sandbox(grading::Evidence& ev, engine::Client& docker) {
     auto tar = snap->tar();
     if (!tar) return tar.fail_with("running the task's tests");
     grader_used_ = true;
-    GraderSpec gs{stack_.name, "", stack_.plan.runner.workdir, stack_.plan.runner.image, env_.run_id};
+    GraderSpec gs{stack_.labels, "", stack_.plan.runner.workdir, stack_.plan.runner.image};
     gs.host = env_.host;
     return run_grader_on(docker, gs, task_, *tar);
   };

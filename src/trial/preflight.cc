@@ -8,7 +8,7 @@
 #include "agent/agent.h"
 #include "agent/llm_factory.h"
 #include "core/jsonpath.h"
-#include "manifest/harbor_load.h"
+#include "manifest/harbor/harbor_load.h"
 #include "policy/topology.h"
 #include "tools/builtin_tools.h"
 #include "trial/golden_replay.h"
@@ -75,7 +75,7 @@ void check_jsonpaths(const manifest::TaskConfig& t, std::vector<Problem>& out) {
 // Golden replay applies each golden action on the host with forgectl's own replayer of the tool;
 // a tool without one (an MCP tool, bash) cannot be replayed, and the task cannot be graded. A
 // Python tool server's task replays on a fresh server instead: its actions name the server's
-// tools, which are known only once it runs (trial.cc checks them then, before the agent).
+// tools, which are known only once it runs (phase_tools.cc checks them then, before the agent).
 void check_golden(const manifest::TaskConfig& t, std::vector<Problem>& out) {
   if (!t.grading.state_checks.present) return;
   if (const auto& m = t.environment.tools.mcp_server; m && m->python()) return;

@@ -3,18 +3,17 @@
 
 #include "core/strings.h"
 #include "manifest/python_server.h"
-#include "stack/labels.h"
 
 namespace forge::trial {
 
 engine::ContainerSpec python_container_spec(const PythonContainer& p) {
   engine::ContainerSpec spec;
-  spec.name = p.stack + "-" + p.name_part + "-" + random_hex(3);
+  spec.name = p.labels.stack + "-" + p.name_part + "-" + random_hex(3);
   spec.image = manifest::kPythonImage;
   spec.cmd = std::vector<std::string>{"sleep", "2147483647"};  // the work runs as execs
   spec.user = p.user;
   spec.workdir = "/";
-  spec.labels = {{stack::kLabelStack, p.stack}, {stack::kLabelRole, p.role}, {stack::kLabelRun, p.run_id}};
+  spec.labels = p.labels.for_object(p.role);
   spec.host.network_mode = "none";
   spec.host.cap_drop = {"ALL"};
   spec.host.security_opt = {"no-new-privileges:true"};

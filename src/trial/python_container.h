@@ -6,11 +6,12 @@
 #include <string>
 
 #include "engine/containers.h"
+#include "stack/labels.h"
 
 namespace forge::trial {
 
 struct PythonContainer {
-  std::string stack, run_id;  // the trial's: its labels, so teardown and the leak audit find it
+  stack::StackLabels labels;  // the trial's stack: teardown, the leak audit and down --orphans find it
   std::string role;           // io.forgectl.role: "grader", "golden"
   std::string name_part;      // the name is <stack>-<name_part>-<random>: "checks", "golden"
   std::string user;           // "uid:gid" the container's processes run as

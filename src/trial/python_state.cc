@@ -21,7 +21,7 @@ constexpr const char* kGoldenDir = "/srv/forgectl-golden";
 
 // Where the golden server runs: no network, no capabilities, the server's uid, bounded.
 engine::ContainerSpec golden_spec(const PythonServerGolden& g) {
-  return python_container_spec({g.stack, g.run_id, "golden", "golden", manifest::kServerUser, 1LL << 30});
+  return python_container_spec({g.labels, "golden", "golden", manifest::kServerUser, 1LL << 30});
 }
 
 class PythonGoldenState final : public grading::GoldenState {

@@ -11,6 +11,7 @@
 #include "grading/evidence.h"
 #include "manifest/grading_config.h"
 #include "manifest/tools_config.h"
+#include "stack/labels.h"
 #include "trial/golden_replay.h"
 
 namespace forge::trial {
@@ -18,7 +19,7 @@ namespace forge::trial {
 struct PythonServerGolden {
   engine::Client* docker = nullptr;
   manifest::McpServerConfig server;
-  std::string stack, run_id;  // labels of the golden container, so teardown finds a leftover
+  stack::StackLabels labels;  // the trial's stack: the golden container's labels, so teardown finds a leftover
   std::string initial_state;  // JSON object: what the agent's server held before the agent ran
   std::vector<std::string> unstable_fields;
   GoldenLimits limits;

@@ -6,6 +6,11 @@
 
 namespace forge::trial {
 
+std::chrono::seconds trial_lease(const TrialEnv& env) {
+  if (!env.run) return std::chrono::hours(12);
+  return std::chrono::duration_cast<std::chrono::seconds>(env.run->episode_timeout) + std::chrono::hours(1);
+}
+
 Result<PreparedSandbox> bring_up(const manifest::TaskConfig& task, const TrialEnv& env, std::string control_token) {
   stack::UpOptions o;
   o.host = env.host;
@@ -14,7 +19,7 @@ Result<PreparedSandbox> bring_up(const manifest::TaskConfig& task, const TrialEn
   o.mode = stack::OwnerMode::kAttached;
   o.run_id = env.run_id;
   o.interrupted = env.interrupted;
-  o.lease = std::chrono::duration_cast<std::chrono::seconds>(env.run->episode_timeout) + std::chrono::hours(1);
+  o.lease = trial_lease(env);
   o.omit_unused_network = true;
   o.service_env["json-db"] = {std::string(kServiceTokenEnv) + "=" + control_token};
   // A Harbor task's [environment].env, its templates resolved for the names the run passes.

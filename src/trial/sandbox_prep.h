@@ -3,6 +3,7 @@
 // the trial would have made itself. A prepared sandbox belongs to one trial and is never reused.
 #pragma once
 
+#include <chrono>
 #include <string>
 
 #include "manifest/task_config.h"
@@ -16,6 +17,10 @@ struct PreparedSandbox {
   std::string control_token;  // json-db's; never logged, never given to a tool or the runner
   Clock::time_point ready_at{};
 };
+
+// How long a trial's stacks and containers are leased: its episode timeout and an hour (12 h
+// without a run config). The lease matters once the owner cannot be asked (inventory.h).
+std::chrono::seconds trial_lease(const TrialEnv& env);
 
 // up_stack for one trial of `task` with the sweep's options (attached to the run, its lease, no
 // network when none is needed, json-db's control token in json-db's environment only). The

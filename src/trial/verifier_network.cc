@@ -1,7 +1,7 @@
 // A Harbor verifier's network: a stack of its own planned from the verifier's network mode.
 #include "trial/verifier_network.h"
 
-#include "manifest/harbor_load.h"
+#include "manifest/harbor/harbor_load.h"
 #include "stack/teardown.h"
 
 namespace forge::trial {

@@ -16,7 +16,7 @@
 #include "engine/images.h"
 #include "engine/networks.h"
 #include "engine/tar.h"
-#include "manifest/harbor_load.h"
+#include "manifest/harbor/harbor_load.h"
 #include "results/run_dir.h"
 #include "results/run_json.h"
 #include "results/trial_record.h"

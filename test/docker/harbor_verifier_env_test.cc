@@ -8,7 +8,7 @@
 #include "engine/containers.h"
 #include "engine/networks.h"
 #include "engine/tar.h"
-#include "manifest/harbor_load.h"
+#include "manifest/harbor/harbor_load.h"
 #include "support/docker_env.h"
 #include "support/harbor_rig.h"
 #include "support/manifest_helpers.h"

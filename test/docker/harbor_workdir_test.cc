@@ -7,7 +7,7 @@
 #include "agent/budget.h"
 #include "core/strings.h"
 #include "engine/images.h"
-#include "manifest/harbor_load.h"
+#include "manifest/harbor/harbor_load.h"
 #include "stack/task_build.h"
 #include "support/docker_env.h"
 #include "support/harbor_rig.h"

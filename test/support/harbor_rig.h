@@ -11,7 +11,7 @@
 
 #include "engine/images.h"
 #include "engine/tar.h"
-#include "manifest/harbor_load.h"
+#include "manifest/harbor/harbor_load.h"
 #include "stack/task_build.h"
 #include "support/manifest_helpers.h"
 #include "support/trial_rig.h"

@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "manifest/harbor_load.h"
+#include "manifest/harbor/harbor_load.h"
 #include "stack/task_build.h"
 #include "support/manifest_helpers.h"
 #include "support/paths.h"

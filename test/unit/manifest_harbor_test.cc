@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <string>
 
-#include "manifest/harbor_parse.h"
+#include "manifest/harbor/harbor_parse.h"
 #include "support/manifest_helpers.h"
 #include "support/paths.h"
 

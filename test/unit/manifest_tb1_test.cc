@@ -7,9 +7,9 @@
 #include <sstream>
 #include <string>
 
-#include "manifest/pytest_output.h"
+#include "manifest/harbor/pytest_output.h"
+#include "manifest/harbor/tb1_parse.h"
 #include "manifest/task_kind.h"
-#include "manifest/tb1_parse.h"
 #include "support/manifest_helpers.h"
 #include "support/paths.h"
 

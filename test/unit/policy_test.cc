@@ -227,6 +227,27 @@ TEST_CASE("subnets: a dead owner's reservation lapses; an exhausted pool says wh
   CHECK(full.error().what().find("FORGECTL_SUBNET_POOL") != std::string::npos);
 }
 
+TEST_CASE("subnets: prune drops the reservations of dead owners and lapsed ones, keeps live and foreign ones") {
+  TempState st;
+  std::filesystem::create_directories(st.dir);
+  const std::string host = ProcessIdentity::current().host;
+  const std::string me = ProcessIdentity::current().str();
+  std::ofstream(st.dir + "/subnets.reserved") << "10.231.0.0/28 otherhost:1:1 9999999999\n"
+                                              << "10.231.0.16/28 " << ProcessIdentity{host, 999999, 5}.str() << " 9999999999\n"
+                                              << "10.231.0.32/28 " << me << " 9999999999\n"
+                                              << "10.231.0.48/28 " << me << " 1\n";
+  SubnetPool sp(*parse_cidr("10.231.0.0/24"), st.dir);
+  auto n = sp.prune();
+  REQUIRE(n.has_value());
+  CHECK(*n == 2);  // pid 999999 is gone; the last one lapsed in 1970
+  std::ifstream in(st.dir + "/subnets.reserved");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  CHECK(text == "10.231.0.0/28 otherhost:1:1 9999999999\n10.231.0.32/28 " + me + " 9999999999\n");
+  auto again = sp.prune();
+  REQUIRE(again.has_value());
+  CHECK(*again == 0);
+}
+
 TEST_CASE("cidr parsing and sizes") {
   CHECK(parse_cidr("10.231.0.0/16")->str() == "10.231.0.0/16");
   CHECK(parse_cidr("10.231.0.16/28")->gateway() == "10.231.0.17");
@@ -280,4 +301,20 @@ TEST_CASE("firewall rules: one per bridge, owned by the stack, removable") {
   CHECK(join(add[0], " ") ==
         "iptables -w 5 -I INPUT -i fgabc -m conntrack ! --ctstate ESTABLISHED,RELATED -m comment --comment forgectl:fg-s-1 -j DROP");
   CHECK(join(del[0], " ").find(" -D INPUT ") != std::string::npos);
+}
+
+TEST_CASE("firewall rules: forgectl's are read back from iptables -S, quoted or not; others and odd names are not") {
+  std::string listing =
+      "-P INPUT ACCEPT\n"
+      "-A INPUT -i fgabc -m conntrack ! --ctstate RELATED,ESTABLISHED -m comment --comment \"forgectl:fg-s-1\" -j "
+      "DROP\n"
+      "-A INPUT -i fgdef -m conntrack ! --ctstate RELATED,ESTABLISHED -m comment --comment forgectl:fg-s-2 -j DROP\n"
+      "-A INPUT -i docker0 -m comment --comment \"someone else\" -j ACCEPT\n"
+      "-A INPUT -i br+ -m comment --comment \"forgectl:fg-s-3\" -j DROP\n"
+      "-A INPUT -m comment --comment \"forgectl:fg-s-4\" -j DROP";
+  auto rules = forgectl_rules(listing);
+  REQUIRE(rules.size() == 2);
+  CHECK(rules[0] == HostRule{"fgabc", "fg-s-1"});
+  CHECK(rules[1] == HostRule{"fgdef", "fg-s-2"});
+  CHECK(forgectl_rules("").empty());
 }

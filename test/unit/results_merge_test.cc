@@ -229,3 +229,68 @@ TEST_CASE("run.json: the invocation keeps --env-passthrough names and --harbor-v
   REQUIRE(sep_back.has_value());
   CHECK(sep_back->invocation.harbor_verifier == "separate");
 }
+
+namespace {
+
+// A shard's run directory as `forgectl run --shard i/N` leaves it: run.json with its status and
+// plan, and trials.jsonl (absent before its first trial).
+void make_shard(const fs::path& dir, const std::string& shard, const std::string& status, int planned,
+                const std::vector<std::string>& lines) {
+  fs::create_directories(dir);
+  write(dir / "run.json", R"({"run_id":"r)" + shard.substr(0, 1) + R"(","status":")" + status +
+                              R"(","agents":["oracle"],"config_hash":"c1","planned":)" + std::to_string(planned) +
+                              R"(,"shard":")" + shard + "\"}\n");
+  if (lines.empty()) return;
+  std::string text;
+  for (const auto& l : lines) text += l + "\n";
+  write(dir / "trials.jsonl", text);
+}
+
+}  // namespace
+
+TEST_CASE("merge: names every shard that is missing or unfinished instead of a smaller run") {
+  TempDir tmp;
+  make_shard(tmp.path / "s0", "0/3", "completed", 1, {line("t", 0, true)});
+  make_shard(tmp.path / "s1", "1/3", "interrupted", 2, {line("t", 1, true)});
+  // Shard 2/3 never started: its directory does not exist.
+  auto r = merge_runs({tmp / "s0", tmp / "s1", tmp / "s2"}, tmp / "out");
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().code == Errc::kNotFound);
+  CHECK(
+      r.error().what() ==
+      "3 run(s) or shard(s) missing or unfinished; the merge would be smaller than the run (finish them with forgectl "
+      "run --resume, or merge what there is with --partial):\n  " +
+          tmp / "s2" + ": does not exist\n  " + tmp / "s1" +
+          " (shard 1/3): interrupted, 1 of 2 trial(s) recorded\n  shard 2/3: none of the run directories given holds "
+          "it");
+  CHECK_FALSE(fs::exists(tmp.path / "out"));
+
+  // A shard that started and recorded nothing yet is unfinished too, not a stranger.
+  make_shard(tmp.path / "s2", "2/3", "running", 3, {});
+  auto running = merge_runs({tmp / "s0", tmp / "s1", tmp / "s2"}, tmp / "out");
+  REQUIRE_FALSE(running.has_value());
+  CHECK(running.error().code == Errc::kConflict);
+  CHECK(running.error().what().find(tmp / "s2" + " (shard 2/3): running, 0 of 3 trial(s) recorded") !=
+        std::string::npos);
+
+  auto partial = merge_runs({tmp / "s0", tmp / "s1", tmp / "s2"}, tmp / "out", MergeOptions{.partial = true});
+  REQUIRE_MESSAGE(partial.has_value(), (partial ? "" : partial.error().what()));
+  CHECK(partial->trials.size() == 2);
+  CHECK(partial->warnings.size() == 2);
+  for (const auto& w : partial->warnings) CHECK(w.find("(merged without it: --partial)") != std::string::npos);
+}
+
+TEST_CASE("merge: every shard of the split, finished, merges without a word") {
+  TempDir tmp;
+  make_shard(tmp.path / "s0", "0/2", "completed", 1, {line("t", 0, true)});
+  make_shard(tmp.path / "s1", "1/2", "completed", 1, {line("t", 1, true)});
+  auto r = merge_runs({tmp / "s1", tmp / "s0"}, tmp / "out");
+  REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().what()));
+  CHECK(r->trials.size() == 2);
+  CHECK(r->warnings.empty());
+
+  make_shard(tmp.path / "other", "0/3", "completed", 1, {line("u", 0, true)});
+  auto mixed = merge_runs({tmp / "s0", tmp / "other"}, tmp / "out2");
+  REQUIRE_FALSE(mixed.has_value());
+  CHECK(mixed.error().what().find("shards of different splits") != std::string::npos);
+}

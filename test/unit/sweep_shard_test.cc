@@ -100,3 +100,52 @@ TEST_CASE("in_shard: the split depends on the trial alone, not on the order or t
   }
   CHECK(in_shard(Shard{}, "any", "agent", 3));  // the default shard is the whole matrix
 }
+
+TEST_CASE("shard auto: the Slurm array task's shard, from the array's variables") {
+  auto slurm = [](std::string id, std::string count, std::string min, std::string max) {
+    HostSettings::Slurm s;
+    s.array_task_id = id, s.array_task_count = count, s.array_task_min = min, s.array_task_max = max;
+    return shard_from_slurm(s);
+  };
+  auto ok = slurm("1", "4", "0", "3");
+  REQUIRE(ok.has_value());
+  CHECK(to_string(*ok) == "1/4");
+  auto offset = slurm("3", "4", "1", "4");  // --array=1-4: the index counts from the array's first
+  REQUIRE(offset.has_value());
+  CHECK(to_string(*offset) == "2/4");
+  CHECK(shard_dir("/shared/sweep/", *ok) == "/shared/sweep/shards/1-of-4");
+
+  auto error = [](const Result<Shard>& r) {
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == Errc::kInvalid);
+    return r.error().what();
+  };
+  CHECK(
+      error(slurm("", "", "", "")) ==
+      "--shard auto: not in a Slurm array job (SLURM_ARRAY_TASK_ID is not set); submit with forgectl slurm submit, or "
+      "give --shard i/N");
+  CHECK(error(slurm("2", "2", "0", "2")) ==
+        "--shard auto: the array's indexes are not contiguous (SLURM_ARRAY_TASK_MIN 0, MAX 2, COUNT 2): submit it with "
+        "--array=0-1");
+  CHECK(error(slurm("1", "", "0", "1")).find("SLURM_ARRAY_TASK_COUNT is '', not a number") != std::string::npos);
+  CHECK(error(slurm("x", "2", "0", "1")).find("SLURM_ARRAY_TASK_ID is 'x'") != std::string::npos);
+  CHECK(error(slurm("5", "2", "0", "1")).find("SLURM_ARRAY_TASK_ID 5 is outside the array") != std::string::npos);
+}
+
+TEST_CASE("shard auto: HostSettings reads Slurm's variables in main, not deep in a layer") {
+  std::map<std::string, std::string> vars{{"SLURM_ARRAY_TASK_ID", "1"},  {"SLURM_ARRAY_TASK_COUNT", "2"},
+                                          {"SLURM_ARRAY_TASK_MIN", "0"}, {"SLURM_ARRAY_TASK_MAX", "1"},
+                                          {"SLURM_ARRAY_JOB_ID", "77"},  {"SLURMD_NODENAME", "n3"}};
+  auto h = HostSettings::from([&](const char* n) -> std::optional<std::string> {
+    auto it = vars.find(n);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  });
+  CHECK(h.slurm.array_task_id == "1");
+  CHECK(h.slurm.array_job_id == "77");
+  CHECK(h.slurm.node == "n3");
+  auto s = shard_from_slurm(h.slurm);
+  REQUIRE(s.has_value());
+  CHECK(to_string(*s) == "1/2");
+  CHECK(HostSettings::defaults().slurm.array_task_id.empty());
+}

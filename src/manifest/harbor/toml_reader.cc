@@ -1,5 +1,5 @@
 // Strict reading of toml++ nodes: typed getters that record diagnostics instead of throwing.
-#include "manifest/toml_reader.h"
+#include "manifest/harbor/toml_reader.h"
 
 #include <algorithm>
 #include <cctype>

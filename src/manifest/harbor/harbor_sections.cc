@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "manifest/harbor_reader.h"
+#include "manifest/harbor/harbor_reader.h"
 
 namespace forge::manifest {
 

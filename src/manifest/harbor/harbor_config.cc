@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "core/json.h"
-#include "manifest/harbor_reader.h"
+#include "manifest/harbor/harbor_reader.h"
 
 namespace forge::manifest {
 

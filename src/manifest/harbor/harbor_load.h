@@ -10,7 +10,7 @@
 
 #include "core/result.h"
 #include "manifest/environment.h"
-#include "manifest/harbor_task.h"
+#include "manifest/harbor/harbor_task.h"
 #include "manifest/task_config.h"
 
 namespace forge::manifest {

@@ -1,6 +1,6 @@
 // Loads a Terminal-Bench 1 task: task.yaml's keys (Terminal-Bench's Task model), then its
 // compose file, run-tests.sh, tests/ and solution, each confined to the directory and bounded.
-#include "manifest/tb1_parse.h"
+#include "manifest/harbor/tb1_parse.h"
 
 #include <algorithm>
 #include <cctype>
@@ -9,7 +9,7 @@
 
 #include "core/json.h"
 #include "manifest/files.h"
-#include "manifest/harness_compose.h"
+#include "manifest/harbor/harness_compose.h"
 #include "manifest/task_dir.h"
 #include "manifest/yaml_reader.h"
 

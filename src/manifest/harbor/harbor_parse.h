@@ -5,7 +5,7 @@
 #include <string>
 
 #include "core/result.h"
-#include "manifest/harbor_task.h"
+#include "manifest/harbor/harbor_task.h"
 
 namespace forge::manifest {
 

@@ -1,13 +1,13 @@
 // Loads a Harbor task directory: task.toml through harbor_config.cc, then the files it implies
 // (instruction, environment, tests, solution, steps), each confined to the directory and bounded.
-#include "manifest/harbor_parse.h"
+#include "manifest/harbor/harbor_parse.h"
 
 #include <filesystem>
 #include <set>
 
 #include "manifest/files.h"
-#include "manifest/harbor_reader.h"
-#include "manifest/harness_compose.h"
+#include "manifest/harbor/harbor_reader.h"
+#include "manifest/harbor/harness_compose.h"
 #include "manifest/task_dir.h"
 
 namespace forge::manifest {

@@ -1,14 +1,14 @@
 // Harbor and Terminal-Bench 1 tasks described as TaskConfigs: what the sweep needs of every task,
 // and the agent's stack, from the HarborTask the loaders read.
-#include "manifest/harbor_load.h"
+#include "manifest/harbor/harbor_load.h"
 
 #include <algorithm>
 #include <filesystem>
 
 #include "manifest/files.h"
-#include "manifest/harbor_parse.h"
+#include "manifest/harbor/harbor_parse.h"
+#include "manifest/harbor/tb1_parse.h"
 #include "manifest/task_kind.h"
-#include "manifest/tb1_parse.h"
 
 namespace forge::manifest {
 

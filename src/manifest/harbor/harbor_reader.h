@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "manifest/harbor_task.h"
-#include "manifest/toml_reader.h"
+#include "manifest/harbor/harbor_task.h"
+#include "manifest/harbor/toml_reader.h"
 
 namespace forge::manifest {
 

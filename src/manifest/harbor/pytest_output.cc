@@ -1,5 +1,5 @@
 // Reading pytest's terminal output: the short test summary block, the counts line, the verdict.
-#include "manifest/pytest_output.h"
+#include "manifest/harbor/pytest_output.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,6 +1,6 @@
 // Harbor's and Terminal-Bench's compose files: their variables and plumbing taken out, then read by
 // the compose subset's own parser, so every other key gets the same checks as a Tolokaforge task's.
-#include "manifest/harness_compose.h"
+#include "manifest/harbor/harness_compose.h"
 
 #include <algorithm>
 #include <cctype>

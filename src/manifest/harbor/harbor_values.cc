@@ -6,7 +6,7 @@
 #include <cctype>
 #include <regex>
 
-#include "manifest/harbor_reader.h"
+#include "manifest/harbor/harbor_reader.h"
 
 namespace forge::manifest {
 

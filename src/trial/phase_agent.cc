@@ -1,0 +1,78 @@
+// The agent phase: the agent and its user made, one episode run with the sandbox watched.
+#include "trial/trial_run.h"
+
+#include "manifest/harbor/harbor_load.h"
+
+namespace forge::trial {
+
+using results::InfraKind;
+
+Step TrialRun::agent() {
+  progress("agent");
+  PhaseTimer t(r_, "agent");
+  // Harbor's oracle: solution/ enters the runner now, and only for the oracle.
+  if (task_.harbor && choice_.kind == AgentChoice::Kind::kOracle && !local_) {
+    auto st = step_ ? put_harbor_step_solution(docker_, runner_, *task_.harbor, *step_, agent_ids_.uid,
+                                               agent_ids_.gid, harbor_env_.solution,
+                                               solution_owner_ ? &*solution_owner_ : nullptr)
+                    : put_harbor_solution(docker_, runner_, *task_.harbor, agent_ids_.uid, agent_ids_.gid,
+                                          harbor_env_.solution);
+    if (!st) return classify_running(st.error(), InfraKind::kDaemon);
+    solution_owner_ = agent_ids_;
+  }
+  auto agent = make_agent();
+  if (!agent) return Fault::setup(agent.error().what());
+  auto user = make_user();
+  if (!user) return Fault::setup(user.error().what());
+  watch_ = std::make_unique<SandboxWatch>(docker_, *up_, env_.log);
+  watch_->start(started_unix_);
+  r_.episode = agent::run_episode(**agent, user->get(), *tools_.executor, episode_spec(), env_.interrupted);
+  watch_->stop();
+  note("INFO", "trial", std::string("episode ended: ") + agent::termination_name(r_.episode.termination),
+       {{"turns", std::to_string(r_.episode.turns)}});
+  if (!r_.episode.error.empty()) r_.error = r_.episode.error;
+  return std::nullopt;
+}
+
+Result<std::unique_ptr<agent::Agent>> TrialRun::make_agent() {
+  switch (choice_.kind) {
+    case AgentChoice::Kind::kOracle: return agent::oracle_agent(task_);
+    case AgentChoice::Kind::kReplay: return agent::replay_agent(choice_.replay_path);
+    case AgentChoice::Kind::kNoop: return agent::noop_agent();
+    case AgentChoice::Kind::kLlm: {
+      auto client = env_.models(choice_.model_key);
+      if (!client) return client.fail();
+      return agent::llm_agent(*client);
+    }
+  }
+  return fail(Errc::kInvalid, "unknown agent");
+}
+
+Result<std::unique_ptr<agent::UserSimulator>> TrialRun::make_user() {
+  if (task_.user_simulator.mode == manifest::UserSimulatorConfig::Mode::kScripted)
+    return agent::scripted_user(task_.user_simulator, tools_.executor.get());
+  if (choice_.kind != AgentChoice::Kind::kLlm && !env_.run->models.count("user"))
+    return std::unique_ptr<agent::UserSimulator>();
+  auto client = env_.models("user");
+  if (!client) return client.fail_with("the task's LLM user");
+  return agent::llm_user(*client, task_.user_simulator, tools_.executor.get());
+}
+
+agent::EpisodeSpec TrialRun::episode_spec() const {
+  agent::EpisodeSpec spec;
+  spec.system_prompt = task_.system_prompt;
+  // The loader could not know the image's WORKDIR: name the directory the stack really gave.
+  if (task_.harbor && up_) spec.system_prompt = manifest::harbor_system_prompt(workspace());
+  spec.initial_user_message = step_ ? step_->instruction : task_.initial_user_message;
+  spec.max_turns = task_.max_turns.value_or(env_.run->max_turns);
+  spec.episode_timeout = env_.run->episode_timeout;
+  // A Harbor task's [agent] timeout_sec is its agent's time, as Harbor gives it.
+  const auto& timeout = step_ ? step_->agent.timeout_sec : task_.harbor ? task_.harbor->agent.timeout_sec : std::nullopt;
+  if (timeout) spec.episode_timeout = Millis(static_cast<long long>(*timeout * 1000));
+  spec.turn_timeout = env_.run->turn_timeout;
+  spec.stuck = env_.run->stuck;
+  spec.exec_slots = slot(env_.admission, &Admission::exec);
+  return spec;
+}
+
+}  // namespace forge::trial

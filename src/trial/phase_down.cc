@@ -1,0 +1,26 @@
+// The down phase: the trial's stack removed, or handed to the sweep's background teardown.
+#include "trial/trial_run.h"
+
+#include "stack/teardown.h"
+
+namespace forge::trial {
+
+// The stack removed under a `down` slot, or handed to the background teardown; the tools closed first.
+void TrialRun::down() {
+  if (!up_) return;
+  progress("down");
+  std::string who = "trial " + r_.task_id + "/" + std::to_string(r_.trial_index);
+  if (!local_ && env_.teardown) {  // off the critical path: the trial is done once graded
+    tools_ = {};  // the helper channel and MCP session end before their containers do
+    return env_.teardown->submit_stack(docker_, up_->name, who);
+  }
+  Slots::Hold hold(slot(env_.admission, &Admission::down));
+  PhaseTimer t(r_, "down");
+  tools_ = {};
+  if (local_) return local_->down(docker_, env_.log);
+  auto rep = stack::remove_stack(docker_, up_->name);
+  if (!rep.clean()) note("WARNING", "trial", "teardown: " + rep.errors.front());
+  if (!rep.clean() && env_.log) env_.log->warn(who + ": teardown: " + rep.errors.front());
+}
+
+}  // namespace forge::trial

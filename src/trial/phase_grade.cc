@@ -1,0 +1,133 @@
+// The grade phase: the final state read, then the task graded on the host.
+#include "trial/trial_run.h"
+
+#include "policy/hardening.h"
+#include "tools/python_server.h"
+#include "trial/grader_setup.h"
+#include "trial/python_state.h"
+#include "trial/trial_env.h"
+
+namespace forge::trial {
+
+using results::InfraKind;
+
+// The final state, then the grade, on the host.
+Step TrialRun::grade() {
+  Slots::Hold hold(slot(env_.admission, &Admission::grade));
+  progress("grade");
+  PhaseTimer t(r_, "grade");
+  {
+    std::lock_guard lock(log_mu_);
+    grading_ = true;
+  }
+  if (auto f = read_final_state()) return f;
+  if (task_.harbor) return grade_harbor();
+  grading::Evidence ev = evidence();
+  auto g = grading::grade(task_.grading, ev);
+  if (!g) return classify_running(g.error().with_context("grading"), InfraKind::kGrader);
+  r_.grade = std::move(*g);
+  r_.judge_cost_usd = r_.grade.judge_cost_usd;
+  note("INFO", "grading", r_.grade.binary_pass ? "graded: pass" : "graded: fail",
+       {{"score", std::to_string(r_.grade.score)}});
+  return std::nullopt;
+}
+
+// The final state, read before grading: json-db's namespace, or the Python server's state.
+Step TrialRun::read_final_state() {
+  if (db_) {
+    // From the host with the control token; golden replay in a namespace of its own (golden_replay.h).
+    auto state = db_->state_json();
+    if (!state) return classify_running(state.error().with_context("reading the final state"), InfraKind::kSandbox);
+    r_.final_state_json = "{\"db\":" + *state + "}";
+    store_ = std::make_unique<DbStateStore>(*db_, db_init_body_, replayers_);
+  }
+  if (python_server()) return read_server_state();
+  return std::nullopt;
+}
+
+Step TrialRun::read_server_state() {
+  // From the agent's server, before grading: the agent phase is over, nothing calls its tools.
+  auto state = tools::server_state(*tools_.mcp, Deadline::in(Millis(30000)));
+  if (!state && agent_ran_programs()) {
+    // Never a retried, uncounted trial of the agent's making (docs/errors.md).
+    r_.episode.termination = agent::Termination::kSandboxDestroyed;
+    return Fault::model("the task's Python server stopped answering after the agent ran programs beside it in the "
+                        "runner (its memory, its processes): graded 0 — " + state.error().what());
+  }
+  if (!state) return classify_running(state.error().with_context("reading the final state"), InfraKind::kSandbox);
+  r_.final_state_json = "{\"db\":" + *state + "}";
+  PythonServerGolden g;
+  g.docker = &docker_;
+  g.server = *task_.environment.tools.mcp_server;
+  g.labels = up_->labels;
+  g.initial_state = server_initial_state_;
+  g.unstable_fields = task_.initial_state.unstable_fields;
+  store_ = std::make_unique<PythonStateStore>(std::move(*state), std::move(g));
+  return std::nullopt;
+}
+
+grading::Evidence TrialRun::evidence() {
+  grading::Evidence ev;
+  ev.messages = r_.episode.messages;
+  for (const auto& e : r_.tool_log)
+    ev.tool_calls.push_back({e.requestor, e.record.tool, e.record.arguments, e.record.outcome == tools::ToolOutcome::Kind::kOk});
+  ev.final_state_json = r_.final_state_json;
+  ev.state = store_.get();
+  WorkspaceLimits caps;
+  caps.declared_bytes = workspace_limit();
+  auto files = std::make_shared<WorkspaceFiles>(docker_, runner_, workspace(), path_globs(task_.grading), caps);
+  ev.files = [files](const std::string& glob) { return files->match(glob); };
+  ev.judge = [this](const std::string& model_ref, const std::string& system, const std::string& user) {
+    return judge(model_ref, system, user);
+  };
+  ev.run_tests = [this]() { return run_grader(docker_, grader_spec(), task_); };
+  ev.run_checks = [this]() { return run_python_checks_container(docker_, task_, checks_inputs()); };
+  if (local_) local_->use_sandbox(ev, docker_);
+  // env.yaml shows the files as grading read them (grading runs on this thread alone).
+  if (ev.files)
+    ev.files = [this, inner = std::move(ev.files)](const std::string& glob) {
+      auto got = inner(glob);
+      if (got) keep_graded_files(r_, *got);
+      return got;
+    };
+  return ev;
+}
+
+// What a checks.py suite is given: the transcript, and the state before and after the agent.
+ChecksInputs TrialRun::checks_inputs() const {
+  ChecksInputs in;
+  in.labels = up_->labels;
+  in.transcript_json = checks_transcript_json(r_.episode.messages);
+  in.initial_state_json = !server_initial_state_.empty()                 ? server_initial_state_
+                          : !task_.initial_state.json_db_json.empty() ? task_.initial_state.json_db_json
+                                                                       : std::string("{}");
+  in.final_state_json = r_.final_state_json;
+  return in;
+}
+
+Result<grading::JudgeReply> TrialRun::judge(const std::string& model_ref, const std::string& system,
+                                            const std::string& user) {
+  auto client = env_.models(model_ref.empty() ? "judge" : model_ref);
+  if (!client) return client.fail();
+  ChatRequest req;
+  req.messages = {{ChatMessage::Role::kSystem, system}, {ChatMessage::Role::kUser, user}};
+  req.deadline = Deadline::in(env_.run->turn_timeout);
+  auto resp = (*client)->chat(req);
+  if (!resp) return resp.fail();
+  return grading::JudgeReply{resp->message.content, resp->cost_usd};
+}
+
+// Where a grader container comes from: this trial's stack, runner and image.
+GraderSpec TrialRun::grader_spec() const {
+  GraderSpec gs{up_->labels, runner_, workspace(), up_->plan.runner.image};
+  gs.host = env_.host;
+  gs.workspace_limit = workspace_limit();
+  gs.cancel = env_.interrupted;
+  return gs;
+}
+
+std::uint64_t TrialRun::workspace_limit() const {
+  return policy::workspace_limit_bytes(task_.environment.manifest.runner);
+}
+
+}  // namespace forge::trial

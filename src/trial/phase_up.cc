@@ -1,0 +1,46 @@
+// The up phase: a slot to create the stack (reserve), then the trial's sandbox up.
+#include "trial/trial_run.h"
+
+#include "core/service_token.h"
+#include "policy/topology.h"
+
+namespace forge::trial {
+
+using results::InfraKind;
+
+// Reserve: a stack-creation slot waited for (timed as "reserve"); then the trial's stack up with
+// json-db's control token, or the local executor's sandbox in its place.
+Step TrialRun::up() {
+  if (runs_locally(task_)) {  // the local executor: a host directory instead of containers
+    r_.unconfined = true;
+    auto l = LocalTrial::start(task_, r_.trial_index, r_.attempt, env_);
+    if (!l) return classify(l.error(), InfraKind::kHost);
+    local_ = std::move(*l);
+    up_ = local_->stack();
+    r_.stack = up_->name;
+    return std::nullopt;
+  }
+  auto waited = Clock::now();
+  progress("reserve");
+  Slots::Hold hold(slot(env_.admission, &Admission::up), env_.up_priority);
+  progress("up");
+  r_.phases["reserve"] = elapsed_since(waited);  // admission: waiting for a stack-creation slot
+  if (interrupted()) return Fault::interruption();
+  PhaseTimer t(r_, "up");
+  // json-db's control token: in json-db's own environment and in this process, nowhere else.
+  auto token = new_control_token();
+  if (!token) return classify(token.error(), InfraKind::kHost);
+  auto u = bring_up(task_, env_, std::move(*token));
+  if (!u) return classify(u.error(), InfraKind::kDaemon);
+  adopt(std::move(*u));
+  return std::nullopt;
+}
+
+void TrialRun::adopt(PreparedSandbox&& p) {
+  control_token_ = std::move(p.control_token);
+  up_ = std::move(p.up);
+  r_.stack = up_->name;
+  runner_ = up_->containers.at(policy::kRunnerKey);
+}
+
+}  // namespace forge::trial

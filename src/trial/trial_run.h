@@ -1,0 +1,171 @@
+// Private to src/trial: TrialRun, one trial's phases as methods, each defined in the phase_*.cc of
+// its phase (trial.cc orders them; prepared_trial.cc runs the first ones ahead of the turn).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "grading/grader.h"
+#include "stack/up.h"
+#include "tools/stack_tools.h"
+#include "trial/checks_run.h"
+#include "trial/db_client.h"
+#include "trial/fault.h"
+#include "trial/golden_replay.h"
+#include "trial/grading_sources.h"
+#include "trial/harbor_trial.h"
+#include "trial/local_trial.h"
+#include "trial/sandbox_prep.h"
+#include "trial/sandbox_watch.h"
+#include "trial/trial.h"
+#include "trial/verifier_network.h"
+
+namespace forge::trial {
+
+// A phase's end: nullopt to go on, or the Fault that ends the trial.
+using Step = std::optional<Fault>;
+
+// Times one phase into the result.
+class PhaseTimer {
+ public:
+  PhaseTimer(TrialResult& r, const char* name) : r_(r), name_(name), start_(Clock::now()) {}
+  ~PhaseTimer() { r_.phases[name_] = elapsed_since(start_); }
+  PhaseTimer(const PhaseTimer&) = delete;
+  PhaseTimer& operator=(const PhaseTimer&) = delete;
+
+ private:
+  TrialResult& r_;
+  const char* name_;
+  Clock::time_point start_;
+};
+
+inline Slots* slot(Admission* a, Slots Admission::*which) { return a ? &(a->*which) : nullptr; }
+
+class TrialRun {
+ public:
+  TrialRun(const manifest::TaskConfig& task, int index, int attempt, const AgentChoice& choice, TrialEnv& env);
+
+  // trial.cc: the phases in order.
+  TrialResult run();
+  Step begin();
+  TrialResult finish(Step s);
+
+  // prepared_trial.cc: a trial's first phases run ahead of its turn.
+  Step start_helper();
+  bool freeze();
+  bool frozen() const { return !frozen_.empty(); }
+  Step thaw();
+  void claim(int attempt);
+  void abandon();
+
+ private:
+  // phase_up.cc
+  Step up();
+  void adopt(PreparedSandbox&& p);
+
+  // phase_setup.cc
+  Step setup();
+  Step setup_harbor();
+  Step harbor_healthcheck(const manifest::HealthcheckConfig& hc, const std::string& who = "");
+  Step harbor_env_fault(const Error& e);
+
+  // phase_tools.cc
+  Step open_tools();
+  void record_tool_call(const tools::CallRecord& rec);
+  DbTransport db_transport(const std::string& json_db);
+  tools::DbRoute db_route() const;
+  bool python_server() const;
+  Step seed_server();
+
+  // phase_agent.cc
+  Step agent();
+  Result<std::unique_ptr<agent::Agent>> make_agent();
+  Result<std::unique_ptr<agent::UserSimulator>> make_user();
+  agent::EpisodeSpec episode_spec() const;
+
+  // phase_after_agent.cc
+  Step after_agent();
+  Step sandbox_verdict();
+  bool agent_started_nothing() const;
+  bool agent_ran_programs() const;
+
+  // phase_grade.cc
+  Step grade();
+  Step read_final_state();
+  Step read_server_state();
+  grading::Evidence evidence();
+  ChecksInputs checks_inputs() const;
+  Result<grading::JudgeReply> judge(const std::string& model_ref, const std::string& system, const std::string& user);
+  GraderSpec grader_spec() const;
+
+  // phase_harbor_verify.cc: the grade of a Harbor task, or of one of its steps.
+  Step grade_harbor();
+  Step verify_harbor(HarborVerdict& verdict);
+  Step harbor_artifacts(HarborVerifierOptions& vo);
+  Step harbor_verifier(const GraderSpec& where, HarborVerifierOptions& vo);
+  Step keep_logs(std::vector<std::string>& tars, const std::string& prefix);
+  Step step_artifacts();
+  VerifierNetworkOptions verifier_network_options() const;
+
+  // phase_steps.cc: a multi-step Harbor task, in place of agent → after_agent → grade.
+  Step run_steps();
+  Step grade_step(grading::Grade& total, std::vector<std::map<std::string, double>>& rewards,
+                  grading::Grade& step_grade);
+  void score_steps(grading::Grade& total, const std::vector<std::map<std::string, double>>& rewards);
+  Step use_step_user(bool& changed);
+  Step prepare_step();
+  bool agent_may_have_caused(const Fault& f) const;
+  void score_rest_zero(const Fault& f, grading::Grade& total, std::vector<std::map<std::string, double>>& rewards);
+  void zero_steps_from(std::size_t from, grading::Grade& total, std::vector<std::map<std::string, double>>& rewards);
+
+  // phase_down.cc
+  void down();
+
+  // trial.cc: the outcome, the live view and the log.
+  void end_with(const Fault& f);
+  void progress(const char* phase, const tools::CallRecord* call = nullptr);
+  void note(const char* level, const char* module, std::string message,
+            std::map<std::string, std::string> context = {});
+
+  bool interrupted() const { return env_.interrupted && env_.interrupted->load() > 0; }
+  const std::string& workspace() const { return up_->plan.runner.workdir; }
+  std::uint64_t workspace_limit() const;
+
+  const manifest::TaskConfig& task_;
+  const AgentChoice& choice_;
+  TrialEnv& env_;
+  engine::Client& docker_;
+  TrialResult r_;
+  std::string trial_id_;
+  std::optional<stack::UpResult> up_;
+  std::string runner_;
+  std::string control_token_;  // json-db's; never logged, never given to a tool or the runner
+  std::unique_ptr<DbClient> db_;
+  std::string db_init_body_;  // what the namespace was initialised with; golden replay starts from it
+  GoldenReplayers replayers_;
+  std::unique_ptr<grading::StateStore> store_;
+  std::string server_initial_state_;  // a Python server's state before the agent ran
+  std::unique_ptr<SandboxWatch> watch_;
+  std::int64_t started_unix_ = 0;
+  std::vector<std::string> frozen_;  // containers paused until the trial's turn
+  tools::StackTools tools_;
+  std::unique_ptr<LocalTrial> local_;           // the local executor's sandbox; null for a container trial
+  AgentIds agent_ids_;                          // a Harbor task's: who owns /logs/agent and /solution
+  HarborEnv harbor_env_;                        // a Harbor task's env tables, resolved in setup
+  const manifest::StepConfig* step_ = nullptr;  // the step running, in a multi-step task
+  std::size_t step_index_ = 0;
+  std::string step_user_;                   // the step's agent user when not [agent]'s; "": the runner's
+  std::optional<AgentIds> solution_owner_;  // who owns /solution's content, once the oracle got it
+  std::mutex log_mu_;
+  bool grading_ = false;
+  std::mutex progress_mu_;
+  TrialProgress progress_;
+};
+
+}  // namespace forge::trial
