@@ -8,10 +8,10 @@ bash scripts/install-deps.sh
 # ccache (installed above) sits before the compiler by itself: meson finds it on PATH when it
 # configures build/. Its settings are set here, not left to a config file a clean machine lacks:
 # the cache in CCACHE_DIR (default ~/.cache/ccache); paths under the checkout taken relative to
-# it, the build directory's path out of the hash (-g1 line tables only name it) and the compiler
-# known by its content, so another checkout of the same sources (CI's clone, the fresh-machine
-# check's /root/forgectl) hits. A hit needs the same compiler input after preprocessing, so a
-# missing header fails the build with or without a cache.
+# it, the build directory's path out of the hash (-g1 line tables only name it), the compiler
+# known by its content and one locale, so another checkout of the same sources (CI's clone, the
+# fresh-machine check's /root/forgectl) hits. A hit needs the same compiler input after
+# preprocessing, so a missing header fails the build with or without a cache.
 ccache_env
 if [ ! -f build/build.ninja ]; then
   # A half-configured build/ (an earlier setup failed) would make every later run fail the same way.

@@ -44,6 +44,10 @@ shown_step() {
 ccache_env() {
   export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}" CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1 \
     CCACHE_COMPILERCHECK=content
+  # ccache hashes the locale (the compiler's messages depend on it): one locale for every build,
+  # else a bare machine (no LANG) misses all the host's (LANG=C.UTF-8) entries.
+  export LANG=C.UTF-8
+  unset LC_ALL LC_CTYPE LC_MESSAGES
 }
 
 ccache_counts() {
