@@ -7,10 +7,20 @@
 # order. Prints one line per command with its exit code and, on failure, the last 30 lines of its
 # output; exits non-zero when any command failed.
 #
+# The host's compiler cache (ccache, scripts/build.sh) is mounted where the bare machine's
+# scripts/build.sh looks, so the bare machine still compiles everything from scratch, each compile
+# a hit when the host already compiled the same preprocessed input (CI's own build just did): a
+# header or library missing from the bare machine still fails its build. FRESH_DROP_PACKAGE shows
+# that. Each build's hits and misses are among the printed step times.
+#
 #   FRESH_KEEP=1         keep the container and its volumes afterwards (to look inside)
 #   FRESH_REBUILD=1      rebuild the base image even when the daemon has it
 #   FRESH_APT_CACHE=0    do not keep downloaded .deb files in a volume between checks
 #   FRESH_COMMAND_TIMEOUT=S  stop a command after S seconds (default 2700) and show its last lines
+#   FRESH_CCACHE=0       no compiler cache from the host: the Quick start exactly as a user runs it
+#   FRESH_DROP_PACKAGE=P the proof that the cache hides no missing package: P (a package of
+#                        scripts/install-deps.sh) is taken out of the copy's install-deps.sh, and
+#                        the check passes only when the Quick start then fails
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -79,6 +89,11 @@ trap cleanup EXIT
 mounts=(-v "$docker_vol:/var/lib/docker" -v /sys/fs/cgroup:/sys/fs/cgroup:rw)
 # Downloaded .deb files only (never the package lists): the machine still starts without lists.
 [ "${FRESH_APT_CACHE:-1}" = 1 ] && mounts+=(-v "$apt_vol:/var/cache/apt/archives")
+if [ "${FRESH_CCACHE:-1}" = 1 ]; then
+  ccache_env  # CCACHE_DIR as the host's scripts/build.sh has it; the bare machine's is its default
+  mkdir -p "$CCACHE_DIR"
+  mounts+=(-v "$CCACHE_DIR:/root/.cache/ccache")
+fi
 start_machine() {
   docker run -d --name "$run_id" --hostname fresh-debian12 \
     "${caps[@]}" --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
@@ -111,6 +126,21 @@ docker exec "$run_id" sh -c 'echo "Binary::apt::APT::Keep-Downloaded-Packages \"
 # A copy of the checkout as a user has it: tracked and new files, nothing ignored (no build/, no runs/).
 step "copying the checkout" sh -c "git -C '$top' ls-files -z --cached --others --exclude-standard \
   | tar -C '$top' --null -T - -cf - | docker exec -i '$run_id' sh -c 'mkdir -p /root/forgectl && tar -C /root/forgectl -xf -'"
+drop=${FRESH_DROP_PACKAGE:-}
+if [ -n "$drop" ]; then
+  # Every word of the packages=( … ) list but $drop, each line's two-space indent kept.
+  without=$(awk -v p="$drop" '
+    /^\)/ { in_list = 0 }
+    in_list && /^  [a-z]/ { line = ""; for (i = 1; i <= NF; i++) if ($i != p) line = line " " $i; print " " line; next }
+    /^packages=\(/ { in_list = 1 }
+    { print }' scripts/install-deps.sh)
+  if [ "$without" = "$(cat scripts/install-deps.sh)" ]; then
+    echo "fresh-machine-check: FRESH_DROP_PACKAGE=$drop is not in scripts/install-deps.sh's packages" >&2
+    exit 2
+  fi
+  printf '%s\n' "$without" | docker exec -i "$run_id" sh -c 'cat >/root/forgectl/scripts/install-deps.sh'
+  echo "fresh-machine-check: $drop taken out of the copy's scripts/install-deps.sh; the Quick start must fail"
+fi
 
 # --- the commands --------------------------------------------------------------------------------
 failed=0
@@ -127,9 +157,15 @@ for cmd in "${commands[@]}"; do
   secs=$(($(date +%s) - start))
   [ "$rc" -eq 124 ] && echo "fresh-machine-check: [$n] stopped after FRESH_COMMAND_TIMEOUT=$budget s"
   echo "fresh-machine-check: [$n] $cmd → exit $rc (${secs} s)"
-  # Where the time went: the scripts' steps (scripts/lib.sh) and each suite's time.
-  docker exec "$run_id" sh -c "cat /root/steps-$n.log; grep -E '^ *[0-9]+/[0-9]+ forgectl:|^tests: ' $log" \
-    2>/dev/null | sed 's/^/  /' || true
+  # Where the time went: the scripts' steps (scripts/lib.sh, each suite's time among them), also
+  # into the caller's FORGECTL_STEP_TIMES (.ci/run's table).
+  steps=$(docker exec "$run_id" cat "/root/steps-$n.log" 2>/dev/null || true)
+  printf '%s\n' "$steps" | sed 's/^/  /'
+  docker exec "$run_id" sh -c "grep -E '^tests: ' $log" 2>/dev/null | sed 's/^/  /' || true
+  if [ -n "${FORGECTL_STEP_TIMES:-}" ]; then
+    echo "fresh-machine-check.sh: [$n] $cmd: $secs s" >>"$FORGECTL_STEP_TIMES"
+    [ -z "$steps" ] || printf '%s\n' "$steps" | sed "s/^/  [$n] /" >>"$FORGECTL_STEP_TIMES"
+  fi
   driver=$(docker exec "$run_id" docker info -f '{{.Driver}}' 2>/dev/null || true)
   [ -z "$driver" ] || echo "  (the bare machine's dockerd stores images with $driver)"
   if [ "$rc" -ne 0 ]; then
@@ -137,7 +173,33 @@ for cmd in "${commands[@]}"; do
     echo "---- last 30 lines of its output ----"
     docker exec "$run_id" tail -n 30 "$log" || true
     echo "----"
-
+    [ -z "$drop" ] || break  # the proof needs only the first failure
   fi
 done
+if [ -n "$drop" ]; then
+  # The proof passes when the Quick start failed without the package.
+  if [ "$failed" -eq 0 ]; then
+    echo "fresh-machine-check: the Quick start passed without $drop: something hid the missing package" >&2
+    exit 1
+  fi
+  echo "fresh-machine-check: without $drop the Quick start failed, as it must"
+  # Below meson's own checks: configured and built with $drop (from the cache), then the package
+  # removed and every object rebuilt: each compile that includes its headers must fail, although
+  # the cache holds that file's object.
+  docker exec -i "$run_id" sh -c 'cat >/root/forgectl/scripts/install-deps.sh' <scripts/install-deps.sh
+  step "the build with $drop" docker exec "$run_id" bash -c "cd /root/forgectl && bash scripts/build.sh"
+  rc=0
+  step "dpkg -r $drop" docker exec "$run_id" sh -c "dpkg -r --force-depends $drop && ninja -C /root/forgectl/build -t clean"
+  # ninja itself with ccache's settings (scripts/build.sh would put the package back).
+  docker exec "$run_id" bash -c "cd /root/forgectl && . scripts/lib.sh && ccache_env && \
+    CCACHE_STATSLOG=/root/rebuild-ccache.log ninja -C build -k 0 >/root/rebuild.log 2>&1" || rc=$?
+  counts=$(docker exec "$run_id" bash -c ". /root/forgectl/scripts/lib.sh && ccache_counts /root/rebuild-ccache.log")
+  if [ "$rc" -eq 0 ]; then
+    echo "fresh-machine-check: the rebuild without $drop passed: the cache stood in for its headers" >&2
+    exit 1
+  fi
+  echo "fresh-machine-check: the rebuild without $drop failed (exit $rc), as it must, with ccache's $counts:"
+  docker exec "$run_id" sh -c "grep -E '^FAILED|fatal error' /root/rebuild.log | head -n 6; tail -n 1 /root/rebuild.log" | sed 's/^/  /'
+  exit 0
+fi
 exit "$failed"

@@ -5,8 +5,9 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 packages=(
-  # build (python3: meson itself, the embedding of built-in stacks, the test summary)
-  g++ meson ninja-build pkg-config python3
+  # build (python3: meson itself, the embedding of built-in stacks, the test summary; ccache:
+  # scripts/build.sh)
+  g++ meson ninja-build pkg-config python3 ccache
   # the man page (generated from --help at build time)
   help2man
   libcurl4-openssl-dev rapidjson-dev libyaml-cpp-dev libpoco-dev doctest-dev libcli11-dev libre2-dev

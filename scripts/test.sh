@@ -9,16 +9,31 @@ bash scripts/ensure-docker.sh
 # The docker suite must not skip when we were able to start a daemon.
 export FORGECTL_REQUIRE_DOCKER=${FORGECTL_REQUIRE_DOCKER:-1}
 rc=0
+t0=$(date +%s)
 meson test -C build --print-errorlogs "$@" || rc=$?
+_step_time "meson test (the suites, in parallel)" "$t0"
 [ "$rc" -eq 0 ] || echo "test.sh: step 'meson test' failed (exit $rc); the failing suites' logs are above and in build/meson-logs/testlog.txt" >&2
-# One closing line over all suites: the test cases doctest counted in each.
-python3 - build/meson-logs/testlog.json <<'PY' || true
+# One closing line over all suites: the test cases doctest counted in each. With
+# FORGECTL_STEP_TIMES, each suite's time and the docker suite's slowest cases (doctest's
+# --duration, test/meson.build) go there too.
+python3 - build/meson-logs/testlog.json "${FORGECTL_STEP_TIMES:-}" <<'PY' || true
 import json, re, sys
 passed = failed = 0
+suites, cases = [], []
 for line in open(sys.argv[1]):
-    out = json.loads(line).get("stdout", "")
+    t = json.loads(line)
+    out = t.get("stdout", "")
     for m in re.finditer(r"test cases:\s*\d+ \|\s*(\d+) passed \|\s*(\d+) failed", out):
         passed += int(m.group(1)); failed += int(m.group(2))
+    suites.append((t["name"], t.get("duration", 0)))
+    if t["name"].startswith("docker"):
+        cases += [(float(m.group(1)), m.group(2)) for m in re.finditer(r"^(\d+\.\d+) s: (.*)$", out, re.M)]
 print(f"tests: {passed} passed, {failed} failed")
+if sys.argv[2]:
+    with open(sys.argv[2], "a") as f:
+        for name, secs in suites:
+            f.write(f"test.sh: suite {name}: {secs:.0f} s\n")
+        for secs, name in sorted(cases, reverse=True)[:5]:
+            f.write(f"test.sh:   slow docker case: {name[:70]}: {secs:.0f} s\n")
 PY
 exit $rc

@@ -1,12 +1,70 @@
-// The app, its parse conventions, and completion scripts generated from it.
+// The app, its parse conventions, and completion scripts generated from it; the one file that
+// includes CLI11: the verbs declare their options through cli/command.h, implemented here.
 #include "cli/app.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <ostream>
+
+#include <CLI/CLI.hpp>
 
 #include "cli/verbs.h"
 
 namespace forge::cli {
+
+// --- cli/command.h over CLI11 ----------------------------------------------------------------
+
+Option& Option::required() {
+  o_->required();
+  return *this;
+}
+Option& Option::default_val(const std::string& value) {
+  o_->default_val(value);
+  return *this;
+}
+Option& Option::default_val(int value) {
+  o_->default_val(value);
+  return *this;
+}
+Option& Option::one_of(const std::vector<std::string>& choices) {
+  o_->check(CLI::IsMember(choices));
+  return *this;
+}
+Option& Option::in_range(int lo, int hi) {
+  o_->check(CLI::Range(lo, hi));
+  return *this;
+}
+Option& Option::one_value_each() {
+  o_->allow_extra_args(false);
+  return *this;
+}
+Option& Option::auto_is(int value) {
+  o_->transform(CLI::Transformer(std::map<std::string, std::string>{{"auto", std::to_string(value)}}));
+  o_->default_str("auto");
+  return *this;
+}
+
+Command Command::subcommand(const std::string& name, const std::string& description) {
+  return Command(app_->add_subcommand(name, description));
+}
+void Command::require_subcommand() { app_->require_subcommand(1); }
+Option Command::option(const std::string& name, std::string& into, const std::string& description) {
+  return Option(app_->add_option(name, into, description));
+}
+Option Command::option(const std::string& name, std::vector<std::string>& into, const std::string& description) {
+  return Option(app_->add_option(name, into, description));
+}
+Option Command::option(const std::string& name, int& into, const std::string& description) {
+  return Option(app_->add_option(name, into, description));
+}
+Option Command::flag(const std::string& name, bool& into, const std::string& description) {
+  return Option(app_->add_flag(name, into, description));
+}
+void Command::on_run(std::function<void()> callback) { app_->callback(std::move(callback)); }
+std::size_t Command::given(const std::string& name) const { return app_->count(name); }
+
+// --- the app -----------------------------------------------------------------------------------
 
 namespace {
 
@@ -228,13 +286,15 @@ void add_help(CLI::App& app) {
       }
       target = next;
     }
-    throw CLI::CallForHelp();  // the exit code (0) and stream come from run_app
+    throw CLI::CallForHelp();  // the exit code (0) and stream come from App::run
   });
 }
 
-}  // namespace
-
-const char* forgectl_version() { return FORGECTL_VERSION; }
+std::string completion_script(const CLI::App& app, const std::string& shell) {
+  if (shell == "zsh") return zsh_script(app);
+  if (shell == "fish") return fish_script(app);
+  return bash_script(app);
+}
 
 void add_completion(CLI::App& app, Context& ctx, int* rc) {
   auto shell = std::make_shared<std::string>();
@@ -246,32 +306,9 @@ void add_completion(CLI::App& app, Context& ctx, int* rc) {
   });
 }
 
-void build_app(CLI::App& app, Context& ctx, int* rc) {
-  app.description("forgectl: run untrusted LLM agents in hardened Docker sandboxes and grade them");
-  app.name("forgectl");
-  app.set_version_flag("--version", std::string("forgectl ") + forgectl_version());
-  app.add_option("-H,--host", ctx.host_flag,
-                 "Docker daemon (unix:///path or tcp://host:port); default $DOCKER_HOST, then the docker context");
-  app.require_subcommand(0, 1);
-  add_doctor(app, ctx, rc);
-  add_images(app, ctx, rc);
-  add_up(app, ctx, rc);
-  add_down(app, ctx, rc);
-  add_ps(app, ctx, rc);
-  add_validate(app, ctx, rc);
-  add_tool(app, ctx, rc);
-  add_exec(app, ctx, rc);
-  add_run(app, ctx, rc);
-  add_serve(app, ctx, rc);
-  add_report(app, ctx, rc);
-  add_show(app, ctx, rc);
-  add_merge(app, ctx, rc);
-  add_slurm(app, ctx, rc);
-  add_version(app, ctx, rc);
-  add_completion(app, ctx, rc);
-  add_help(app);
-}
-
+// When argv's verb (the first word that is not an option or -H's value) names no subcommand:
+// "unknown command 'rnu'; did you mean 'run'? (forgectl help lists the commands)". nullopt when
+// the verb is known or there is none.
 std::optional<std::string> unknown_verb(const CLI::App& app, int argc, const char* const* argv) {
   std::vector<std::string> names;
   for (const auto* s : verbs_of(app)) names.push_back(s->get_name());
@@ -291,7 +328,43 @@ std::optional<std::string> unknown_verb(const CLI::App& app, int argc, const cha
   return std::nullopt;
 }
 
-int run_app(CLI::App& app, int argc, const char* const* argv, std::ostream& out, std::ostream& err, const int& rc) {
+}  // namespace
+
+const char* forgectl_version() { return FORGECTL_VERSION; }
+
+App::App(Context& ctx) : app_(std::make_unique<CLI::App>()) {
+  CLI::App& app = *app_;
+  int* rc = &rc_;
+  Command root(&app);
+  app.description("forgectl: run untrusted LLM agents in hardened Docker sandboxes and grade them");
+  app.name("forgectl");
+  app.set_version_flag("--version", std::string("forgectl ") + forgectl_version());
+  app.add_option("-H,--host", ctx.host_flag,
+                 "Docker daemon (unix:///path or tcp://host:port); default $DOCKER_HOST, then the docker context");
+  app.require_subcommand(0, 1);
+  add_doctor(root, ctx, rc);
+  add_images(root, ctx, rc);
+  add_up(root, ctx, rc);
+  add_down(root, ctx, rc);
+  add_ps(root, ctx, rc);
+  add_validate(root, ctx, rc);
+  add_tool(root, ctx, rc);
+  add_exec(root, ctx, rc);
+  add_run(root, ctx, rc);
+  add_serve(root, ctx, rc);
+  add_report(root, ctx, rc);
+  add_show(root, ctx, rc);
+  add_merge(root, ctx, rc);
+  add_slurm(root, ctx, rc);
+  add_version(root, ctx, rc);
+  add_completion(app, ctx, rc);
+  add_help(app);
+}
+
+App::~App() = default;
+
+int App::run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  CLI::App& app = *app_;
   if (argc <= 1) {
     err << help_of(&app, "forgectl") << "forgectl: error: no command given (forgectl help lists the commands)\n";
     return kExitUsage;
@@ -347,13 +420,7 @@ int run_app(CLI::App& app, int argc, const char* const* argv, std::ostream& out,
     err << help_of(&app, "forgectl") << "forgectl: error: no command given (forgectl help lists the commands)\n";
     return kExitUsage;
   }
-  return rc;
-}
-
-std::string completion_script(const CLI::App& app, const std::string& shell) {
-  if (shell == "zsh") return zsh_script(app);
-  if (shell == "fish") return fish_script(app);
-  return bash_script(app);
+  return rc_;
 }
 
 }  // namespace forge::cli

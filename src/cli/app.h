@@ -1,34 +1,40 @@
-// The forgectl command line as one CLI11 app (every verb registered), and the conventions around
+// The forgectl command line as one app (every verb registered), and the conventions around
 // parsing it: usage, unknown verbs with a suggestion, errors with the "forgectl: error:" prefix.
+// CLI11 stays inside app.cc (cli/command.h says why).
 #pragma once
 
 #include <iosfwd>
-#include <optional>
-#include <string>
-
-#include <CLI/CLI.hpp>
+#include <memory>
 
 #include "cli/context.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace forge::cli {
 
 // meson's project version, compiled into app.cc.
 const char* forgectl_version();
 
-// Registers every verb on `app` (the description, -H, --version, the verbs' subcommands).
-void build_app(CLI::App& app, Context& ctx, int* rc);
+class App {
+ public:
+  // Registers every verb (the description, -H, --version, the verbs' subcommands); each verb's
+  // callback acts on `ctx`.
+  explicit App(Context& ctx);
+  ~App();
+  App(const App&) = delete;
+  App& operator=(const App&) = delete;
 
-// When argv's verb (the first word that is not an option or -H's value) names no subcommand:
-// "unknown command 'rnu'; did you mean 'run'? (forgectl help lists the commands)". nullopt when
-// the verb is known or there is none.
-std::optional<std::string> unknown_verb(const CLI::App& app, int argc, const char* const* argv);
+  // Parses and runs; returns the exit code (docs/errors.md): bare `forgectl` prints the usage to
+  // `err` and exits 2; `forgectl help [VERB]` and --help print it to `out` and exit 0; an unknown
+  // verb is "unknown command 'rnu'; did you mean 'run'?"; every parse error is
+  // "forgectl: error: …" on `err`, exit 2.
+  int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 
-// Parses and runs; returns the exit code (docs/errors.md): bare `forgectl` prints the usage to
-// `err` and exits 2; `forgectl help [VERB]` and --help print it to `out` and exit 0; every parse
-// error is "forgectl: error: …" on `err`, exit 2.
-int run_app(CLI::App& app, int argc, const char* const* argv, std::ostream& out, std::ostream& err, const int& rc);
-
-// Shell completion scripts generated from the app's subcommands and options.
-std::string completion_script(const CLI::App& app, const std::string& shell);  // bash | zsh | fish
+ private:
+  std::unique_ptr<CLI::App> app_;
+  int rc_ = kExitOk;
+};
 
 }  // namespace forge::cli

@@ -115,13 +115,13 @@ void print_json(std::ostream& out, const Report& r) {
 
 }  // namespace
 
-void add_doctor(CLI::App& app, Context& ctx, int* rc) {
-  auto* cmd = app.add_subcommand("doctor", "Check the Docker daemon and this host; print versions, pools and warnings");
+void add_doctor(Command app, Context& ctx, int* rc) {
+  auto cmd = app.subcommand("doctor", "Check the Docker daemon and this host; print versions, pools and warnings");
   auto as_json = std::make_shared<bool>(false);
-  cmd->add_flag("--json", *as_json, "print one JSON document");
+  cmd.flag("--json", *as_json, "print one JSON document");
   auto smoke = std::make_shared<bool>(false);
-  cmd->add_flag("--smoke", *smoke, "also bring up a hardened sandbox, exec in it, and remove it");
-  cmd->callback([&ctx, rc, as_json, smoke] {
+  cmd.flag("--smoke", *smoke, "also bring up a hardened sandbox, exec in it, and remove it");
+  cmd.on_run([&ctx, rc, as_json, smoke] {
     auto c = ctx.client();
     if (!c) {
       *rc = ctx.report(c.error());
@@ -132,11 +132,14 @@ void add_doctor(CLI::App& app, Context& ctx, int* rc) {
       *rc = ctx.report(r.error().with_context("doctor"));
       return;
     }
-    if (*as_json) print_json(ctx.out, *r);
-    else print_text(ctx.out, *r);
+    if (*as_json)
+      print_json(ctx.out, *r);
+    else
+      print_text(ctx.out, *r);
     *rc = kExitOk;
     if (*smoke) {
-      if (auto st = run_smoke(**c, ctx.host, *as_json ? ctx.err : ctx.out); !st) *rc = ctx.report(st.error().with_context("smoke test"));
+      if (auto st = run_smoke(**c, ctx.host, *as_json ? ctx.err : ctx.out); !st)
+        *rc = ctx.report(st.error().with_context("smoke test"));
     }
   });
 }

@@ -41,15 +41,15 @@ void down_orphans(Context& ctx, int* rc, engine::Client& c) {
 
 }  // namespace
 
-void add_down(CLI::App& app, Context& ctx, int* rc) {
+void add_down(Command app, Context& ctx, int* rc) {
   auto args = std::make_shared<DownArgs>();
-  auto* cmd = app.add_subcommand("down", "Remove stacks: the named ones, all of them, or only orphans");
-  cmd->add_option("stacks", args->stacks, "stack names (as printed by up and ps)");
-  cmd->add_flag("--all", args->all, "remove every forgectl stack on the daemon");
-  cmd->add_flag("--orphans", args->orphans,
-                "remove only stacks whose owner died (a sweep's, or an up's before it finished) or whose lease "
-                "expired, and what dead owners left on this host (never a live process's stack)");
-  cmd->callback([&ctx, rc, args] {
+  auto cmd = app.subcommand("down", "Remove stacks: the named ones, all of them, or only orphans");
+  cmd.option("stacks", args->stacks, "stack names (as printed by up and ps)");
+  cmd.flag("--all", args->all, "remove every forgectl stack on the daemon");
+  cmd.flag("--orphans", args->orphans,
+           "remove only stacks whose owner died (a sweep's, or an up's before it finished) or whose lease "
+           "expired, and what dead owners left on this host (never a live process's stack)");
+  cmd.on_run([&ctx, rc, args] {
     int modes = !args->stacks.empty() + args->all + args->orphans;
     if (modes != 1) {
       *rc = ctx.report(make_error(Errc::kInvalid, "down takes stack names, or --all, or --orphans (exactly one of them)"));

@@ -18,14 +18,15 @@ struct ExecArgs {
 
 }  // namespace
 
-void add_exec(CLI::App& app, Context& ctx, int* rc) {
+void add_exec(Command app, Context& ctx, int* rc) {
   auto args = std::make_shared<ExecArgs>();
-  auto* cmd = app.add_subcommand("exec", "Run a command in a stack's runner (forgectl exec STACK -- CMD ...)");
-  cmd->add_option("stack", args->stack, "stack name")->required();
-  cmd->add_option("command", args->command, "the command and its arguments, after --")->required();
-  cmd->add_option("--timeout", args->timeout, "kill the command (and everything it started) after this long")->default_val("10m");
-  cmd->add_option("-w,--workdir", args->workdir, "working directory in the runner (default: the workspace)");
-  cmd->callback([&ctx, rc, args] {
+  auto cmd = app.subcommand("exec", "Run a command in a stack's runner (forgectl exec STACK -- CMD ...)");
+  cmd.option("stack", args->stack, "stack name").required();
+  cmd.option("command", args->command, "the command and its arguments, after --").required();
+  cmd.option("--timeout", args->timeout, "kill the command (and everything it started) after this long")
+      .default_val("10m");
+  cmd.option("-w,--workdir", args->workdir, "working directory in the runner (default: the workspace)");
+  cmd.on_run([&ctx, rc, args] {
     auto timeout = manifest::parse_duration(args->timeout);
     if (!timeout || timeout->count() <= 0) {
       *rc = ctx.report(make_error(Errc::kInvalid, "--timeout '" + args->timeout + "' is not a duration like 30s or 10m"));

@@ -11,19 +11,28 @@
 
 namespace forge::cli {
 
-void add_images(CLI::App& app, Context& ctx, int* rc) {
-  auto* images = app.add_subcommand("images", "Build or list forgectl's local images");
-  images->require_subcommand(1);
+namespace {
 
-  auto* build = images->add_subcommand("build", "Build the local images from the host's Debian packages (no registry)");
-  auto* busybox = build->add_option("--busybox", "busybox-static binary to put in the runner image")->default_val("/bin/busybox");
-  auto* squid =
-      build->add_option("--squid", "squid binary to put in the egress proxy image")->default_val("/usr/sbin/squid");
-  auto* forgectl = build->add_option("--forgectl", "forgectl binary to put in the services image (default: this one)")
-                       ->default_val("");
-  auto* mirror = build->add_option("--debian-mirror", "Debian archive the python image's rootfs is debootstrapped from")
-                     ->default_val("http://deb.debian.org/debian");
-  build->callback([&ctx, rc, busybox, squid, forgectl, mirror] {
+struct BuildSources {
+  std::string busybox, squid, forgectl, mirror;
+};
+
+}  // namespace
+
+void add_images(Command app, Context& ctx, int* rc) {
+  auto images = app.subcommand("images", "Build or list forgectl's local images");
+  images.require_subcommand();
+
+  auto build = images.subcommand("build", "Build the local images from the host's Debian packages (no registry)");
+  auto from = std::make_shared<BuildSources>();
+  build.option("--busybox", from->busybox, "busybox-static binary to put in the runner image")
+      .default_val("/bin/busybox");
+  build.option("--squid", from->squid, "squid binary to put in the egress proxy image").default_val("/usr/sbin/squid");
+  build.option("--forgectl", from->forgectl, "forgectl binary to put in the services image (default: this one)")
+      .default_val("");
+  build.option("--debian-mirror", from->mirror, "Debian archive the python image's rootfs is debootstrapped from")
+      .default_val("http://deb.debian.org/debian");
+  build.on_run([&ctx, rc, from] {
     auto c = ctx.client();
     if (!c) {
       *rc = ctx.report(c.error());
@@ -35,7 +44,7 @@ void add_images(CLI::App& app, Context& ctx, int* rc) {
       return;
     }
     auto debug = [&ctx](std::string_view line) { ctx.log.debug(trim(line)); };
-    stack::ImageSources src{busybox->as<std::string>(), *helper};
+    stack::ImageSources src{from->busybox, *helper};
     auto id = stack::build_runner_image(**c, src, debug);
     if (!id) {
       *rc = ctx.report(id.error());
@@ -43,21 +52,21 @@ void add_images(CLI::App& app, Context& ctx, int* rc) {
     }
     ctx.out << stack::kRunnerImage << ' ' << *id << '\n';
     stack::SquidSources squid_src;
-    squid_src.squid = squid->as<std::string>();
+    squid_src.squid = from->squid;
     auto squid_id = stack::build_squid_image(**c, squid_src, debug);
     if (!squid_id) {
       *rc = ctx.report(squid_id.error());
       return;
     }
     ctx.out << stack::kSquidImage << ' ' << *squid_id << '\n';
-    stack::ServicesSources services_src{forgectl->as<std::string>(), busybox->as<std::string>()};
+    stack::ServicesSources services_src{from->forgectl, from->busybox};
     auto services_id = stack::build_services_image(**c, services_src, debug);
     if (!services_id) {
       *rc = ctx.report(services_id.error());
       return;
     }
     ctx.out << stack::kServicesImage << ' ' << *services_id << '\n';
-    auto python = stack::build_python_image(**c, {.debian_mirror = mirror->as<std::string>()}, debug);
+    auto python = stack::build_python_image(**c, {.debian_mirror = from->mirror}, debug);
     if (!python) {
       *rc = ctx.report(python.error());
       return;
@@ -66,10 +75,10 @@ void add_images(CLI::App& app, Context& ctx, int* rc) {
     *rc = kExitOk;
   });
 
-  auto* ls = images->add_subcommand("ls", "List the images forgectl built");
+  auto ls = images.subcommand("ls", "List the images forgectl built");
   auto as_json = std::make_shared<bool>(false);
-  ls->add_flag("--json", *as_json, "print one JSON document");
-  ls->callback([&ctx, rc, as_json] {
+  ls.flag("--json", *as_json, "print one JSON document");
+  ls.on_run([&ctx, rc, as_json] {
     auto c = ctx.client();
     if (!c) {
       *rc = ctx.report(c.error());

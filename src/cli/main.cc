@@ -44,11 +44,9 @@ int main(int argc, char** argv) {
   watch_signals(ctx);
   ctx.command_line.assign(argv, argv + argc);
 
-  CLI::App app;
-  int rc = cli::kExitOk;
-  cli::build_app(app, ctx, &rc);
+  cli::App app(ctx);
   try {
-    return cli::run_app(app, argc, argv, std::cout, std::cerr, rc);
+    return app.run(argc, argv, std::cout, std::cerr);
   } catch (const std::exception& e) {  // the one last-resort catch
     std::cerr << "forgectl: internal error: " << e.what() << '\n';
     return cli::kExitFailure;

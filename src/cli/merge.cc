@@ -60,17 +60,17 @@ int merge_run(Context& ctx, const MergeArgs& args) {
 
 }  // namespace
 
-void add_merge(CLI::App& app, Context& ctx, int* rc) {
+void add_merge(Command app, Context& ctx, int* rc) {
   auto args = std::make_shared<MergeArgs>();
-  auto* cmd = app.add_subcommand("merge", "Merge the run directories of a run's shards into a new run directory");
-  cmd->add_option("--out", args->out, "the merged run directory (created; must not exist or be empty)")->required();
-  cmd->add_option("sources", args->sources, "run directories to merge (each holds trials.jsonl)")->required();
-  cmd->add_flag("--force", args->force, "merge even when the runs' config_hash differ");
-  cmd->add_flag("--partial", args->partial,
-                "merge even when a run directory is missing or unfinished, or a shard of the split is absent "
-                "(each is named as a warning)");
-  cmd->add_flag("--json", args->json, "print one JSON document instead of the summary");
-  cmd->callback([&ctx, rc, args] { *rc = merge_run(ctx, *args); });
+  auto cmd = app.subcommand("merge", "Merge the run directories of a run's shards into a new run directory");
+  cmd.option("--out", args->out, "the merged run directory (created; must not exist or be empty)").required();
+  cmd.option("sources", args->sources, "run directories to merge (each holds trials.jsonl)").required();
+  cmd.flag("--force", args->force, "merge even when the runs' config_hash differ");
+  cmd.flag("--partial", args->partial,
+           "merge even when a run directory is missing or unfinished, or a shard of the split is absent "
+           "(each is named as a warning)");
+  cmd.flag("--json", args->json, "print one JSON document instead of the summary");
+  cmd.on_run([&ctx, rc, args] { *rc = merge_run(ctx, *args); });
 }
 
 }  // namespace forge::cli

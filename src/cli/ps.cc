@@ -57,11 +57,11 @@ std::string states(const stack::StackObjects& s) {
 
 }  // namespace
 
-void add_ps(CLI::App& app, Context& ctx, int* rc) {
+void add_ps(Command app, Context& ctx, int* rc) {
   auto as_json = std::make_shared<bool>(false);
-  auto* cmd = app.add_subcommand("ps", "List forgectl stacks with age, owner, policy and container states");
-  cmd->add_flag("--json", *as_json, "print one JSON document");
-  cmd->callback([&ctx, rc, as_json] {
+  auto cmd = app.subcommand("ps", "List forgectl stacks with age, owner, policy and container states");
+  cmd.flag("--json", *as_json, "print one JSON document");
+  cmd.on_run([&ctx, rc, as_json] {
     auto c = ctx.client();
     if (!c) {
       *rc = ctx.report(c.error());

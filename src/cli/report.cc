@@ -60,15 +60,15 @@ int report_run(Context& ctx, const ReportArgs& a) {
 
 }  // namespace
 
-void add_report(CLI::App& app, Context& ctx, int* rc) {
+void add_report(Command app, Context& ctx, int* rc) {
   auto args = std::make_shared<ReportArgs>();
-  auto* cmd = app.add_subcommand(
+  auto cmd = app.subcommand(
       "report", "Re-render aggregate.json, report.html and the trial pages of a run directory; print its summary");
-  cmd->add_option("dir", args->dir, "run directory (holds trials.jsonl)")->required();
-  cmd->add_option("--compare", args->compare, "compare only these agents: A,B (B − A); repeatable; default: every pair")
-      ->allow_extra_args(false);
-  cmd->add_flag("--json", args->json, "print aggregate.json instead of the table");
-  cmd->callback([&ctx, rc, args] { *rc = report_run(ctx, *args); });
+  cmd.option("dir", args->dir, "run directory (holds trials.jsonl)").required();
+  cmd.option("--compare", args->compare, "compare only these agents: A,B (B − A); repeatable; default: every pair")
+      .one_value_each();
+  cmd.flag("--json", args->json, "print aggregate.json instead of the table");
+  cmd.on_run([&ctx, rc, args] { *rc = report_run(ctx, *args); });
 }
 
 }  // namespace forge::cli

@@ -79,7 +79,7 @@ struct RunArgs {
 // On --resume, the invocation recorded in DIR/run.json fills what the command line leaves out, so
 // `forgectl run --resume --out DIR` alone continues the run exactly: same run id, tasks, agents,
 // trials, concurrency, limits, engines and config.
-Status fill_from_run_json(RunArgs& a, const CLI::App& cmd) {
+Status fill_from_run_json(RunArgs& a, const Command& cmd) {
   std::string path = a.out + "/run.json";
   auto run = results::RunJson::read(path);
   if (!run) {
@@ -99,13 +99,13 @@ Status fill_from_run_json(RunArgs& a, const CLI::App& cmd) {
   if (a.shard.empty()) a.shard = inv.shard;
   if (a.trials == 0) a.trials = inv.trials;
   if (a.concurrency == 0) a.concurrency = inv.concurrency != 0 ? inv.concurrency : run->concurrency;
-  if (cmd.count("--executor") == 0 && !inv.executor.empty()) a.executor = inv.executor;
-  if (cmd.count("--keep-local") == 0) a.keep_local = inv.keep_local;
-  if (cmd.count("--allow-local") == 0) a.allow_local = inv.allow_local;
-  if (cmd.count("--env-passthrough") == 0) a.env_passthrough = inv.env_passthrough;
-  if (cmd.count("--harbor-verifier") == 0 && !inv.harbor_verifier.empty()) a.harbor_verifier = inv.harbor_verifier;
+  if (cmd.given("--executor") == 0 && !inv.executor.empty()) a.executor = inv.executor;
+  if (cmd.given("--keep-local") == 0) a.keep_local = inv.keep_local;
+  if (cmd.given("--allow-local") == 0) a.allow_local = inv.allow_local;
+  if (cmd.given("--env-passthrough") == 0) a.env_passthrough = inv.env_passthrough;
+  if (cmd.given("--harbor-verifier") == 0 && !inv.harbor_verifier.empty()) a.harbor_verifier = inv.harbor_verifier;
   auto keep = [&](const char* flag, const char* key, int& field) {
-    if (cmd.count(flag) == 0 && inv.limits.count(key)) field = inv.limits.at(key);
+    if (cmd.given(flag) == 0 && inv.limits.count(key)) field = inv.limits.at(key);
   };
   keep("--max-builds", "builds", a.limits.builds);
   keep("--max-ups", "ups", a.limits.ups);
@@ -116,57 +116,59 @@ Status fill_from_run_json(RunArgs& a, const CLI::App& cmd) {
   return {};
 }
 
-void add_flags(CLI::App* cmd, RunArgs& a) {
-  cmd->add_option("tasks", a.tasks, "task directories, task.yaml files, or directories of tasks (default: evaluation.task_packs)");
-  cmd->add_option("--config", a.config, "run config (Tolokaforge's format): models, limits, budget");
+void add_flags(Command cmd, RunArgs& a) {
+  cmd.option("tasks", a.tasks,
+             "task directories, task.yaml files, or directories of tasks (default: evaluation.task_packs)");
+  cmd.option("--config", a.config, "run config (Tolokaforge's format): models, limits, budget");
   // One value per occurrence: `--agent oracle tasks/` must leave tasks/ to the positionals.
-  cmd->add_option("--agent", a.agents, "oracle | noop | replay:TRAJECTORY | llm | llm:MODEL (repeat for a matrix); default: llm when models.agent is set")
-      ->allow_extra_args(false);
-  cmd->add_option("--trials", a.trials, "trials per task and agent (default: orchestrator.repeats, else 1)");
-  cmd->add_option("--concurrency", a.concurrency, "trials at once (default: orchestrator.workers, else 1)");
-  cmd->add_option("--out", a.out, "run directory (default: evaluation.output_dir)");
-  cmd->add_flag("--resume", a.resume, "continue the run in --out: finished trials are skipped, interrupted ones redone");
-  cmd->add_option("--shard", a.shard,
-                  "run only shard i of N (0-based, i/N) of the trial matrix; join with forgectl merge. auto: this "
-                  "Slurm array task's shard, in DIR/shards/<i>-of-<N> (docs/scale.md)");
-  cmd->add_flag("--build-images", a.build_images,
-                "build the images the tasks need that an engine lacks, before the first trial: forgectl's python "
-                "image and the tasks' compose builds too (what a Slurm shard does on its node; docs/scale.md)");
-  cmd->add_option("--docker-host", a.hosts, "a Docker engine to run trials on (repeat for several: unix:///path, tcp://host:port)")
-      ->allow_extra_args(false);
-  cmd->add_option("--executor", a.executor,
-                  "container (default): tools run in each trial's runner; local: every task's tools run on this host, "
-                  "in a sandbox directory under DIR/local (trusted tasks only; docs/tools.md)")
-      ->check(CLI::IsMember({"container", "local"}));
-  cmd->add_flag("--allow-local", a.allow_local,
-                "honour tasks that ask for tools.executor: local (their shell runs on this host with your rights)");
-  cmd->add_option("--env-passthrough", a.env_passthrough,
-                  "a host variable a Harbor task's \"${NAME}\" env template may read (repeat for several); "
-                  "no other host variable reaches a sandbox")
-      ->allow_extra_args(false);
-  cmd->add_option("--harbor-verifier", a.harbor_verifier,
-                  "separate (default): a Harbor task's tests run in a fresh container; shared: in the agent's own "
-                  "container after its processes are killed (Harbor's default; what the agent left can act)")
-      ->check(CLI::IsMember({"separate", "shared"}));
-  cmd->add_flag("--keep-local", a.keep_local,
-                "keep each local trial's sandbox directory (DIR/local/...) after grading");
-  cmd->add_option("--max-builds", a.limits.builds, "image builds at once")->default_val(a.limits.builds);
+  cmd.option("--agent", a.agents,
+             "oracle | noop | replay:TRAJECTORY | llm | llm:MODEL (repeat for a matrix); default: llm when "
+             "models.agent is set")
+      .one_value_each();
+  cmd.option("--trials", a.trials, "trials per task and agent (default: orchestrator.repeats, else 1)");
+  cmd.option("--concurrency", a.concurrency, "trials at once (default: orchestrator.workers, else 1)");
+  cmd.option("--out", a.out, "run directory (default: evaluation.output_dir)");
+  cmd.flag("--resume", a.resume, "continue the run in --out: finished trials are skipped, interrupted ones redone");
+  cmd.option("--shard", a.shard,
+             "run only shard i of N (0-based, i/N) of the trial matrix; join with forgectl merge. auto: this "
+             "Slurm array task's shard, in DIR/shards/<i>-of-<N> (docs/scale.md)");
+  cmd.flag("--build-images", a.build_images,
+           "build the images the tasks need that an engine lacks, before the first trial: forgectl's python "
+           "image and the tasks' compose builds too (what a Slurm shard does on its node; docs/scale.md)");
+  cmd.option("--docker-host", a.hosts,
+             "a Docker engine to run trials on (repeat for several: unix:///path, tcp://host:port)")
+      .one_value_each();
+  cmd.option("--executor", a.executor,
+             "container (default): tools run in each trial's runner; local: every task's tools run on this host, "
+             "in a sandbox directory under DIR/local (trusted tasks only; docs/tools.md)")
+      .one_of({"container", "local"});
+  cmd.flag("--allow-local", a.allow_local,
+           "honour tasks that ask for tools.executor: local (their shell runs on this host with your rights)");
+  cmd.option("--env-passthrough", a.env_passthrough,
+             "a host variable a Harbor task's \"${NAME}\" env template may read (repeat for several); "
+             "no other host variable reaches a sandbox")
+      .one_value_each();
+  cmd.option("--harbor-verifier", a.harbor_verifier,
+             "separate (default): a Harbor task's tests run in a fresh container; shared: in the agent's own "
+             "container after its processes are killed (Harbor's default; what the agent left can act)")
+      .one_of({"separate", "shared"});
+  cmd.flag("--keep-local", a.keep_local, "keep each local trial's sandbox directory (DIR/local/...) after grading");
+  cmd.option("--max-builds", a.limits.builds, "image builds at once").default_val(a.limits.builds);
   // "auto": an adaptive limit that follows the daemon's create/remove latencies (docs/sweeps.md).
-  const CLI::Transformer auto_value(std::map<std::string, std::string>{{"auto", "-1"}});
-  cmd->add_option("--max-ups", a.limits.ups, "stacks being created at once: auto (adaptive, the default), N, or 0 (no limit)")
-      ->transform(auto_value)
-      ->default_str("auto");
-  cmd->add_option("--max-downs", a.limits.downs, "stacks being removed at once: auto (adaptive, the default), N, or 0 (no limit)")
-      ->transform(auto_value)
-      ->default_str("auto");
-  cmd->add_option("--warm-pool", a.limits.warm_pool,
-                  "sandboxes prepared ahead of their trials: auto (the concurrency, within memory and subnets), N, or 0 (none)")
-      ->transform(auto_value)
-      ->default_str("auto");
-  cmd->add_option("--max-execs", a.limits.execs, "tool calls running at once (0: no limit)")->default_val(a.limits.execs);
-  cmd->add_option("--max-grades", a.limits.grades, "grading phases at once (0: no limit)")->default_val(a.limits.grades);
-  cmd->add_option("--progress", a.progress, "auto | live | plain: a live status line, or one line per event")
-      ->check(CLI::IsMember({"auto", "live", "plain"}));
+  cmd.option("--max-ups", a.limits.ups,
+             "stacks being created at once: auto (adaptive, the default), N, or 0 (no limit)")
+      .auto_is(trial::Admission::kAdaptive);
+  cmd.option("--max-downs", a.limits.downs,
+             "stacks being removed at once: auto (adaptive, the default), N, or 0 (no limit)")
+      .auto_is(trial::Admission::kAdaptive);
+  cmd.option(
+         "--warm-pool", a.limits.warm_pool,
+         "sandboxes prepared ahead of their trials: auto (the concurrency, within memory and subnets), N, or 0 (none)")
+      .auto_is(trial::Admission::kAdaptive);
+  cmd.option("--max-execs", a.limits.execs, "tool calls running at once (0: no limit)").default_val(a.limits.execs);
+  cmd.option("--max-grades", a.limits.grades, "grading phases at once (0: no limit)").default_val(a.limits.grades);
+  cmd.option("--progress", a.progress, "auto | live | plain: a live status line, or one line per event")
+      .one_of({"auto", "live", "plain"});
 }
 
 // Everything one `forgectl run` needs, built from the arguments before anything starts.
@@ -190,7 +192,7 @@ Status resolve_auto_shard(RunArgs& a, const HostSettings& host) {
   return {};
 }
 
-Result<Setup> make_setup(RunArgs& a, const CLI::App& cmd, const HostSettings& host) {
+Result<Setup> make_setup(RunArgs& a, const Command& cmd, const HostSettings& host) {
   bool auto_shard = a.shard == "auto";
   if (auto_shard)
     if (auto st = resolve_auto_shard(a, host); !st) return st.fail();
@@ -212,8 +214,8 @@ Result<Setup> make_setup(RunArgs& a, const CLI::App& cmd, const HostSettings& ho
   if (a.limits.warm_pool > kMaxConcurrency)
     return fail(Errc::kInvalid, "--warm-pool " + std::to_string(a.limits.warm_pool) + ": at most " +
                                     std::to_string(kMaxConcurrency) + " sandboxes ahead");
-  if (cmd.count("--trials") && a.trials == 0) return fail(Errc::kInvalid, "--trials 0: a run needs at least one trial");
-  if (cmd.count("--concurrency") && a.concurrency == 0)
+  if (cmd.given("--trials") && a.trials == 0) return fail(Errc::kInvalid, "--trials 0: a run needs at least one trial");
+  if (cmd.given("--concurrency") && a.concurrency == 0)
     return fail(Errc::kInvalid, "--concurrency 0: a run needs at least one trial at once");
   if (a.trials > kMaxTrialsPerTask)
     return fail(Errc::kInvalid, "--trials " + std::to_string(a.trials) + ": at most " + std::to_string(kMaxTrialsPerTask) +
@@ -336,7 +338,7 @@ int exit_code(Context& ctx, const sweep::RunSummary& sum, const std::string& dir
   return !sum.stopped.empty() || !sum.leaks.empty() || sum.infra_errors ? kExitFailure : kExitOk;
 }
 
-int run_verb(Context& ctx, RunArgs& a, const CLI::App& cmd) {
+int run_verb(Context& ctx, RunArgs& a, const Command& cmd) {
   auto setup = make_setup(a, cmd, ctx.host);
   if (!setup) return ctx.report(setup.error());
   Setup& s = *setup;
@@ -500,11 +502,11 @@ int run_verb(Context& ctx, RunArgs& a, const CLI::App& cmd) {
 
 }  // namespace
 
-void add_run(CLI::App& app, Context& ctx, int* rc) {
+void add_run(Command app, Context& ctx, int* rc) {
   auto args = std::make_shared<RunArgs>();
-  auto* cmd = app.add_subcommand("run", "Run trials of tasks × agents, grade them on the host, write a run directory");
+  auto cmd = app.subcommand("run", "Run trials of tasks × agents, grade them on the host, write a run directory");
   add_flags(cmd, *args);
-  cmd->callback([&ctx, rc, args, cmd] { *rc = run_verb(ctx, *args, *cmd); });
+  cmd.on_run([&ctx, rc, args, cmd] { *rc = run_verb(ctx, *args, cmd); });
 }
 
 }  // namespace forge::cli

@@ -118,19 +118,19 @@ Result<services::JsonDbAuth> service_auth(Context& ctx, const ServeArgs& args, c
 
 }  // namespace
 
-void add_serve(CLI::App& app, Context& ctx, int* rc) {
-  auto* serve = app.add_subcommand("serve", "Run a built-in environment service (the process inside its container)");
-  serve->require_subcommand(1);
+void add_serve(Command app, Context& ctx, int* rc) {
+  auto serve = app.subcommand("serve", "Run a built-in environment service (the process inside its container)");
+  serve.require_subcommand();
 
   auto db_args = std::make_shared<ServeArgs>();
-  auto* db = serve->add_subcommand("json-db", "Per-trial JSON tables over HTTP (Tolokaforge's DB service API)");
-  db->add_option("--port", db_args->port, "TCP port")->default_val(8000)->check(CLI::Range(0, 65535));
-  db->add_option("--host", db_args->host, "address to listen on")->default_val("0.0.0.0");
-  db->add_option("--fixtures", db_args->fixtures, "JSON file {trial_id: {tables, unstable_fields}} loaded at startup");
-  db->add_flag("--insecure-no-auth", db_args->insecure_no_auth,
+  auto db = serve.subcommand("json-db", "Per-trial JSON tables over HTTP (Tolokaforge's DB service API)");
+  db.option("--port", db_args->port, "TCP port").default_val(8000).in_range(0, 65535);
+  db.option("--host", db_args->host, "address to listen on").default_val("0.0.0.0");
+  db.option("--fixtures", db_args->fixtures, "JSON file {trial_id: {tables, unstable_fields}} loaded at startup");
+  db.flag("--insecure-no-auth", db_args->insecure_no_auth,
                "serve without checking tokens when " + std::string(kServiceTokenEnv) +
                    " is unset: anyone who reaches the port may read and change every trial (local debugging only)");
-  db->callback([&ctx, rc, db_args] {
+  db.on_run([&ctx, rc, db_args] {
     auto auth = service_auth(ctx, *db_args, "json-db", "read and change every trial");
     if (!auth) {
       *rc = ctx.report(auth.error());
@@ -147,29 +147,29 @@ void add_serve(CLI::App& app, Context& ctx, int* rc) {
   });
 
   auto req_args = std::make_shared<RequestArgs>();
-  auto* req = serve->add_subcommand(
+  auto req = serve.subcommand(
       "http-request",
       "Send one HTTP request to a service on 127.0.0.1 in this container: stdin is a line with the bearer token "
       "(empty for none), then the body; stdout is the status, a newline, then the reply body");
-  req->add_option("method", req_args->method, "GET, HEAD, POST, PUT, PATCH or DELETE")->required();
-  req->add_option("path", req_args->target, "the request target, e.g. /trials/x/state")->required();
-  req->add_option("--port", req_args->port, "the service's port on 127.0.0.1")->default_val(8000)->check(CLI::Range(1, 65535));
-  req->add_option("--timeout", req_args->timeout_s, "seconds for connecting, and for each send and receive")
-      ->default_val(30)
-      ->check(CLI::Range(1, 600));
-  req->callback([&ctx, rc, req_args] { *rc = http_request(ctx, *req_args); });
+  req.option("method", req_args->method, "GET, HEAD, POST, PUT, PATCH or DELETE").required();
+  req.option("path", req_args->target, "the request target, e.g. /trials/x/state").required();
+  req.option("--port", req_args->port, "the service's port on 127.0.0.1").default_val(8000).in_range(1, 65535);
+  req.option("--timeout", req_args->timeout_s, "seconds for connecting, and for each send and receive")
+      .default_val(30)
+      .in_range(1, 600);
+  req.on_run([&ctx, rc, req_args] { *rc = http_request(ctx, *req_args); });
 
   auto web_args = std::make_shared<ServeArgs>();
-  auto* web = serve->add_subcommand(
+  auto web = serve.subcommand(
       "mock-web",
       "Serve a task's pages, read-only: its www/, and its own pages with --tasks-root (never its grading files)");
-  web->add_option("--root", web_args->root, "the directory to serve: a task's www/")->required();
-  web->add_option("--tasks-root", web_args->tasks_root,
+  web.option("--root", web_args->root, "the directory to serve: a task's www/").required();
+  web.option("--tasks-root", web_args->tasks_root,
                   "task pages as <dir>/<category>/<task_id>/, served at /task/<category>/<task_id>/ and by "
                   "/<name>.html (may not exist yet)");
-  web->add_option("--port", web_args->port, "TCP port")->default_val(8080)->check(CLI::Range(0, 65535));
-  web->add_option("--host", web_args->host, "address to listen on")->default_val("0.0.0.0");
-  web->callback([&ctx, rc, web_args] {
+  web.option("--port", web_args->port, "TCP port").default_val(8080).in_range(0, 65535);
+  web.option("--host", web_args->host, "address to listen on").default_val("0.0.0.0");
+  web.on_run([&ctx, rc, web_args] {
     services::MockWebOptions o;
     o.tasks_root = web_args->tasks_root;
     auto site = services::MockWeb::open(web_args->root, o);
@@ -182,15 +182,15 @@ void add_serve(CLI::App& app, Context& ctx, int* rc) {
   });
 
   auto rag_args = std::make_shared<ServeArgs>();
-  auto* rag = serve->add_subcommand(
+  auto rag = serve.subcommand(
       "rag", "Per-trial knowledge bases searched with BM25 (Tolokaforge's rag-service API; the search_kb tool)");
-  rag->add_option("--port", rag_args->port, "TCP port")->default_val(8001)->check(CLI::Range(0, 65535));
-  rag->add_option("--host", rag_args->host, "address to listen on")->default_val("0.0.0.0");
-  rag->add_flag("--insecure-no-auth", rag_args->insecure_no_auth,
+  rag.option("--port", rag_args->port, "TCP port").default_val(8001).in_range(0, 65535);
+  rag.option("--host", rag_args->host, "address to listen on").default_val("0.0.0.0");
+  rag.flag("--insecure-no-auth", rag_args->insecure_no_auth,
                 "serve without checking tokens when " + std::string(kServiceTokenEnv) +
                     " is unset: anyone who reaches the port may load, search and delete every index (local "
                     "debugging only)");
-  rag->callback([&ctx, rc, rag_args] {
+  rag.on_run([&ctx, rc, rag_args] {
     auto auth = service_auth(ctx, *rag_args, "rag", "load, search and delete every index");
     if (!auth) {
       *rc = ctx.report(auth.error());

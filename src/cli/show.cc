@@ -18,11 +18,11 @@ struct ShowArgs {
   bool json = false;
 };
 
-int show_run(Context& ctx, const ShowArgs& a, const CLI::App& cmd) {
+int show_run(Context& ctx, const ShowArgs& a, const Command& cmd) {
   results::ShowRequest r;
   r.dir = a.dir;
   if (!a.task.empty()) r.task = a.task;
-  if (cmd.count("index")) {
+  if (cmd.given("index")) {
     if (a.index < 0) return ctx.report(make_error(Errc::kInvalid, "IDX must be 0 or more"));
     r.index = a.index;
   }
@@ -39,18 +39,17 @@ int show_run(Context& ctx, const ShowArgs& a, const CLI::App& cmd) {
 
 }  // namespace
 
-void add_show(CLI::App& app, Context& ctx, int* rc) {
+void add_show(Command app, Context& ctx, int* rc) {
   auto args = std::make_shared<ShowArgs>();
-  auto* cmd = app.add_subcommand(
+  auto cmd = app.subcommand(
       "show", "Show a run in the terminal: per agent and compared, a task's trials, a trial's transcript");
-  cmd->add_option("dir", args->dir, "run directory (holds trials.jsonl)")->required();
-  cmd->add_option("task", args->task, "a task id: its trials");
-  cmd->add_option("index", args->index, "a trial index: that trial's transcript and grade");
-  cmd->add_option("--agent", args->agent, "only this agent's trials");
-  cmd->add_option("--compare", args->compare, "compare only these agents: A,B (B − A); repeatable")
-      ->allow_extra_args(false);
-  cmd->add_flag("--json", args->json, "print one JSON document");
-  cmd->callback([&ctx, rc, args, cmd] { *rc = show_run(ctx, *args, *cmd); });
+  cmd.option("dir", args->dir, "run directory (holds trials.jsonl)").required();
+  cmd.option("task", args->task, "a task id: its trials");
+  cmd.option("index", args->index, "a trial index: that trial's transcript and grade");
+  cmd.option("--agent", args->agent, "only this agent's trials");
+  cmd.option("--compare", args->compare, "compare only these agents: A,B (B − A); repeatable").one_value_each();
+  cmd.flag("--json", args->json, "print one JSON document");
+  cmd.on_run([&ctx, rc, args, cmd] { *rc = show_run(ctx, *args, cmd); });
 }
 
 }  // namespace forge::cli

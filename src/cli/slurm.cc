@@ -343,42 +343,36 @@ int status_verb(Context& ctx, const std::string& out_arg, bool as_json) {
 
 }  // namespace
 
-void add_slurm(CLI::App& app, Context& ctx, int* rc) {
-  auto* group =
-      app.add_subcommand("slurm", "Run a sweep as a Slurm array of shards, merged when they end (docs/scale.md)");
-  group->require_subcommand(1);
+void add_slurm(Command app, Context& ctx, int* rc) {
+  auto group = app.subcommand("slurm", "Run a sweep as a Slurm array of shards, merged when they end (docs/scale.md)");
+  group.require_subcommand();
 
   auto a = std::make_shared<SubmitArgs>();
-  auto* submit_cmd =
-      group->add_subcommand("submit", "Submit the shards (an array job) and their merge job with sbatch");
-  submit_cmd
-      ->add_option("tasks", a->tasks,
-                   "task directories, task.yaml files, or directories of tasks")
-      ->required();
+  auto submit_cmd = group.subcommand("submit", "Submit the shards (an array job) and their merge job with sbatch");
+  submit_cmd.option("tasks", a->tasks, "task directories, task.yaml files, or directories of tasks").required();
   // Declared so that CLI11 reads the words after `--` in this subcommand (it hands `--` to the
   // parent once no positional wants more); TASKS takes them all, split_sbatch_args sorts them out.
-  submit_cmd->add_option("sbatch_args", a->sbatch_args, "after --: sbatch's own arguments, for both jobs");
-  submit_cmd->add_option("--shards", a->shards, "shards: tasks of the array job, each a forgectl run --shard auto")
-      ->required();
-  submit_cmd->add_option("--out", a->out, "the sweep's directory, on a filesystem every node shares")->required();
-  submit_cmd->add_option("--config", a->config, "run config (Tolokaforge's format): models, limits, budget");
-  submit_cmd->add_option("--agent", a->agents, "as forgectl run --agent (repeat for a matrix)")
-      ->allow_extra_args(false);
-  submit_cmd->add_option("--trials", a->trials, "trials per task and agent (default: orchestrator.repeats, else 1)");
-  submit_cmd->add_option("--concurrency", a->concurrency, "trials at once in each shard (and its --cpus-per-task)");
-  submit_cmd->add_option("--forgectl", a->forgectl,
-                         "the forgectl binary the nodes run (default: this one; on the shared filesystem)");
-  submit_cmd->add_flag("--dry-run", a->dry_run, "print the batch scripts and the sbatch commands; submit nothing");
-  submit_cmd->add_flag("--json", a->json, "print the job ids as one JSON document");
-  submit_cmd->callback([&ctx, rc, a] { *rc = submit_verb(ctx, *a); });
+  submit_cmd.option("sbatch_args", a->sbatch_args, "after --: sbatch's own arguments, for both jobs");
+  submit_cmd.option("--shards", a->shards, "shards: tasks of the array job, each a forgectl run --shard auto")
+      .required();
+  submit_cmd.option("--out", a->out, "the sweep's directory, on a filesystem every node shares").required();
+  submit_cmd.option("--config", a->config, "run config (Tolokaforge's format): models, limits, budget");
+  submit_cmd.option("--agent", a->agents, "as forgectl run --agent (repeat for a matrix)").one_value_each();
+  submit_cmd.option("--trials", a->trials, "trials per task and agent (default: orchestrator.repeats, else 1)");
+  submit_cmd.option("--concurrency", a->concurrency, "trials at once in each shard (and its --cpus-per-task)");
+  submit_cmd.option("--forgectl", a->forgectl,
+                    "the forgectl binary the nodes run (default: this one; on the shared filesystem)");
+  submit_cmd.flag("--dry-run", a->dry_run, "print the batch scripts and the sbatch commands; submit nothing");
+  submit_cmd.flag("--json", a->json, "print the job ids as one JSON document");
+  submit_cmd.on_run([&ctx, rc, a] { *rc = submit_verb(ctx, *a); });
 
   auto dir = std::make_shared<std::string>();
   auto as_json = std::make_shared<bool>(false);
-  auto* status_cmd =
-      group->add_subcommand("status", "Per shard: its job's state, trials done of planned, infra errors; the totals");
-  status_cmd->add_option("dir", *dir, "the --out DIR of forgectl slurm submit")->required();
-  status_cmd->add_flag("--json", *as_json, "print one JSON document");
-  status_cmd->callback([&ctx, rc, dir, as_json] { *rc = status_verb(ctx, *dir, *as_json); });
+  auto status_cmd =
+      group.subcommand("status", "Per shard: its job's state, trials done of planned, infra errors; the totals");
+  status_cmd.option("dir", *dir, "the --out DIR of forgectl slurm submit").required();
+  status_cmd.flag("--json", *as_json, "print one JSON document");
+  status_cmd.on_run([&ctx, rc, dir, as_json] { *rc = status_verb(ctx, *dir, *as_json); });
 }
 
 }  // namespace forge::cli

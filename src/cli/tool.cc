@@ -20,16 +20,18 @@ struct ToolArgs {
 
 }  // namespace
 
-void add_tool(CLI::App& app, Context& ctx, int* rc) {
+void add_tool(Command app, Context& ctx, int* rc) {
   auto args = std::make_shared<ToolArgs>();
-  auto* cmd = app.add_subcommand("tool", "Call one tool in a stack's runner, as the agent would; print what the model receives");
-  cmd->add_option("target", args->target, "stack name (or, with --local, a host directory)")->required();
-  cmd->add_option("name", args->name, "tool name, e.g. bash or read_file")->required();
-  cmd->add_option("arguments", args->arguments, "the arguments as one JSON object")->default_val("{}");
-  cmd->add_flag("--as-user", args->as_user, "call as the user simulator instead of the agent");
-  cmd->add_flag("--local", args->local,
-                "run on the host in the directory TARGET with the local executor (trusted tasks only; every built-in enabled)");
-  cmd->callback([&ctx, rc, args] {
+  auto cmd =
+      app.subcommand("tool", "Call one tool in a stack's runner, as the agent would; print what the model receives");
+  cmd.option("target", args->target, "stack name (or, with --local, a host directory)").required();
+  cmd.option("name", args->name, "tool name, e.g. bash or read_file").required();
+  cmd.option("arguments", args->arguments, "the arguments as one JSON object").default_val("{}");
+  cmd.flag("--as-user", args->as_user, "call as the user simulator instead of the agent");
+  cmd.flag(
+      "--local", args->local,
+      "run on the host in the directory TARGET with the local executor (trusted tasks only; every built-in enabled)");
+  cmd.on_run([&ctx, rc, args] {
     std::unique_ptr<tools::ToolExecutor> exec;
     tools::StackTools stack_tools;
     if (args->local) {

@@ -39,18 +39,21 @@ void print_json(std::ostream& out, const stack::UpResult& r) {
 
 }  // namespace
 
-void add_up(CLI::App& app, Context& ctx, int* rc) {
+void add_up(Command app, Context& ctx, int* rc) {
   auto args = std::make_shared<UpArgs>();
-  auto* cmd = app.add_subcommand("up", "Bring up a task's environment (networks, services, proxy, runner) and leave it running");
-  cmd->add_option("path", args->path, "task directory, task.yaml, or environment manifest")->required();
-  cmd->add_flag("--json", args->json, "print the stack as one JSON document");
-  cmd->add_option("--runner-image", args->runner_image, "runner image (default: the manifest's, else forgectl/runner:local)");
-  cmd->add_option("--proxy-image", args->proxy_image,
-                  "egress proxy image for limited_internet (default: $FORGECTL_PROXY_IMAGE, else forgectl/squid:local)");
-  cmd->add_option("--lease", args->lease, "how long the stack may live before 'down --orphans' may reap it")->default_val("12h");
-  cmd->add_option("--health-timeout", args->health_timeout, "how long to wait for each service to be healthy")
-      ->default_val("120s");
-  cmd->callback([&ctx, rc, args] {
+  auto cmd =
+      app.subcommand("up", "Bring up a task's environment (networks, services, proxy, runner) and leave it running");
+  cmd.option("path", args->path, "task directory, task.yaml, or environment manifest").required();
+  cmd.flag("--json", args->json, "print the stack as one JSON document");
+  cmd.option("--runner-image", args->runner_image,
+             "runner image (default: the manifest's, else forgectl/runner:local)");
+  cmd.option("--proxy-image", args->proxy_image,
+             "egress proxy image for limited_internet (default: $FORGECTL_PROXY_IMAGE, else forgectl/squid:local)");
+  cmd.option("--lease", args->lease, "how long the stack may live before 'down --orphans' may reap it")
+      .default_val("12h");
+  cmd.option("--health-timeout", args->health_timeout, "how long to wait for each service to be healthy")
+      .default_val("120s");
+  cmd.on_run([&ctx, rc, args] {
     auto lease = manifest::parse_duration(args->lease);
     auto health = manifest::parse_duration(args->health_timeout);
     if (!lease || lease->count() <= 0) {
@@ -94,8 +97,10 @@ void add_up(CLI::App& app, Context& ctx, int* rc) {
       return;
     }
     ctx.log.info("stack " + r->name + " is up (" + std::to_string(r->took.count()) + " ms)");
-    if (args->json) print_json(ctx.out, *r);
-    else ctx.out << r->name << '\n';
+    if (args->json)
+      print_json(ctx.out, *r);
+    else
+      ctx.out << r->name << '\n';
     *rc = kExitOk;
   });
 }

@@ -135,15 +135,18 @@ int validate(Context& ctx, const ValidateArgs& a) {
 
 }  // namespace
 
-void add_validate(CLI::App& app, Context& ctx, int* rc) {
+void add_validate(Command app, Context& ctx, int* rc) {
   auto args = std::make_shared<ValidateArgs>();
-  auto* cmd = app.add_subcommand("validate", "Check tasks as `forgectl run` would before its first trial (file:line errors), without Docker");
-  cmd->add_option("paths", args->paths, "task directories, task.yaml files, directories of tasks, or environment manifests")->required();
-  cmd->add_option("--config", args->config, "run config: its model entries, key variables, judge and user routes are checked too");
-  cmd->add_option("--agent", args->agents, "check for this agent too (oracle: a solution; llm:MODEL: the model entry)")
-      ->allow_extra_args(false);
-  cmd->add_flag("--json", args->json, "print the result as one JSON document");
-  cmd->callback([&ctx, rc, args] { *rc = validate(ctx, *args); });
+  auto cmd = app.subcommand(
+      "validate", "Check tasks as `forgectl run` would before its first trial (file:line errors), without Docker");
+  cmd.option("paths", args->paths, "task directories, task.yaml files, directories of tasks, or environment manifests")
+      .required();
+  cmd.option("--config", args->config,
+             "run config: its model entries, key variables, judge and user routes are checked too");
+  cmd.option("--agent", args->agents, "check for this agent too (oracle: a solution; llm:MODEL: the model entry)")
+      .one_value_each();
+  cmd.flag("--json", args->json, "print the result as one JSON document");
+  cmd.on_run([&ctx, rc, args] { *rc = validate(ctx, *args); });
 }
 
 }  // namespace forge::cli

@@ -41,12 +41,11 @@ Versions versions(const Context& ctx) {
 
 }  // namespace
 
-void add_version(CLI::App& app, Context& ctx, int* rc) {
+void add_version(Command app, Context& ctx, int* rc) {
   auto as_json = std::make_shared<bool>(false);
-  auto* cmd =
-      app.add_subcommand("version", "Print forgectl's version, the Docker API version it speaks and the helper's");
-  cmd->add_flag("--json", *as_json, "print one JSON document");
-  cmd->callback([&ctx, rc, as_json] {
+  auto cmd = app.subcommand("version", "Print forgectl's version, the Docker API version it speaks and the helper's");
+  cmd.flag("--json", *as_json, "print one JSON document");
+  cmd.on_run([&ctx, rc, as_json] {
     Versions v = versions(ctx);
     if (*as_json) {
       json::Writer w;

@@ -9,6 +9,7 @@
 
 #include "results/trial_record.h"
 #include "support/docker_env.h"
+#include "support/paths.h"
 #include "support/process.h"
 #include "support/stack_env.h"
 
@@ -17,7 +18,7 @@ using namespace forge::test;
 
 namespace {
 
-const std::string kSource = FORGECTL_SOURCE_DIR;
+const std::string kSource = source_dir();
 const std::vector<std::string> kPacks = {kSource + "/examples/tasks", kSource + "/examples/projects/helpdesk"};
 
 // One task per feature of the pack (examples/README.md).
@@ -26,18 +27,12 @@ const std::set<std::string> kTasks = {
     "library_loans", "pinned_package", "vpn_fix",      "helpdesk_close_reset", "helpdesk_route_printer",
     "kb_answer"};
 
-RunResult forgectl(std::vector<std::string> args) {
-  auto r = run_forgectl(args, Millis(600000));
-  REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().what()));
-  return *r;
-}
-
 }  // namespace
 
 TEST_CASE("examples: every task of the pack validates, passes under the oracle and fails under noop") {
   std::vector<std::string> validate{"validate"};
   validate.insert(validate.end(), kPacks.begin(), kPacks.end());
-  auto v = forgectl(validate);
+  auto v = forgectl_run(validate, Millis(600000));
   CAPTURE(v.text());
   CHECK(v.code == 0);
 
@@ -48,7 +43,7 @@ TEST_CASE("examples: every task of the pack validates, passes under the oracle a
     args.insert(args.end(), kPacks.begin(), kPacks.end());
     const std::string out = dir.path() + "/run-" + agent;
     for (const auto& a : {"--agent", agent.c_str(), "--trials", "1", "--concurrency", "2", "--out", out.c_str()}) args.push_back(a);
-    auto r = forgectl(args);
+    auto r = forgectl_run(args, Millis(600000));
     CAPTURE(r.text());
     REQUIRE(r.code == 0);
     auto log = results::read_trials_jsonl(out + "/trials.jsonl");

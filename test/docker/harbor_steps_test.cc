@@ -27,13 +27,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// One bash call (no single quotes in `command`), then a final answer; replayed at every step.
-std::string write_replay(const TempFiles& d, const std::string& file, const std::string& command) {
-  return d.write(file, "messages:\n  - role: assistant\n    content: \"\"\n    tool_calls:\n"
-                       "      - name: bash\n        arguments:\n          command: '" + command + "'\n"
-                       "  - role: assistant\n    content: \"done\"\n");
-}
-
 // Two steps: "one" asks for step1.txt; "two" for step2.txt, and its workdir/ brings a data file
 // (a name to search for), a subdirectory with a script, and a setup.sh that writes made.txt from
 // it, as whoever runs it. Step two's tests check all of that; its healthcheck needs made.txt.
@@ -47,8 +40,7 @@ std::string write_task(const TempFiles& d, const std::string& name, const std::s
               "[[steps]]\nname = \"one\"\n[[steps]]\nname = \"two\"\n"
               "[steps.healthcheck]\ncommand = \"test -f made.txt\"\ninterval_sec = 0.1\nretries = 2\n" +
               two_extra);
-  d.write(name + "/environment/Dockerfile",
-          "FROM " + base + "\nWORKDIR /work\nUSER 1000:1000\nLABEL io.forgectl.test.task=" + name + "\n");
+  write_harbor_dockerfile(d, name, base);
   d.write(name + "/tests/test.sh", "echo 0 > /logs/verifier/reward.txt\n");
   d.write(name + "/steps/one/instruction.md", "Write 'one' to step1.txt.\n");
   d.write(name + "/steps/one/tests/test.sh",
@@ -70,22 +62,6 @@ std::string write_task(const TempFiles& d, const std::string& name, const std::s
   return d.dir() + "/" + name;
 }
 
-// Nothing of the run is left: the verifier's network stacks went with the trial.
-void check_nothing_left(const HarborRig& rig) {
-  auto nets = engine::list_networks(*docker_env().client, {{"label", {"io.forgectl.run=" + rig.env.run_id}}});
-  REQUIRE(nets.has_value());
-  CHECK(nets->empty());
-  auto cs = engine::list_containers(*docker_env().client, {{"label", {"io.forgectl.run=" + rig.env.run_id}}});
-  REQUIRE(cs.has_value());
-  CHECK(cs->empty());
-}
-
-std::string reasons(const trial::TrialResult& r) {
-  std::string all;
-  for (const auto& why : r.grade.reasons) all += why + "\n";
-  return all;
-}
-
 }  // namespace
 
 TEST_CASE("harbor steps workdir: a step's workdir/ and setup.sh come before its agent; the oracle passes, noop fails") {
@@ -96,7 +72,7 @@ TEST_CASE("harbor steps workdir: a step's workdir/ and setup.sh come before its 
   auto o = rig.run(task, trial::AgentChoice::Kind::kOracle);
   CAPTURE(o.error);
   CAPTURE(o.verifier_output);
-  CAPTURE(reasons(o));
+  CAPTURE(reasons_of(o));
   REQUIRE(o.outcome == results::Outcome::kGraded);
   CHECK(o.grade.components.at("step.one") == 1.0);
   CHECK(o.grade.components.at("step.two") == 1.0);  // workdir files, setup.sh's made.txt as 1000, no setup.sh
@@ -110,7 +86,7 @@ TEST_CASE("harbor steps workdir: a step's workdir/ and setup.sh come before its 
   CHECK(n.grade.components.at("step.two") == 0.0);
   CHECK(n.grade.score == 0.0);
   CHECK_FALSE(n.grade.binary_pass);
-  check_nothing_left(rig);
+  CHECK(rig.left_nothing());
 }
 
 TEST_CASE("harbor steps workdir: during step one's agent, step two's workdir files and setup.sh are nowhere") {
@@ -119,10 +95,11 @@ TEST_CASE("harbor steps workdir: during step one's agent, step two's workdir fil
   auto task = rig.load(write_task(d, "stepwd-probe", rig.base));
   // The same call at each step: every file named like step two's, and every file holding its
   // setup.sh's or its data file's text, anywhere but /proc and /sys.
-  const std::string replay = write_replay(
+  const std::string replay = write_bash_replay(
       d, "probe.yaml",
       "echo one > step1.txt; find / \\( -path /proc -o -path /sys \\) -prune -o \\( -name \"stepwd-marker*\" -o -name "
-      "shout.sh -o -name made.txt \\) -print 2>/dev/null; grep -rlE \"given-by-workdir|bin/shout\" / --exclude-dir=proc "
+      "shout.sh -o -name made.txt \\) -print 2>/dev/null; grep -rlE \"given-by-workdir|bin/shout\" / "
+      "--exclude-dir=proc "
       "--exclude-dir=sys --exclude-dir=dev 2>/dev/null; echo probed");
   auto r = rig.replay_graded(task, replay, 2);
   const std::string& one = r.tool_log[0].record.content;
@@ -141,7 +118,7 @@ TEST_CASE("harbor steps workdir: during step one's agent, step two's workdir fil
   CHECK(two.find("setup.sh") == std::string::npos);  // the script itself is never left behind
   CHECK(two.find("/tmp/") == std::string::npos);      // nor its temporary copy
   CHECK(r.grade.components.at("step.one") == 1.0);
-  check_nothing_left(rig);
+  CHECK(rig.left_nothing());
 }
 
 TEST_CASE("harbor steps workdir: a link or a directory the agent left where step two's workdir puts something is replaced") {
@@ -150,7 +127,7 @@ TEST_CASE("harbor steps workdir: a link or a directory the agent left where step
   auto task = rig.load(write_task(d, "stepwd-link", rig.base));
   // Step one's agent puts bin -> /etc where step two's workdir has bin/shout.sh, and a directory
   // where it has a file; step two's agent looks where the copy went.
-  const std::string replay = write_replay(
+  const std::string replay = write_bash_replay(
       d, "link.yaml",
       "echo one > step1.txt; [ -e made.txt ] || { ln -s /etc bin; mkdir stepwd-marker-two.txt; }; ls -ld bin; "
       "ls /etc/shout.sh 2>&1; cat stepwd-marker-two.txt 2>&1; echo probed");
@@ -165,7 +142,7 @@ TEST_CASE("harbor steps workdir: a link or a directory the agent left where step
   CHECK(two.rfind("drwx", 0) == 0);
   CHECK(two.find("No such file") != std::string::npos);  // nothing was written through it
   CHECK(two.find("given-by-workdir") != std::string::npos);  // the directory gave way to the file
-  check_nothing_left(rig);
+  CHECK(rig.left_nothing());
 }
 
 // After step one the agent has had the runner, so step two's failing setup.sh or healthcheck may
@@ -193,7 +170,7 @@ TEST_CASE("harbor steps setup: a later step's failing setup.sh or healthcheck sc
   CHECK(u.grade.components.at("step.two") == doctest::Approx(0.0));
   CHECK(join(u.grade.reasons, " | ").find("step 'two': [steps.healthcheck]") != std::string::npos);
   CHECK(u.tool_log.size() == 1);
-  check_nothing_left(rig);
+  CHECK(rig.left_nothing());
 }
 
 // The cheat: step one's agent plants made.txt as a directory, so step two's setup.sh cannot write
@@ -203,7 +180,8 @@ TEST_CASE("harbor steps setup: an agent that breaks the next step's setup.sh get
   HarborRig rig;
   TempFiles d("forgectl-harbor-stepwd-");
   auto task = rig.load(write_task(d, "stepwd-sabotage", rig.base));
-  const std::string replay = write_replay(d, "sabotage.yaml", "echo one > step1.txt; mkdir -p made.txt/x; echo planted");
+  const std::string replay =
+      write_bash_replay(d, "sabotage.yaml", "echo one > step1.txt; mkdir -p made.txt/x; echo planted");
   auto r = rig.replay_graded(task, replay);
   CHECK(r.infra_kind == results::InfraKind::kNone);
   CHECK(r.grade.components.at("step.one") == doctest::Approx(1.0));
@@ -211,7 +189,7 @@ TEST_CASE("harbor steps setup: an agent that breaks the next step's setup.sh get
   CHECK(r.grade.score == doctest::Approx(0.5));
   CHECK_FALSE(r.grade.binary_pass);
   CHECK(join(r.grade.reasons, " | ").find("steps/two/workdir/setup.sh failed") != std::string::npos);
-  check_nothing_left(rig);
+  CHECK(rig.left_nothing());
 }
 
 TEST_CASE("harbor steps user: a step's own [steps.agent].user runs its agent, its setup.sh and its /solution") {
@@ -244,19 +222,13 @@ TEST_CASE("harbor steps user: a step's own [steps.agent].user runs its agent, it
   auto r = rig.run(task, trial::AgentChoice::Kind::kOracle);
   CAPTURE(r.error);
   CAPTURE(r.verifier_output);
-  CAPTURE(reasons(r));
+  CAPTURE(reasons_of(r));
   REQUIRE(r.outcome == results::Outcome::kGraded);
   CHECK(r.grade.components.at("step.one") == 1.0);
   CHECK(r.grade.components.at("step.two") == 1.0);
   CHECK(r.grade.score == 1.0);
-  bool logged = false;
-  for (const auto& tar : r.log_tars) {
-    auto entries = engine::read_tar(tar);
-    REQUIRE(entries.has_value());
-    for (const auto& e : *entries) logged = logged || (e.path == "steps/two/agent/two-uid.txt" && e.content == "1001\n");
-  }
-  CHECK(logged);
-  check_nothing_left(rig);
+  CHECK(log_files(r)["steps/two/agent/two-uid.txt"] == "1001\n");
+  CHECK(rig.left_nothing());
 }
 
 TEST_CASE("harbor steps: per-step artifacts under logs/steps/<name>/artifacts/; mean averages each reward key") {
@@ -285,7 +257,7 @@ TEST_CASE("harbor steps: per-step artifacts under logs/steps/<name>/artifacts/; 
 
   auto r = rig.run(task, trial::AgentChoice::Kind::kOracle);
   CAPTURE(r.error);
-  CAPTURE(reasons(r));
+  CAPTURE(reasons_of(r));
   REQUIRE(r.outcome == results::Outcome::kGraded);
   CHECK(r.grade.components.at("step.one") == 1.0);
   CHECK(r.grade.components.at("step.two") == 1.0);
@@ -308,7 +280,7 @@ TEST_CASE("harbor steps: per-step artifacts under logs/steps/<name>/artifacts/; 
   CHECK_FALSE(fs::exists(steps / "two" / "artifacts" / "outdir"));   // step one's list is step one's
   CHECK_FALSE(fs::exists(steps / "one" / "artifacts" / "two-notes.txt"));
   CHECK(fs::exists(steps / "two" / "verifier" / "reward.json"));
-  check_nothing_left(rig);
+  CHECK(rig.left_nothing());
 }
 
 TEST_CASE("harbor steps setup: setup.sh reads /dev/null, runs as the given ids, leaves no copy; past its time it is killed") {

@@ -42,7 +42,7 @@ std::string write_task(const TempFiles& d, const std::string& name, const std::s
           "version = \"1.0\"\n[agent]\ntimeout_sec = 120\n[verifier]\ntimeout_sec = 60\n"
           "[environment]\nnetwork_mode = \"no-network\"\nmemory_mb = 512\n");
   d.write(name + "/instruction.md", "Write 42 to answer.txt.\n");
-  d.write(name + "/environment/Dockerfile", "FROM " + base + "\nWORKDIR /work\nUSER 1000:1000\nLABEL io.forgectl.test.task=" + name + "\n");
+  write_harbor_dockerfile(d, name, base);
   d.write(name + "/tests/test.sh",
           test_sh.empty() ? "if grep -q 42 answer.txt 2>/dev/null; then echo 1 > /logs/verifier/reward.txt; "
                             "else echo 0 > /logs/verifier/reward.txt; fi\n"
@@ -55,13 +55,6 @@ manifest::TaskConfig load(const std::string& dir) {
   auto t = manifest::load_harbor_task_config(dir);
   REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
   return std::move(*t);
-}
-
-// A replay of one bash call, then a final answer.
-std::string write_replay(const TempFiles& d, const std::string& command) {
-  return d.write("replay.yaml", "messages:\n  - role: assistant\n    content: \"\"\n    tool_calls:\n"
-                                "      - name: bash\n        arguments:\n          command: '" + command + "'\n"
-                                "  - role: assistant\n    content: \"done\"\n");
 }
 
 }  // namespace
@@ -110,8 +103,9 @@ TEST_CASE("harbor trial: during the agent's run /tests and /solution are absent;
   TempFiles d("forgectl-harbor-");
   auto task = load(write_task(d, "probe", rig.base));
   rig.runner_tag(task);
-  const std::string replay = write_replay(
-      d, "ls -d /tests /solution /logs/verifier 2>&1; echo note > /logs/agent/note.txt; echo 42 > answer.txt; echo listed");
+  const std::string replay = write_bash_replay(d, "replay.yaml",
+                                               "ls -d /tests /solution /logs/verifier 2>&1; echo note > "
+                                               "/logs/agent/note.txt; echo 42 > answer.txt; echo listed");
   auto r = rig.replay_graded(task, replay, 1);
   const std::string& out = r.tool_log[0].record.content;
   CAPTURE(out);
@@ -206,7 +200,8 @@ TEST_CASE("harbor trial: a Terminal-Bench 1 task (task.yaml, run-tests.sh, solut
   CHECK(oracle.tool_log[0].record.arguments.find("/solution/solution.sh") != std::string::npos);
 
   // The build context left the task's tests and solution out: the agent finds neither.
-  const std::string replay = write_replay(d, "ls /tests /solution /run-tests.sh /solution.sh 2>&1; echo listed");
+  const std::string replay =
+      write_bash_replay(d, "replay.yaml", "ls /tests /solution /run-tests.sh /solution.sh 2>&1; echo listed");
   auto probe = rig.replay_graded(task, replay, 1);
   const std::string& out = probe.tool_log[0].record.content;
   CAPTURE(out);
@@ -247,7 +242,7 @@ TEST_CASE("harbor trial: allowlist reaches only its host through the egress prox
   REQUIRE(task.environment.manifest.network_policy == manifest::NetworkPolicy::kLimitedInternet);
   task.environment.manifest.allow_private = true;  // the fake internet sits on a private subnet
   rig.runner_tag(task);
-  const std::string replay = write_replay(d, kProbeNet);
+  const std::string replay = write_bash_replay(d, "replay.yaml", kProbeNet);
 
   trial::TrialResult r;
   std::thread t([&] { r = rig.run(task, trial::AgentChoice::Kind::kReplay, replay); });
@@ -389,16 +384,6 @@ trial::TrialResult run_with_upstream(HarborRig& rig, const manifest::TaskConfig&
   return r;
 }
 
-// Nothing of the run is left: the verifier's network stack went with the trial.
-void check_nothing_left(const HarborRig& rig) {
-  auto nets = engine::list_networks(*docker_env().client, {{"label", {"io.forgectl.run=" + rig.env.run_id}}});
-  REQUIRE(nets.has_value());
-  CHECK(nets->empty());
-  auto cs = engine::list_containers(*docker_env().client, {{"label", {"io.forgectl.run=" + rig.env.run_id}}});
-  REQUIRE(cs.has_value());
-  CHECK(cs->empty());
-}
-
 }  // namespace
 
 TEST_CASE("harbor verifier network: allowlist reaches only its hosts through a proxy of its own; no-network nothing") {
@@ -419,7 +404,7 @@ TEST_CASE("harbor verifier network: allowlist reaches only its hosts through a p
   CHECK(r.grade.components.at("reward.direct_ip") == 0.0);      // no way around the proxy
   CHECK(r.grade.components.at("reward.direct_name") == 0.0);
   CHECK(r.verifier_output.find("proxy=http://egress-proxy:3128") != std::string::npos);
-  check_nothing_left(rig);
+  CHECK(rig.left_nothing());
 
   // The same probe with no [verifier] network: the baseline no-network, no interface but lo.
   auto closed = verifier_net_task(d, "vclosed", rig.base, "");
@@ -432,7 +417,7 @@ TEST_CASE("harbor verifier network: allowlist reaches only its hosts through a p
   CHECK(c.grade.components.at("reward.proxy_allowed") == 0.0);
   CHECK(c.verifier_output.find("proxy= ") == std::string::npos);
   CHECK(c.verifier_output.find("proxy=\n") != std::string::npos);
-  check_nothing_left(rig);
+  CHECK(rig.left_nothing());
 }
 
 TEST_CASE("harbor verifier network: public joins a network of its own whose upstream answers directly") {
@@ -449,7 +434,7 @@ TEST_CASE("harbor verifier network: public joins a network of its own whose upst
   CHECK(r.grade.components.at("reward.direct_ip") == 1.0);
   CHECK(r.grade.components.at("reward.direct_name") == 1.0);
   CHECK(r.grade.components.at("reward.proxy_allowed") == 0.0);  // no proxy in public
-  check_nothing_left(rig);
+  CHECK(rig.left_nothing());
 }
 
 TEST_CASE("harbor verifier user: a uid or an image's user name runs the tests; root and the agent's ids are refused") {
@@ -500,7 +485,7 @@ TEST_CASE("harbor verifier user: a uid or an image's user name runs the tests; r
     CHECK(r.error.find(why) != std::string::npos);
     CHECK(r.error.find("[verifier].user") != std::string::npos);
   }
-  check_nothing_left(rig);
+  CHECK(rig.left_nothing());
 }
 
 TEST_CASE("harbor env: ${VAR} templates read the host only for --env-passthrough names, in every table") {
@@ -553,7 +538,7 @@ TEST_CASE("harbor env: ${VAR} templates read the host only for --env-passthrough
   CHECK(b.outcome == results::Outcome::kSetupError);
   CHECK(b.error.find("--env-passthrough FORGECTL_TEST_HSECRET") != std::string::npos);
   CHECK(b.error.find("[environment].env") != std::string::npos);
-  check_nothing_left(rig);
+  CHECK(rig.left_nothing());
 }
 
 TEST_CASE("harbor healthcheck: the agent starts once the check passes; a check that never does is the environment's") {
@@ -573,7 +558,8 @@ TEST_CASE("harbor healthcheck: the agent starts once the check passes; a check t
   auto ok = with_check("hcok",
                        "command = 'n=$(cat /tmp/hc 2>/dev/null || echo 0); n=$((n+1)); echo $n > /tmp/hc; "
                        "[ $n -ge 3 ]'\ninterval_sec = 0.2\nretries = 5\n");
-  auto r = rig.run(ok, trial::AgentChoice::Kind::kReplay, write_replay(d, "cat /tmp/hc; echo 42 > answer.txt"));
+  auto r = rig.run(ok, trial::AgentChoice::Kind::kReplay,
+                   write_bash_replay(d, "replay.yaml", "cat /tmp/hc; echo 42 > answer.txt"));
   CAPTURE(r.error);
   REQUIRE(r.outcome == results::Outcome::kGraded);
   REQUIRE(r.tool_log.size() == 1);
@@ -601,7 +587,7 @@ TEST_CASE("harbor healthcheck: the agent starts once the check passes; a check t
   CAPTURE(s.error);
   CHECK(s.outcome == results::Outcome::kInfraError);
   CHECK(s.error.find("timed out after 1") != std::string::npos);
-  check_nothing_left(rig);
+  CHECK(rig.left_nothing());
 }
 
 TEST_CASE("harbor artifacts: declared paths reach the trial directory and the verifier; links and exclusions do not") {
@@ -625,9 +611,10 @@ TEST_CASE("harbor artifacts: declared paths reach the trial directory and the ve
     rig.runner_tag(t);
     return t;
   };
-  const std::string replay = write_replay(d,
-                                          "echo hello > /outdir/result.txt; ln -s /etc/passwd /outdir/link; echo x > "
-                                          "/outdir/junk.tmp; echo 42 > answer.txt");
+  const std::string replay =
+      write_bash_replay(d, "replay.yaml",
+                        "echo hello > /outdir/result.txt; ln -s /etc/passwd /outdir/link; echo x > "
+                        "/outdir/junk.tmp; echo 42 > answer.txt");
 
   auto task = with_artifacts("arts",
                              "artifacts = [{ source = \"/outdir\", exclude = [\"*.tmp\"] }, "
@@ -660,7 +647,7 @@ TEST_CASE("harbor artifacts: declared paths reach the trial directory and the ve
   auto plain = with_artifacts("noarts", "");
   auto p = rig.replay_graded(plain, replay);
   CHECK(p.grade.components.at("reward.seen") == 0.0);
-  check_nothing_left(rig);
+  CHECK(rig.left_nothing());
 }
 
 TEST_CASE(
@@ -734,8 +721,7 @@ std::string write_steps_task(const TempFiles& d, const std::string& name, const 
               "[environment]\nnetwork_mode = \"no-network\"\nmemory_mb = 512\n"
               "[[steps]]\nname = \"one\"\n" + step_one_extra +
               "[[steps]]\nname = \"two\"\n[steps.verifier]\ntimeout_sec = 30\n");
-  d.write(name + "/environment/Dockerfile",
-          "FROM " + base + "\nWORKDIR /work\nUSER 1000:1000\nLABEL io.forgectl.test.task=" + name + "\n");
+  write_harbor_dockerfile(d, name, base);
   d.write(name + "/tests/lib.sh",
           "reward() { if [ \"$(cat \"$1\" 2>/dev/null)\" = \"$2\" ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt; }\n");
   d.write(name + "/tests/test.sh", "echo 0 > /logs/verifier/reward.txt\n");  // overridden by each step's
@@ -768,26 +754,19 @@ TEST_CASE("harbor steps: the oracle passes both steps in one environment; each s
   CHECK(r.grade.binary_pass);
   CHECK(r.tool_log.size() == 2);  // solve.sh once per step
   // Each step's verifier logs under logs/steps/<name>/.
-  bool one = false, two = false;
-  for (const auto& tar : r.log_tars) {
-    auto entries = engine::read_tar(tar);
-    REQUIRE(entries.has_value());
-    for (const auto& e : *entries) {
-      one = one || e.path == "steps/one/verifier/reward.txt";
-      two = two || e.path == "steps/two/verifier/reward.txt";
-    }
-  }
-  CHECK(one);
-  CHECK(two);
+  auto logs = log_files(r);
+  CHECK(logs.count("steps/one/verifier/reward.txt"));
+  CHECK(logs.count("steps/two/verifier/reward.txt"));
 }
 
 TEST_CASE("harbor steps: an agent solving step one only scores 0.5 by mean, 0 by final; no step's tests reach it") {
   HarborRig rig;
   TempFiles d("forgectl-harbor-steps-");
   // The same call at each step: it solves step one, and looks for any test file it could see.
-  const std::string replay = write_replay(
-      d, "echo one > step1.txt; [ -e /tests ] && echo tests-present; [ -e /logs/verifier ] && echo verifier-present; "
-         "find / -xdev -name \"step2-only*\" 2>/dev/null; echo probed");
+  const std::string replay = write_bash_replay(
+      d, "replay.yaml",
+      "echo one > step1.txt; [ -e /tests ] && echo tests-present; [ -e /logs/verifier ] && echo verifier-present; "
+      "find / -xdev -name \"step2-only*\" 2>/dev/null; echo probed");
   for (const std::string strategy : {"mean", "final"}) {
     CAPTURE(strategy);
     auto task = load(write_steps_task(d, "half-" + strategy, rig.base, strategy));
@@ -839,7 +818,7 @@ TEST_CASE("harbor steps: missing a gate on purpose does not make the skipped ste
   d.write("gate-dodge/steps/one/solution/solve.sh", "echo one > step1.txt; touch style.txt\n");
   auto task = load(dir);
   rig.runner_tag(task);
-  auto cheat = rig.replay_graded(task, write_replay(d, "echo one > step1.txt"));
+  auto cheat = rig.replay_graded(task, write_bash_replay(d, "replay.yaml", "echo one > step1.txt"));
   CHECK(cheat.grade.components.at("step.one") == 1.0);
   CHECK(cheat.grade.components.at("step.two") == 0.0);
   CHECK(cheat.grade.score == doctest::Approx(0.5));
@@ -860,7 +839,7 @@ TEST_CASE("harbor shared verifier: the tests run in the agent's runner as the ve
       "ok=0; grep -q 42 answer.txt 2>/dev/null && ok=1; seen=0; [ -e /tmp/agent-left ] && seen=1; "
       "printf '{\"reward\": %s, \"sees_agent_tmp\": %s, \"uid\": %s}' $ok $seen $(id -u) > /logs/verifier/reward.json\n"));
   rig.runner_tag(task);
-  const std::string replay = write_replay(d, "echo 42 > answer.txt; echo x > /tmp/agent-left");
+  const std::string replay = write_bash_replay(d, "replay.yaml", "echo 42 > answer.txt; echo x > /tmp/agent-left");
   rig.cfg.harbor_shared_verifier = true;
   auto shared = rig.replay_graded(task, replay);
   CHECK(shared.grade.score == 1.0);
@@ -904,7 +883,7 @@ TEST_CASE("harbor verifier HOME: the tests get a HOME of their own to install in
     // Separate only: the shared verifier has no as-agent service ($FORGECTL_AS_AGENT is unset there).
     if (!shared) CHECK(r.grade.components.at("reward.agent_wrote") == 0.0);
   }
-  check_nothing_left(rig);
+  CHECK(rig.left_nothing());
 }
 
 TEST_CASE("harbor cli: --harbor-verifier shared warns once; --resume alone reuses it and --env-passthrough") {

@@ -28,29 +28,13 @@ std::string write_task(const TempFiles& d, const std::string& name, const std::s
               "[environment]\nnetwork_mode = \"no-network\"\nmemory_mb = 512\n"
               "env = { FROM_ENV = \"agent-side\" }\n");
   d.write(name + "/instruction.md", "Write 42 to answer.txt.\n");
-  d.write(name + "/environment/Dockerfile",
-          "FROM " + base + "\nWORKDIR /work\nUSER 1000:1000\nLABEL io.forgectl.test.task=" + name + "\n");
+  write_harbor_dockerfile(d, name, base);
   d.write(name + "/tests/test.sh", test_sh);
   d.write(name + "/solution/solve.sh", "echo 42 > answer.txt\n");
   return d.dir() + "/" + name;
 }
 
 manifest::TaskConfig load(HarborRig& rig, const std::string& dir) { return rig.load(dir); }
-
-std::string write_replay(const TempFiles& d, const std::string& command) {
-  return d.write("replay.yaml", "messages:\n  - role: assistant\n    content: \"\"\n    tool_calls:\n"
-                                "      - name: bash\n        arguments:\n          command: '" + command + "'\n"
-                                "  - role: assistant\n    content: \"done\"\n");
-}
-
-void check_nothing_left(const HarborRig& rig) {
-  auto nets = engine::list_networks(*docker_env().client, {{"label", {"io.forgectl.run=" + rig.env.run_id}}});
-  REQUIRE(nets.has_value());
-  CHECK(nets->empty());
-  auto cs = engine::list_containers(*docker_env().client, {{"label", {"io.forgectl.run=" + rig.env.run_id}}});
-  REQUIRE(cs.has_value());
-  CHECK(cs->empty());
-}
 
 // reward 1 only when the answer is right, the [verifier.environment].env value is there and the
 // cgroup's memory limit (memory.max) is 256 MiB; the parts as keys of their own.
@@ -97,7 +81,8 @@ TEST_CASE("harbor [verifier.environment]: its env reaches the tests, never the a
   CHECK(oracle.grade.binary_pass);
 
   // The agent prints its whole environment: [environment].env is there, the verifier's value is not.
-  auto agent = rig.run(task, trial::AgentChoice::Kind::kReplay, write_replay(d, "env; echo 42 > answer.txt"));
+  auto agent = rig.run(task, trial::AgentChoice::Kind::kReplay,
+                       write_bash_replay(d, "replay.yaml", "env; echo 42 > answer.txt"));
   CAPTURE(agent.error);
   REQUIRE(agent.outcome == results::Outcome::kGraded);
   REQUIRE(agent.tool_log.size() == 1);
@@ -117,7 +102,7 @@ TEST_CASE("harbor [verifier.environment]: its env reaches the tests, never the a
   CHECK(c.grade.components.at("reward.secret") == 0.0);
   CHECK(c.grade.components.at("reward.memory") == 1.0);
   CHECK(c.grade.score == 0.0);
-  check_nothing_left(rig);
+  CHECK(rig.left_nothing());
 }
 
 TEST_CASE("harbor [verifier.environment]: a verifier the OOM killer ends scores 0 naming memory_mb; one that survives is scored") {
@@ -149,7 +134,7 @@ TEST_CASE("harbor [verifier.environment]: a verifier the OOM killer ends scores 
   for (const auto& why : s.grade.reasons) reasons += why + "\n";
   CAPTURE(reasons);
   CHECK(reasons.find("the out-of-memory killer ended a process of the verifier") != std::string::npos);
-  check_nothing_left(rig);
+  CHECK(rig.left_nothing());
 }
 
 TEST_CASE("harbor shared verifier, multi-step: each step's tests run in the runner and are gone before the next agent") {
@@ -160,8 +145,7 @@ TEST_CASE("harbor shared verifier, multi-step: each step's tests run in the runn
           "schema_version = \"1.3\"\n[agent]\ntimeout_sec = 120\n[verifier]\ntimeout_sec = 60\n"
           "[environment]\nnetwork_mode = \"no-network\"\nmemory_mb = 512\n"
           "[[steps]]\nname = \"one\"\n[[steps]]\nname = \"two\"\n");
-  d.write(name + "/environment/Dockerfile",
-          "FROM " + rig.base + "\nWORKDIR /work\nUSER 1000:1000\nLABEL io.forgectl.test.task=" + name + "\n");
+  write_harbor_dockerfile(d, name, rig.base);
   d.write(name + "/tests/test.sh", "echo 0 > /logs/verifier/reward.txt\n");
   d.write(name + "/steps/one/instruction.md", "Write 'one' to step1.txt.\n");
   // Step one's tests leave a file in /tests and one in /logs/verifier besides their reward.
@@ -177,11 +161,12 @@ TEST_CASE("harbor shared verifier, multi-step: each step's tests run in the runn
           "printf '{\"reward\": %s, \"clean\": %s, \"shared\": %s}' $ok $clean $shared > /logs/verifier/reward.json\n");
   auto task = rig.load(d.dir() + "/" + name);
   // At each step the agent solves both, looks for any test or reward left, and tries to plant one.
-  const std::string replay = write_replay(
-      d, "echo one > step1.txt; echo two > step2.txt; echo x > /tmp/agent-left; "
-         "[ -e /tests ] && echo tests-present; [ -e /logs/verifier ] && echo verifier-present; "
-         "mkdir /logs/verifier 2>/dev/null && echo planted-logs; mkdir /tests 2>/dev/null && echo planted-tests; "
-         "ls -a /logs; echo probed");
+  const std::string replay = write_bash_replay(
+      d, "replay.yaml",
+      "echo one > step1.txt; echo two > step2.txt; echo x > /tmp/agent-left; "
+      "[ -e /tests ] && echo tests-present; [ -e /logs/verifier ] && echo verifier-present; "
+      "mkdir /logs/verifier 2>/dev/null && echo planted-logs; mkdir /tests 2>/dev/null && echo planted-tests; "
+      "ls -a /logs; echo probed");
   rig.cfg.harbor_shared_verifier = true;
   auto r = rig.replay_graded(task, replay);
   CAPTURE(r.verifier_output);
@@ -199,16 +184,8 @@ TEST_CASE("harbor shared verifier, multi-step: each step's tests run in the runn
     CHECK(out.find("planted") == std::string::npos);
   }
   // Step two's verifier ran in the agent's runner (its /tmp), with nothing of step one's left.
-  bool shared_seen = false;
-  for (const auto& tar : r.log_tars) {
-    auto entries = engine::read_tar(tar);
-    REQUIRE(entries.has_value());
-    for (const auto& e : *entries)
-      if (e.path == "steps/two/verifier/reward.json") {
-        CAPTURE(e.content);
-        shared_seen = e.content.find("\"clean\": 1, \"shared\": 1") != std::string::npos;
-      }
-  }
-  CHECK(shared_seen);
-  check_nothing_left(rig);
+  const std::string two = log_files(r)["steps/two/verifier/reward.json"];
+  CAPTURE(two);
+  CHECK(two.find("\"clean\": 1, \"shared\": 1") != std::string::npos);
+  CHECK(rig.left_nothing());
 }

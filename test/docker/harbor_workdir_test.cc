@@ -36,13 +36,6 @@ std::string write_app_task(const TempFiles& d, const std::string& name, const st
   return d.dir() + "/" + name;
 }
 
-// One bash call (no single quotes in `command`), then a final answer.
-std::string write_replay(const TempFiles& d, const std::string& file, const std::string& command) {
-  return d.write(file, "messages:\n  - role: assistant\n    content: \"\"\n    tool_calls:\n"
-                       "      - name: bash\n        arguments:\n          command: '" + command + "'\n"
-                       "  - role: assistant\n    content: \"done\"\n");
-}
-
 bool has_reason(const trial::TrialResult& r, const std::string& text) {
   for (const auto& s : r.grade.reasons)
     if (s.find(text) != std::string::npos) return true;
@@ -71,7 +64,8 @@ TEST_CASE("harbor workdir: an image's WORKDIR /app is the agent's directory and 
   CHECK(noop.grade.score == 0.0);
 
   // The agent starts in /app and is told so; a relative path lands there.
-  auto rel = rig.run(task, trial::AgentChoice::Kind::kReplay, write_replay(d, "rel.yaml", "pwd; echo hello > out.txt"));
+  auto rel =
+      rig.run(task, trial::AgentChoice::Kind::kReplay, write_bash_replay(d, "rel.yaml", "pwd; echo hello > out.txt"));
   CAPTURE(rel.error);
   REQUIRE(rel.outcome == results::Outcome::kGraded);
   REQUIRE(rel.tool_log.size() == 1);
@@ -82,7 +76,7 @@ TEST_CASE("harbor workdir: an image's WORKDIR /app is the agent's directory and 
   const std::string root_dir = write_app_task(d, "rootdir", rig.base, "echo 1 > /logs/verifier/reward.txt\n", "true\n");
   d.write("rootdir/environment/Dockerfile", "FROM " + rig.base + "\nWORKDIR /\nLABEL io.forgectl.test.task=rootdir\n");
   auto root_task = rig.load(root_dir);
-  auto at_root = rig.replay_graded(root_task, write_replay(d, "root.yaml", "pwd"), 1);
+  auto at_root = rig.replay_graded(root_task, write_bash_replay(d, "root.yaml", "pwd"), 1);
   CHECK(at_root.tool_log[0].record.content.find("/work") == 0);
 }
 
@@ -95,8 +89,8 @@ TEST_CASE("harbor verifier: a reward.txt the agent's program made a directory sc
       "got=$(sh /app/answer.sh 2>&1)\nif [ \"$got\" = \"$(cat /tests/expected.txt)\" ]; then echo 1 > "
       "/logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n",
       "echo echo XYZZY > /app/answer.sh\n"));
-  auto spoil = write_replay(d, "spoil.yaml",
-                            "printf \"mkdir -p /logs/verifier/reward.txt\\necho wrong\\n\" > /app/answer.sh");
+  auto spoil = write_bash_replay(d, "spoil.yaml",
+                                 "printf \"mkdir -p /logs/verifier/reward.txt\\necho wrong\\n\" > /app/answer.sh");
   auto r = rig.replay_graded(direct, spoil);  // the model's 0, not a retried grader error
   CHECK(r.grade.score == 0.0);
   CHECK_FALSE(r.grade.binary_pass);
@@ -110,7 +104,7 @@ TEST_CASE("harbor verifier: a reward.txt the agent's program made a directory sc
   CHECK(honest.grade.score == 1.0);
 
   // Run directly, the program reads /tests; through $FORGECTL_AS_AGENT it runs as 1000 and cannot.
-  auto peek = write_replay(d, "peek.yaml", "printf \"cat /tests/expected.txt\\n\" > /app/answer.sh");
+  auto peek = write_bash_replay(d, "peek.yaml", "printf \"cat /tests/expected.txt\\n\" > /app/answer.sh");
   auto leaked = rig.replay_graded(direct, peek);
   CHECK(leaked.grade.score == 1.0);  // what docs/harbor.md warns of: the verifier cannot protect this
 

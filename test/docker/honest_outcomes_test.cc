@@ -54,12 +54,6 @@ std::string write_config(const TempDir& dir, const std::string& base_url, const 
   return path;
 }
 
-RunResult forgectl(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {}) {
-  auto r = run_forgectl(args, Millis(300000), env);
-  REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().what()));
-  return *r;
-}
-
 std::size_t recorded(const std::string& run_dir) {
   auto log = results::read_trials_jsonl(run_dir + "/trials.jsonl");
   return log ? log->trials.size() : 0;
@@ -72,14 +66,14 @@ void refused_before_anything(const std::vector<std::string>& run_args, const std
   TempDir out;
   std::vector<std::string> args = run_args;
   args.insert(args.end(), {"--out", out.path() + "/run"});
-  auto r = forgectl(args, env);
+  auto r = forgectl_run(args, env);
   CAPTURE(r.text());
   CHECK(r.code == 2);
   CHECK(r.err.find(message) != std::string::npos);
   CHECK(r.err.find("nothing was started") != std::string::npos);
   CHECK(recorded(out.path() + "/run") == 0);
   if (validate_args.empty()) return;
-  auto v = forgectl(validate_args, env);
+  auto v = forgectl_run(validate_args, env);
   CAPTURE(v.text());
   CHECK(v.code == 2);
   CHECK(v.out.find(message) != std::string::npos);
@@ -138,8 +132,8 @@ TEST_CASE("honest outcomes: a judge answering 500 at grading time is an infra er
   std::string cfg = write_config(dir, server.base_url(), "FORGECTL_TEST_KEY",
                                  "  judge: {provider: openai, name: gpt-4o-mini, base_url: \"" + server.base_url() +
                                      "\", api_key_env: FORGECTL_TEST_KEY}\n");
-  auto r = forgectl({"run", task, "--config", cfg, "--agent", "oracle", "--out", out.path() + "/run"},
-                    {{"FORGECTL_TEST_KEY", "sk-test"}});
+  auto r = forgectl_run({"run", task, "--config", cfg, "--agent", "oracle", "--out", out.path() + "/run"},
+                        {{"FORGECTL_TEST_KEY", "sk-test"}});
   CAPTURE(r.text());
   CHECK(r.code == 1);  // infra errors left after retries
   auto log = results::read_trials_jsonl(out.path() + "/run/trials.jsonl");
@@ -161,8 +155,8 @@ TEST_CASE("honest outcomes: a provider that accepts the connection and never ans
   server.push(hang, 50);
   std::string task = write_task(dir, "black_hole");
   std::string cfg = write_config(dir, server.base_url(), "FORGECTL_TEST_KEY");
-  auto r = forgectl({"run", task, "--config", cfg, "--agent", "llm", "--out", out.path() + "/run"},
-                    {{"FORGECTL_TEST_KEY", "sk-test"}});
+  auto r = forgectl_run({"run", task, "--config", cfg, "--agent", "llm", "--out", out.path() + "/run"},
+                        {{"FORGECTL_TEST_KEY", "sk-test"}});
   server.release();
   CAPTURE(r.text());
   CHECK(r.code == 1);
@@ -177,10 +171,10 @@ TEST_CASE("honest outcomes: a provider that accepts the connection and never ans
 TEST_CASE("honest outcomes: --trials beyond the limit and --trials 0 are refused at once") {
   TempDir dir, out;
   std::string task = write_task(dir, "many");
-  auto big = forgectl({"run", task, "--agent", "oracle", "--trials", "2147483647", "--out", out.path() + "/a"});
+  auto big = forgectl_run({"run", task, "--agent", "oracle", "--trials", "2147483647", "--out", out.path() + "/a"});
   CHECK(big.code == 2);
   CHECK(big.err.find("--trials") != std::string::npos);
-  auto zero = forgectl({"run", task, "--agent", "oracle", "--trials", "0", "--out", out.path() + "/b"});
+  auto zero = forgectl_run({"run", task, "--agent", "oracle", "--trials", "0", "--out", out.path() + "/b"});
   CHECK(zero.code == 2);
   CHECK(zero.err.find("--trials 0") != std::string::npos);
 }

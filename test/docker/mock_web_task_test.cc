@@ -8,12 +8,14 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 
 #include "core/files.h"
 #include "engine/exec.h"
 #include "results/trial_record.h"
 #include "stack/labels.h"
+#include "support/fs_scan.h"
 #include "support/process.h"
 #include "support/scripted_trial.h"
 #include "support/tf_web_task.h"
@@ -80,37 +82,42 @@ std::vector<Turn> guesser() {
           {"The tracking code is TRK-0000-AA.", {}}};
 }
 
-// What mock-web's container holds under /srv, and every file of it (but the kernel's) naming the
-// grading marker, assembled by the shell so the command does not carry it.
-std::string scan_mock_web(const std::string& run_id) {
-  auto cs = engine::list_containers(
-      *docker_env().client,
-      {{"label", {std::string(stack::kLabelRun) + "=" + run_id, std::string(stack::kLabelService) + "=mock-web"}}});
+// During the agent phase: what mock-web's container holds under /srv, and its filesystem scan for
+// the grading marker.
+struct MockWebScan {
+  std::vector<std::string> files;  // sorted, relative to /srv
+  std::string scan;
+};
+
+MockWebScan scan_mock_web(const std::string& run_id) {
+  auto filter = run_filter(run_id);
+  filter["label"].push_back(std::string(stack::kLabelService) + "=mock-web");
+  auto cs = engine::list_containers(*docker_env().client, filter);
   REQUIRE(cs.has_value());
   REQUIRE(cs->size() == 1);
   // The services image's busybox has sh, grep and test but neither find nor sed.
   engine::ExecOptions o{{"sh", "-c",
-                         "M=" + tf_web::kMarkerHead +
-                             "; M=${M}c41d; "
-                             "walk() { local e; for e in \"$1\"/* \"$1\"/.[!.]*; do [ -e \"$e\" ] || continue; "
-                             "if [ -d \"$e\" ]; then walk \"$e\"; else echo \"FILE:$e\"; fi; done; }; walk /srv; "
-                             "for d in /*; do case $d in /proc|/sys|/dev) ;; *) grep -rl \"$M\" \"$d\" 2>/dev/null | "
-                             "while read f; do echo \"HIT:$f\"; done;; esac; done; echo SCAN-DONE"}};
+                         "walk() { local e; for e in \"$1\"/* \"$1\"/.[!.]*; do [ -e \"$e\" ] || continue; "
+                         "if [ -d \"$e\" ]; then walk \"$e\"; else echo \"FILE:$e\"; fi; done; }; walk /srv"}};
   o.user = "0:0";
   o.timeout = Millis(30000);
   auto r = engine::exec_run(*docker_env().client, cs->front().id, o);
   REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().what()));
-  return r->out;
+  MockWebScan out;
+  std::istringstream in(r->out);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("FILE:/srv/", 0) == 0) out.files.push_back(line.substr(10));
+  std::sort(out.files.begin(), out.files.end());
+  out.scan = scan_container(cs->front().id, tf_web::kGradingMarker);
+  return out;
 }
 
-// "FILE:/srv/…" lines, sorted and relative to /srv.
-std::vector<std::string> files_in(const std::string& scan) {
-  std::vector<std::string> out;
-  std::istringstream in(scan);
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("FILE:/srv/", 0) == 0) out.push_back(line.substr(10));
-  std::sort(out.begin(), out.end());
-  return out;
+// mock-web held the task's page files and nothing else, and no file of it names the marker.
+void check_mock_web_held_pages_only(const MockWebScan& s) {
+  check_scan_clean("mock-web", s.scan);
+  std::vector<std::string> want(std::begin(tf_web::kCopiedPages), std::end(tf_web::kCopiedPages));
+  std::sort(want.begin(), want.end());
+  CHECK(s.files == want);
 }
 
 }  // namespace
@@ -127,21 +134,17 @@ TEST_CASE(
   SUBCASE("the agent that reads the pages") {
     TempDir traj;
     Rig rig;
-    std::string scan;
+    std::optional<MockWebScan> scan;
     rig.env.on_progress = [&](const trial::TrialProgress& p) {
-      if (p.phase == "agent" && scan.empty()) scan = scan_mock_web(rig.env.run_id);
+      if (p.phase == "agent" && !scan) scan = scan_mock_web(rig.env.run_id);
     };
     auto r = rig.run(task, replay(write_trajectory(traj, reader())));
     CAPTURE(r.error);
     REQUIRE(r.outcome == results::Outcome::kGraded);
 
     // During the agent phase mock-web held the task's page files and nothing else.
-    CAPTURE(scan);
-    CHECK(scan.find("SCAN-DONE") != std::string::npos);
-    CHECK(scan.find("HIT:") == std::string::npos);
-    std::vector<std::string> want(std::begin(tf_web::kCopiedPages), std::end(tf_web::kCopiedPages));
-    std::sort(want.begin(), want.end());
-    CHECK(files_in(scan) == want);
+    REQUIRE(scan.has_value());
+    check_mock_web_held_pages_only(*scan);
 
     // What the agent read, by each route and both names.
     REQUIRE(r.tool_log.size() == 5 + kWithheld.size() + kClimbing.size() + 1);
@@ -242,9 +245,9 @@ TEST_CASE(
                           {"I could not find the code.", {}}};
   TempDir traj;
   Rig rig;
-  std::string scan;
+  std::optional<MockWebScan> scan;
   rig.env.on_progress = [&](const trial::TrialProgress& p) {
-    if (p.phase == "agent" && scan.empty()) scan = scan_mock_web(rig.env.run_id);
+    if (p.phase == "agent" && !scan) scan = scan_mock_web(rig.env.run_id);
   };
   auto r = rig.run(task, replay(write_trajectory(traj, turns)));
   CAPTURE(r.error);
@@ -258,12 +261,8 @@ TEST_CASE(
   CHECK(r.tool_log[hidden.size()].record.content.find(tf_web::kCarrier) != std::string::npos);
   for (const auto& e : r.tool_log) CHECK(e.record.content.find(m) == std::string::npos);
   // mock-web's container held the site's pages and none of the task's inputs.
-  CAPTURE(scan);
-  CHECK(scan.find("SCAN-DONE") != std::string::npos);
-  CHECK(scan.find("HIT:") == std::string::npos);
-  std::vector<std::string> want(std::begin(tf_web::kCopiedPages), std::end(tf_web::kCopiedPages));
-  std::sort(want.begin(), want.end());
-  CHECK(files_in(scan) == want);
+  REQUIRE(scan.has_value());
+  check_mock_web_held_pages_only(*scan);
   CHECK_FALSE(r.grade.binary_pass);
   CHECK(rig.left_nothing());
 }

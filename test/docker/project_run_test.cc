@@ -10,7 +10,9 @@
 #include <string>
 
 #include "results/trial_record.h"
+#include "support/mcp_shout.h"
 #include "support/process.h"
+#include "support/run_files.h"
 #include "support/scripted_trial.h"
 #include "support/stack_env.h"
 
@@ -19,22 +21,6 @@ using namespace forge::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-// A stdio MCP server in sh with one tool, shout (upper-cases its text): a project's shared server.
-constexpr const char* kMcpServer = R"SH(#!/bin/sh
-while IFS= read -r line; do
-  id=$(echo "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
-  case "$line" in
-    *'"method":"initialize"'*)
-      echo '{"jsonrpc":"2.0","id":'$id',"result":{"protocolVersion":"2024-11-05","capabilities":{"tools":{}},"serverInfo":{"name":"shout","version":"1"}}}' ;;
-    *'"method":"tools/list"'*)
-      echo '{"jsonrpc":"2.0","id":'$id',"result":{"tools":[{"name":"shout","description":"upper-cases text","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}}]}}' ;;
-    *'"method":"tools/call"'*)
-      text=$(echo "$line" | sed -n 's/.*"text":"\([^"]*\)".*/\1/p' | tr a-z A-Z)
-      echo '{"jsonrpc":"2.0","id":'$id',"result":{"content":[{"type":"text","text":"'"$text"'"}]}}' ;;
-  esac
-done
-)SH";
 
 void put(const fs::path& file, const std::string& text) {
   fs::create_directories(file.parent_path());
@@ -46,7 +32,7 @@ std::string write_project(const TempDir& dir, const std::vector<std::string>& id
   fs::path root = fs::path(dir.path()) / "tf-project";
   put(root / "wiki.md", "You are the archive's clerk. Copy the code from input.txt into answer.txt.\n");
   put(root / "data" / "input.txt", "code 4217\n");
-  put(root / "mcp_server.sh", kMcpServer);
+  put(root / "mcp_server.sh", kShoutMcpServer);
   for (const auto& id : ids) {
     put(root / "tasks" / id / "task.yaml",
         "task_id: " + id +
@@ -80,18 +66,6 @@ std::string write_project(const TempDir& dir, const std::vector<std::string>& id
   return root.string();
 }
 
-RunResult forgectl(const std::vector<std::string>& args) {
-  auto r = run_forgectl(args, Millis(300000));
-  REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().what()));
-  return *r;
-}
-
-std::vector<results::TrialRecord> trials_of(const std::string& run_dir) {
-  auto log = results::read_trials_jsonl(run_dir + "/trials.jsonl");
-  REQUIRE_MESSAGE(log.has_value(), (log ? "" : log.error().what()));
-  return log->trials;
-}
-
 std::size_t count(const std::string& text, const std::string& part) {
   std::size_t n = 0;
   for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
@@ -107,7 +81,7 @@ TEST_CASE("tf project run: two tasks sharing ../../ files grade the oracle as pa
                                 "op/expected are read as contains", ".required has no effect",
                                 "state_checks.hash.description has no effect"};
 
-  auto v = forgectl({"validate", root, "--json"});
+  auto v = forgectl_run({"validate", root, "--json"});
   CAPTURE(v.text());
   CHECK(v.code == 0);
   CHECK(count(v.out, "\"severity\":\"warning\"") == 2 * std::size(legacy));
@@ -115,7 +89,7 @@ TEST_CASE("tf project run: two tasks sharing ../../ files grade the oracle as pa
   for (const std::string agent : {"oracle", "noop"}) {
     CAPTURE(agent);
     const std::string out = dir.path() + "/run-" + agent;
-    auto r = forgectl({"run", root, "--agent", agent, "--out", out});
+    auto r = forgectl_run({"run", root, "--agent", agent, "--out", out});
     CAPTURE(r.text());
     REQUIRE(r.code == 0);
     // Each legacy key once per task, before any trial ("forgectl: warning: FILE:LINE:COL: …").
@@ -271,7 +245,7 @@ TEST_CASE("tau-style project: tool classes behind the project's mcp_server.py; s
                         Case{"noop", false}}) {
     CAPTURE(c.agent);
     const std::string out = dir.path() + "/run-" + std::to_string(c.pass) + "-" + random_hex(3);
-    auto r = forgectl({"run", root, "--agent", c.agent, "--out", out});
+    auto r = forgectl_run({"run", root, "--agent", c.agent, "--out", out});
     CAPTURE(r.text());
     REQUIRE(r.code == 0);
     auto trials = trials_of(out);

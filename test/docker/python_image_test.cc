@@ -15,6 +15,7 @@
 #include "stack/local_images.h"
 #include "stack/python_image.h"
 #include "support/containers.h"
+#include "support/paths.h"
 #include "support/stack_env.h"
 #include "tools/mcp_client.h"
 #include "tools/stack_tools.h"
@@ -29,7 +30,7 @@ namespace {
 
 constexpr const char* kMirror = "http://deb.debian.org/debian";  // `images build`'s default
 
-const fs::path kPythonTree = fs::path(FORGECTL_SOURCE_DIR) / "python";
+const fs::path kPythonTree = fs::path(source_dir()) / "python";
 const fs::path kFixtures = kPythonTree / "tests" / "fixtures";
 
 // Built once for this file; on a machine without the base image this runs debootstrap (about a minute).

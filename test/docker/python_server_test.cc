@@ -5,13 +5,9 @@
 
 #include <filesystem>
 
-#include "engine/containers.h"
 #include "manifest/task_parse.h"
-#include "stack/labels.h"
-#include "support/docker_env.h"
-#include "support/fake_llm_server.h"
 #include "support/stack_env.h"
-#include "trial/trial.h"
+#include "support/trial_rig.h"
 
 using namespace forge;
 using namespace forge::test;
@@ -144,47 +140,10 @@ std::string probe_script() {
          "esac; done; echo PROBE-DONE";
 }
 
-struct Rig {
-  LlmHarness h;
-  manifest::RunConfig cfg;
-  std::shared_ptr<agent::Budget> budget = std::make_shared<agent::Budget>(std::nullopt);
-  trial::TrialEnv env;
-
-  Rig() {
-    cfg.models["agent"] = h.model("openai", "gpt-4o");
-    cfg.turn_timeout = Millis(60000);
-    env.docker = docker_env().client;
-    env.host = docker_env().host;
-    env.run = &cfg;
-    env.budget = budget;
-    env.run_id = "t" + random_hex(5);
-    env.models = [this](const std::string& key) -> Result<std::shared_ptr<agent::LlmClient>> {
-      auto it = cfg.models.find(key);
-      if (it == cfg.models.end()) return fail(Errc::kInvalid, "no model '" + key + "'");
-      auto c = agent::make_llm_client(it->second, h.ctx);
-      if (!c) return c.fail();
-      return agent::budgeted(std::shared_ptr<agent::LlmClient>(std::move(*c)), budget);
-    };
-  }
-  std::size_t containers() const {
-    auto cs = engine::list_containers(*docker_env().client,
-                                      {{"label", {std::string(stack::kLabelRun) + "=" + env.run_id}}});
-    REQUIRE(cs.has_value());
-    return cs->size();
-  }
-};
-
 manifest::TaskConfig load_bank(const TempDir& dir, bool with_checks = false) {
   auto t = manifest::load_task(write_bank_task(dir, with_checks));
   REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
   return std::move(*t);
-}
-
-// The trial's grading reasons, one per line.
-std::string reasons_of(const trial::TrialResult& r) {
-  std::string out;
-  for (const auto& reason : r.grade.reasons) out += reason + "\n";
-  return out;
 }
 
 std::string output_of(const trial::TrialResult& r, const std::string& tool) {
@@ -200,14 +159,14 @@ TEST_CASE("python server trial: the server's tools and state; a correct agent pa
           "the agent's bash cannot reach the server") {
   TempDir dir;
   auto task = load_bank(dir);
-  Rig rig;
+  LlmTrialRig rig("openai", "gpt-4o");
   auto& s = rig.h.server;
   s.push(200, fake_llm::openai_tool_call("call_1", "get_account", R"({"account_id": "A"})"));
   s.push(200, fake_llm::openai_tool_call("call_2", "transfer", R"({"from_id": "A", "to_id": "B", "amount": 30})"));
   s.push(200, fake_llm::openai_tool_call("call_3", "bash",
                                          json::Writer().begin_object().field("command", probe_script()).end_object().take()));
   s.push(200, fake_llm::openai_text("Moved 30 from A to B."));
-  auto r = trial::run_trial(task, 0, 1, {trial::AgentChoice::Kind::kLlm}, rig.env);
+  auto r = rig.run_llm(task);
   REQUIRE_MESSAGE(r.outcome == results::Outcome::kGraded, r.error);
   INFO(r.grade.reasons.size());
   for (const auto& reason : r.grade.reasons) INFO(reason);
@@ -239,23 +198,23 @@ TEST_CASE("python server trial: the server's tools and state; a correct agent pa
   CHECK(probe.find(kSecret) == std::string::npos);
   CHECK(probe.find("HIT:") == std::string::npos);
   CHECK(probe.find("Operation not permitted") != std::string::npos);  // kill -STOP of another uid
-  CHECK(rig.containers() == 0);  // the runner, services and the golden server all removed
+  CHECK(rig.containers().empty());  // the runner, services and the golden server all removed
 }
 
 TEST_CASE("python server trial: a wrong transfer fails the state checks and the golden hash") {
   TempDir dir;
   auto task = load_bank(dir);
-  Rig rig;
+  LlmTrialRig rig("openai", "gpt-4o");
   auto& s = rig.h.server;
   s.push(200, fake_llm::openai_tool_call("call_1", "transfer", R"({"from_id": "A", "to_id": "B", "amount": 50})"));
   s.push(200, fake_llm::openai_text("Moved 50 from A to B."));
-  auto r = trial::run_trial(task, 0, 1, {trial::AgentChoice::Kind::kLlm}, rig.env);
+  auto r = rig.run_llm(task);
   REQUIRE_MESSAGE(r.outcome == results::Outcome::kGraded, r.error);
   CHECK_FALSE(r.grade.binary_pass);
   CHECK(r.grade.components.at("state_checks") < 0.5);
   CHECK(r.final_state_json.find("\"balance\": 50") != std::string::npos);
   CHECK(r.grade.state_diff_json.find("balance") != std::string::npos);
-  CHECK(rig.containers() == 0);
+  CHECK(rig.containers().empty());
 }
 
 TEST_CASE("python server trial: checks.py runs in a fresh container as the verifier; a passing and a failing check "
@@ -263,12 +222,12 @@ TEST_CASE("python server trial: checks.py runs in a fresh container as the verif
   TempDir dir;
   auto task = load_bank(dir, true);
   REQUIRE(task.grading.custom_checks.python());
-  Rig rig;
+  LlmTrialRig rig("openai", "gpt-4o");
   auto& s = rig.h.server;
   s.push(200, fake_llm::openai_tool_call("call_1", "transfer", R"({"from_id": "A", "to_id": "B", "amount": 30})"));
   s.push(200, fake_llm::openai_tool_call("call_2", "bash", R"({"command": "ls /.forgectl-task/server; ls / | grep -c forgectl-checks"})"));
   s.push(200, fake_llm::openai_text("Moved 30 from A to B."));
-  auto r = trial::run_trial(task, 0, 1, {trial::AgentChoice::Kind::kLlm}, rig.env);
+  auto r = rig.run_llm(task);
   REQUIRE_MESSAGE(r.outcome == results::Outcome::kGraded, r.error);
   const std::string reasons = reasons_of(r);
   INFO(reasons);
@@ -282,7 +241,7 @@ TEST_CASE("python server trial: checks.py runs in a fresh container as the verif
   const std::string listing = output_of(r, "bash");
   CHECK(listing.find("checks.py") == std::string::npos);
   CHECK(listing.find("mcp_server.py") == std::string::npos);  // the agent cannot list the server's dir
-  CHECK(rig.containers() == 0);
+  CHECK(rig.containers().empty());
 }
 
 TEST_CASE("python server trial: checks.py sees a failed call as an error, so a \"successful transfer\" check fails") {
@@ -308,28 +267,28 @@ def transferred():
     return CheckFailed(";".join(seen))
 )PY");
   SUBCASE("the transfer the server refused") {
-    Rig rig;
+    LlmTrialRig rig("openai", "gpt-4o");
     rig.h.server.push(200, fake_llm::openai_tool_call("call_1", "transfer", R"({"from_id": "A", "to_id": "B", "amount": 5000})"));
     rig.h.server.push(200, fake_llm::openai_text("Moved 30 from A to B."));
-    auto r = trial::run_trial(task, 0, 1, {trial::AgentChoice::Kind::kLlm}, rig.env);
+    auto r = rig.run_llm(task);
     REQUIRE_MESSAGE(r.outcome == results::Outcome::kGraded, r.error);
     const std::string reasons = reasons_of(r);
     INFO(reasons);
     CHECK(r.grade.components.at("custom_checks") == doctest::Approx(0.0));
     CHECK(reasons.find("custom_checks: FAIL \"transferred\": \"transfer:error:Error: Insufficient") != std::string::npos);
-    CHECK(rig.containers() == 0);
+    CHECK(rig.containers().empty());
   }
   SUBCASE("the honest control: the transfer that ran") {
-    Rig rig;
+    LlmTrialRig rig("openai", "gpt-4o");
     rig.h.server.push(200, fake_llm::openai_tool_call("call_1", "transfer", R"({"from_id": "A", "to_id": "B", "amount": 30})"));
     rig.h.server.push(200, fake_llm::openai_text("Moved 30 from A to B."));
-    auto r = trial::run_trial(task, 0, 1, {trial::AgentChoice::Kind::kLlm}, rig.env);
+    auto r = rig.run_llm(task);
     REQUIRE_MESSAGE(r.outcome == results::Outcome::kGraded, r.error);
     const std::string reasons = reasons_of(r);
     INFO(reasons);
     CHECK(r.grade.components.at("custom_checks") == doctest::Approx(1.0));
     CHECK(reasons.find("custom_checks: PASS \"transferred\": \"transfer:success:") != std::string::npos);
-    CHECK(rig.containers() == 0);
+    CHECK(rig.containers().empty());
   }
 }
 
@@ -337,13 +296,13 @@ TEST_CASE("python server trial: checks.py failing to load scores custom_checks 0
   TempDir dir;
   auto task = load_bank(dir, true);
   dir.write("checks.py", "import no_such_module_here\n");
-  Rig rig;
+  LlmTrialRig rig("openai", "gpt-4o");
   rig.h.server.push(200, fake_llm::openai_text("Nothing to do."));
-  auto r = trial::run_trial(task, 0, 1, {trial::AgentChoice::Kind::kLlm}, rig.env);
+  auto r = rig.run_llm(task);
   REQUIRE_MESSAGE(r.outcome == results::Outcome::kGraded, r.error);
   const std::string reasons = reasons_of(r);
   INFO(reasons);
   CHECK(r.grade.components.at("custom_checks") == doctest::Approx(0.0));
   CHECK(reasons.find("no_such_module_here") != std::string::npos);
-  CHECK(rig.containers() == 0);
+  CHECK(rig.containers().empty());
 }

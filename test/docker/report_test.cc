@@ -11,6 +11,7 @@
 #include "results/html_text.h"
 #include "results/trial_record.h"
 #include "support/process.h"
+#include "support/run_files.h"
 #include "support/stack_env.h"
 
 using namespace forge;
@@ -19,17 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-RunResult forgectl(const std::vector<std::string>& args) {
-  auto r = run_forgectl(args, Millis(400000));
-  REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().what()));
-  return *r;
-}
-
 }  // namespace
 
 TEST_CASE("report: oracle vs noop over example tasks — the paired comparison and a page per trial") {
@@ -37,12 +27,12 @@ TEST_CASE("report: oracle vs noop over example tasks — the paired comparison a
   fs::path tasks = fs::path(dir.path()) / "tasks";
   fs::create_directories(tasks);
   // The two example tasks whose stacks need no json-db: a test script and a web lookup.
-  for (const char* t : {"script-tests", "web-lookup"})
-    fs::copy(fs::path(FORGECTL_SOURCE_DIR) / "examples" / "tasks" / t, tasks / t, fs::copy_options::recursive);
+  for (const char* t : {"script-tests", "web-lookup"}) copy_example_task(t, (tasks / t).string());
   std::string out = dir.path() + "/run";
 
-  auto run = forgectl({"run", tasks.string(), "--agent", "oracle", "--agent", "noop", "--trials", "2", "--concurrency",
-                       "2", "--out", out, "--progress", "plain"});
+  auto run = forgectl_run({"run", tasks.string(), "--agent", "oracle", "--agent", "noop", "--trials", "2",
+                           "--concurrency", "2", "--out", out, "--progress", "plain"},
+                          Millis(400000));
   REQUIRE_MESSAGE(run.code == 0, run.text());
   CHECK(run.out.find("oracle is better than noop by 100 points [100, 100] on 2 tasks") != std::string::npos);
   CHECK(run.out.find("total         noop") != std::string::npos);  // a total per agent, none pooled
@@ -78,21 +68,21 @@ TEST_CASE("report: oracle vs noop over example tasks — the paired comparison a
   }
   CHECK(log->trials[0].category.size() > 0);  // the record carries what the task declares
 
-  auto show = forgectl({"show", out});
+  auto show = forgectl_run({"show", out}, Millis(400000));
   REQUIRE_MESSAGE(show.code == 0, show.text());
   CHECK(show.out.find("oracle is better than noop by 100 points") != std::string::npos);
-  auto one = forgectl({"show", out, "script_tests", "0", "--agent", "oracle", "--json"});
+  auto one = forgectl_run({"show", out, "script_tests", "0", "--agent", "oracle", "--json"}, Millis(400000));
   REQUIRE_MESSAGE(one.code == 0, one.text());
   auto d = json::parse(one.out, "show --json");
   REQUIRE(d.has_value());
   CHECK((*d)[0]["detail"]["messages"].Size() > 0);
   CHECK((*d)[0]["detail"]["grade"]["reasons"].Size() > 0);
-  auto missing = forgectl({"show", out, "no_such_task"});
+  auto missing = forgectl_run({"show", out, "no_such_task"}, Millis(400000));
   CHECK(missing.code == 2);
   CHECK(missing.err.find("forgectl: error: no task 'no_such_task'") != std::string::npos);
 
   // Re-rendering from the directory gives the same bytes.
-  auto again = forgectl({"report", out});
+  auto again = forgectl_run({"report", out}, Millis(400000));
   REQUIRE_MESSAGE(again.code == 0, again.text());
   CHECK(slurp(fs::path(out) / "aggregate.json") == agg_text);
   CHECK(slurp(fs::path(out) / "report.html") == report);

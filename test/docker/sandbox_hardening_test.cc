@@ -21,6 +21,7 @@
 #include "stack/task_build.h"
 #include "stack/workspace.h"
 #include "support/containers.h"
+#include "support/paths.h"
 #include "support/stack_env.h"
 #include "tools/container_sandbox.h"
 
@@ -31,7 +32,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string attack(const std::string& rel) { return std::string(FORGECTL_SOURCE_DIR) + "/test/docker/attacks/" + rel; }
+std::string attack(const std::string& rel) { return source_dir() + "/test/docker/attacks/" + rel; }
 
 std::string attack_script(const std::string& rel) {
   auto text = read_text(attack(rel));

@@ -18,6 +18,7 @@
 #include "results/run_json.h"
 #include "results/trial_record.h"
 #include "stack/labels.h"
+#include "support/paths.h"
 #include "support/process.h"
 #include "support/second_engine.h"
 #include "support/slurm_cluster.h"
@@ -75,7 +76,7 @@ TEST_CASE(
   // Both run in the runner alone (stack: none): the second engine's bridges carry no traffic
   // between containers, which this host's first daemon would drop.
   for (const char* t : {"vpn-fix", "script-tests"})
-    fs::copy(fs::path(FORGECTL_SOURCE_DIR) / "examples" / "tasks" / t, dir.path() + "/tasks/" + t,
+    fs::copy(fs::path(source_dir()) / "examples" / "tasks" / t, dir.path() + "/tasks/" + t,
              fs::copy_options::recursive);
   std::string tasks = dir.path() + "/tasks", sweep = dir.path() + "/sweep", single = dir.path() + "/single";
 

@@ -17,6 +17,7 @@
 #include "stack/teardown.h"
 #include "support/containers.h"
 #include "support/process.h"
+#include "support/stack_env.h"
 
 using namespace forge;
 using namespace forge::test;
@@ -24,25 +25,6 @@ using namespace forge::test;
 namespace {
 
 namespace fs = std::filesystem;
-
-// A fresh directory under /tmp, removed at scope exit.
-struct TempDir {
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "forgectl-stacktest-XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string file(const std::string& name, const std::string& text) const {
-    std::string p = (fs::path(path) / name).string();
-    std::ofstream(p) << text;
-    return p;
-  }
-  std::string path;
-};
 
 // Two services: `web` serves its health page only after `delay_s` seconds; `worker` waits for it
 // to be healthy. So `up` spends about delay_s seconds waiting on health.
@@ -71,8 +53,8 @@ std::string compose_yaml(int delay_s) {
 
 // A standalone manifest `<stem>.yaml` using the compose file above; returns its path.
 std::string compose_manifest(const TempDir& dir, const std::string& stem, int delay_s) {
-  dir.file("compose.yaml", compose_yaml(delay_s));
-  return dir.file(stem + ".yaml", "network_policy: no_internet\ncompose_file: compose.yaml\n");
+  dir.write("compose.yaml", compose_yaml(delay_s));
+  return dir.write(stem + ".yaml", "network_policy: no_internet\ncompose_file: compose.yaml\n");
 }
 
 engine::Filters by_label(const std::string& key, const std::string& value) { return {{"label", {key + "=" + value}}}; }
@@ -103,11 +85,6 @@ struct StackCleanup {
       if (!n.empty()) (void)stack::remove_stack(c, n);
   }
 };
-
-RunResult forgectl(const std::vector<std::string>& args, Millis timeout = Millis(180000)) {
-  auto r = run_forgectl(args, timeout);
-  return must(r);
-}
 
 std::unique_ptr<Process> start_forgectl(const std::vector<std::string>& args) {
   auto p = spawn_forgectl(args);
@@ -170,7 +147,7 @@ TEST_CASE("stack lifecycle: up waits for health, ps lists the stack, down remove
   std::string manifest = compose_manifest(dir, "lifecycle", 2);
   StackCleanup cleanup{stack::kLabelSource, manifest};
 
-  auto up = forgectl({"up", manifest, "--health-timeout", "60s"});
+  auto up = forgectl_run({"up", manifest, "--health-timeout", "60s"});
   REQUIRE_MESSAGE(up.code == 0, up.text());
   std::string name = last_line(up.out);
   CHECK(starts_with(name, "fg-lifecycle-"));
@@ -182,11 +159,11 @@ TEST_CASE("stack lifecycle: up waits for health, ps lists the stack, down remove
   for (const auto& ctr : objs.containers) CHECK_MESSAGE(ctr.state == "running", ctr.names[0] << " is " << ctr.state);
   if (firewall_enforced()) CHECK(input_rules().find("forgectl:" + name) != std::string::npos);
 
-  auto ps = forgectl({"ps"}, Millis(30000));
+  auto ps = forgectl_run({"ps"}, Millis(30000));
   CHECK_MESSAGE(ps.code == 0, ps.text());
   CHECK_MESSAGE(ps.out.find("\n" + name + "\t") != std::string::npos, ps.out);
 
-  auto down = forgectl({"down", name});
+  auto down = forgectl_run({"down", name});
   CHECK_MESSAGE(down.code == 0, down.text());
   CHECK(down.out.find("removed " + name + ": 3 containers, 1 networks") != std::string::npos);
   auto left = objects(stack::kLabelStack, name);
@@ -208,7 +185,7 @@ TEST_CASE("stack lifecycle: an up killed with SIGKILL mid-way is reaped by down 
   REQUIRE(objects(stack::kLabelSource, manifest).total() > 0);  // the kill left a half-built stack
   if (firewall_enforced()) CHECK(input_rules().find("forgectl:" + name) != std::string::npos);
 
-  auto down = forgectl({"down", "--orphans"});
+  auto down = forgectl_run({"down", "--orphans"});
   CHECK_MESSAGE(down.code == 0, down.text());
   CHECK_MESSAGE(down.out.find("removed " + name) != std::string::npos, down.out);
   auto left = objects(stack::kLabelSource, manifest);
@@ -224,13 +201,14 @@ TEST_CASE("stack lifecycle: two signals in a row during up still leave nothing b
 
 TEST_CASE("stack lifecycle: two concurrent ups of one task get distinct stacks on non-overlapping subnets") {
   TempDir dir;
-  dir.file("compose.yaml", compose_yaml(2));
-  dir.file("task.yaml", "task_id: concurrent-task\nenvironment:\n  network_policy: no_internet\n  compose_file: compose.yaml\n");
-  std::string task_yaml = (fs::path(dir.path) / "task.yaml").string();
+  dir.write("compose.yaml", compose_yaml(2));
+  dir.write("task.yaml",
+            "task_id: concurrent-task\nenvironment:\n  network_policy: no_internet\n  compose_file: compose.yaml\n");
+  std::string task_yaml = (fs::path(dir.path()) / "task.yaml").string();
   StackCleanup cleanup{stack::kLabelSource, task_yaml};
 
-  auto a = start_forgectl({"up", dir.path, "--health-timeout", "60s"});
-  auto b = start_forgectl({"up", dir.path, "--health-timeout", "60s"});
+  auto a = start_forgectl({"up", dir.path(), "--health-timeout", "60s"});
+  auto b = start_forgectl({"up", dir.path(), "--health-timeout", "60s"});
   auto code_a = a->wait_for(Millis(180000)), code_b = b->wait_for(Millis(180000));
   REQUIRE(code_a.has_value());
   REQUIRE(code_b.has_value());
@@ -258,20 +236,20 @@ TEST_CASE("stack lifecycle: two concurrent ups of one task get distinct stacks o
       CHECK_MESSAGE(!subnets[i].second.overlaps(subnets[j].second), subnets[i].first << " " << subnets[i].second.str()
                                                                                      << " overlaps " << subnets[j].first
                                                                                      << " " << subnets[j].second.str());
-  for (const auto& name : {name_a, name_b}) CHECK(forgectl({"down", name}).code == 0);
+  for (const auto& name : {name_a, name_b}) CHECK(forgectl_run({"down", name}).code == 0);
 }
 
 TEST_CASE("stack lifecycle: down --orphans spares a live owner's and a leased stack, and reaps an expired lease") {
   TempDir dir;
   std::string manifest = compose_manifest(dir, "owned", 8);
-  std::string leased = dir.file("leased.yaml", "network_policy: no_internet\nstack: none\n");
+  std::string leased = dir.write("leased.yaml", "network_policy: no_internet\nstack: none\n");
   StackCleanup cleanup{stack::kLabelSource, manifest};
   StackCleanup cleanup_leased{stack::kLabelSource, leased};
 
   // Mid-up: the owner is alive, so its half-built stack is not an orphan.
   auto up = start_forgectl({"up", manifest, "--health-timeout", "90s"});
   std::string name = wait_first_running(*up, manifest);
-  auto sweep = forgectl({"down", "--orphans"});
+  auto sweep = forgectl_run({"down", "--orphans"});
   CHECK_MESSAGE(sweep.code == 0, sweep.text());
   CHECK(sweep.out.find(name) == std::string::npos);
   auto mid = objects(stack::kLabelStack, name);
@@ -287,12 +265,12 @@ TEST_CASE("stack lifecycle: down --orphans spares a live owner's and a leased st
   for (const auto& ctr : full.containers) CHECK_MESSAGE(ctr.state == "running", ctr.names[0] << " is " << ctr.state);
 
   // Finished and detached, within its lease: still not an orphan after its owner exited.
-  sweep = forgectl({"down", "--orphans"});
+  sweep = forgectl_run({"down", "--orphans"});
   CHECK_MESSAGE(sweep.code == 0, sweep.text());
   CHECK(objects(stack::kLabelStack, name).containers.size() == 3);
 
   // A one-second lease: reaped once it has expired.
-  auto short_up = forgectl({"up", leased, "--lease", "1s"});
+  auto short_up = forgectl_run({"up", leased, "--lease", "1s"});
   REQUIRE_MESSAGE(short_up.code == 0, short_up.text());
   std::string short_name = last_line(short_up.out);
   auto short_objs = objects(stack::kLabelStack, short_name);
@@ -301,30 +279,30 @@ TEST_CASE("stack lifecycle: down --orphans spares a live owner's and a leased st
   CHECK(lease > 0);
   auto lease_deadline = Deadline::in(Millis(10000));
   while (std::time(nullptr) <= lease + 1 && !lease_deadline.expired()) std::this_thread::sleep_for(Millis(100));
-  sweep = forgectl({"down", "--orphans"});
+  sweep = forgectl_run({"down", "--orphans"});
   CHECK_MESSAGE(sweep.code == 0, sweep.text());
   CHECK(objects(stack::kLabelStack, short_name).total() == 0);
   CHECK(objects(stack::kLabelStack, name).containers.size() == 3);  // the long lease is still spared
 
-  auto down = forgectl({"down", name});
+  auto down = forgectl_run({"down", name});
   CHECK_MESSAGE(down.code == 0, down.text());
   CHECK(objects(stack::kLabelStack, name).total() == 0);
 }
 
 TEST_CASE("stack lifecycle: down without a target is a usage error, and an unknown stack is named") {
-  auto none = forgectl({"down"}, Millis(30000));
+  auto none = forgectl_run({"down"}, Millis(30000));
   CHECK(none.code == 2);
   CHECK_MESSAGE(none.err.find("stack names, or --all, or --orphans") != std::string::npos, none.err);
 
   std::string missing = "no-such-stack-" + random_hex(3);
-  auto unknown = forgectl({"down", missing}, Millis(30000));
+  auto unknown = forgectl_run({"down", missing}, Millis(30000));
   CHECK(unknown.code == 1);
   CHECK_MESSAGE(unknown.err.find("'" + missing + "'") != std::string::npos, unknown.err);
 }
 
 TEST_CASE("stack lifecycle: validate reports an unsupported key and a dependency cycle at their compose.yaml lines") {
   TempDir dir;
-  dir.file("compose.yaml", R"(services:
+  dir.write("compose.yaml", R"(services:
   a:
     image: forgectl/runner:local
     ports: ["8080:80"]
@@ -333,8 +311,8 @@ TEST_CASE("stack lifecycle: validate reports an unsupported key and a dependency
     image: forgectl/runner:local
     depends_on: [a]
 )");
-  std::string manifest = dir.file("bad.yaml", "network_policy: no_internet\ncompose_file: compose.yaml\n");
-  auto r = forgectl({"validate", manifest}, Millis(30000));
+  std::string manifest = dir.write("bad.yaml", "network_policy: no_internet\ncompose_file: compose.yaml\n");
+  auto r = forgectl_run({"validate", manifest}, Millis(30000));
   CHECK(r.code == 2);  // invalid input (docs/errors.md)
   std::string all = r.out + r.err;
   CHECK_MESSAGE(all.find("compose.yaml:4:") != std::string::npos, all);  // ports

@@ -22,6 +22,7 @@
 #include "stack/labels.h"
 #include "support/fake_llm_server.h"
 #include "support/process.h"
+#include "support/run_files.h"
 #include "support/stack_env.h"
 #include "sweep/task_set.h"
 #include "tools/stack_tools.h"
@@ -33,30 +34,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string example(const char* name) { return (fs::path(FORGECTL_SOURCE_DIR) / "examples" / "tasks" / name).string(); }
-
 engine::Filters by_label(const std::string& key, const std::string& value) { return {{"label", {key + "=" + value}}}; }
-
-RunResult forgectl(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {}) {
-  auto r = run_forgectl(args, Millis(300000), env);
-  REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().what()));
-  return *r;
-}
-
-std::string outcome_view(const std::string& run_dir) {
-  std::ifstream in(run_dir + "/aggregate.json");
-  std::string text((std::istreambuf_iterator<char>(in)), {});
-  auto d = json::parse(text, "aggregate.json");
-  REQUIRE(d.has_value());
-  const auto& o = (*d)["overall"];
-  json::Writer w;
-  w.begin_object();
-  for (const char* k : {"trials", "graded", "passed", "infra_errors"})
-    if (o.HasMember(k)) w.key(k).i64(o[k].GetInt64());
-  for (const char* k : {"pass_at_k", "pass_hat_k", "mean_score"})
-    if (o.HasMember(k)) w.key(k).raw_value(json::to_string(o[k]));
-  return w.end_object().take();
-}
 
 }  // namespace
 
@@ -96,7 +74,7 @@ TEST_CASE("scale: a no_internet stack without services gets no network: NetworkM
 
 TEST_CASE("scale: a task that uses no json-db loses it from the built-in stack; one that does keeps it") {
   trial::PreflightInput in;
-  auto set = sweep::load_task_set({example("files-basic"), example("orders-db")}, "**/task.yaml", in);
+  auto set = sweep::load_task_set({example_task("files-basic"), example_task("orders-db")}, "**/task.yaml", in);
   REQUIRE_MESSAGE(set.ok(), set.report());
   REQUIRE(set.tasks.size() == 2);
   for (const auto& t : set.tasks) {
@@ -110,15 +88,22 @@ TEST_CASE("scale: a task that uses no json-db loses it from the built-in stack; 
 TEST_CASE("scale: a sweep with the warm pool and background teardown gives the results of one without; nothing is left") {
   TempDir dir;
   std::string with = dir.path() + "/with", without = dir.path() + "/without";
-  std::vector<std::string> base{"run", example("files-basic"), example("orders-db"), "--agent", "oracle", "--trials", "3",
-                                "--concurrency", "2"};
+  std::vector<std::string> base{"run",
+                                example_task("files-basic"),
+                                example_task("orders-db"),
+                                "--agent",
+                                "oracle",
+                                "--trials",
+                                "3",
+                                "--concurrency",
+                                "2"};
   auto a = base;
   a.insert(a.end(), {"--out", with});
   auto b = base;
   b.insert(b.end(), {"--out", without, "--warm-pool", "0", "--max-ups", "4", "--max-downs", "4"});
-  auto ra = forgectl(a);
+  auto ra = forgectl_run(a);
   REQUIRE_MESSAGE(ra.code == 0, ra.text());
-  auto rb = forgectl(b);
+  auto rb = forgectl_run(b);
   REQUIRE_MESSAGE(rb.code == 0, rb.text());
   CHECK(ra.err.find("warm pool: ") != std::string::npos);
   CHECK(rb.err.find("warm pool: ") == std::string::npos);
@@ -146,8 +131,8 @@ TEST_CASE("scale: a run at concurrency 6 with adaptive admission finishes clean:
   TempDir dir;
   std::string out = dir.path() + "/run";
   // 16 trials, networked (json-db) and network-free, more at once than the old fixed limit of 4.
-  auto r = forgectl({"run", example("files-basic"), example("orders-db"), "--agent", "oracle", "--trials", "8",
-                     "--concurrency", "6", "--out", out});
+  auto r = forgectl_run({"run", example_task("files-basic"), example_task("orders-db"), "--agent", "oracle", "--trials",
+                         "8", "--concurrency", "6", "--out", out});
   REQUIRE_MESSAGE(r.code == 0, r.text());
   CHECK(r.out.find("leak audit: nothing of run") != std::string::npos);
   auto log = results::read_trials_jsonl(out + "/trials.jsonl");
@@ -179,7 +164,7 @@ TEST_CASE("scale: sandboxes of a SIGKILLed run — in use and prepared ahead —
   std::ofstream(cfg) << "models:\n  agent: {provider: openai, name: gpt-4o, base_url: \"" << server.base_url()
                      << "\", api_key_env: FORGECTL_TEST_KEY}\norchestrator:\n  timeouts: {turn_s: 120, episode_s: 300}\n";
   std::string out = dir.path() + "/run";
-  auto p = spawn_forgectl({"run", example("files-basic"), "--config", cfg, "--agent", "llm", "--trials", "3",
+  auto p = spawn_forgectl({"run", example_task("files-basic"), "--config", cfg, "--agent", "llm", "--trials", "3",
                            "--concurrency", "1", "--out", out},
                           {{"FORGECTL_TEST_KEY", "sk-test"}});
   REQUIRE(p.has_value());
@@ -234,7 +219,7 @@ TEST_CASE("scale: sandboxes of a SIGKILLed run — in use and prepared ahead —
   auto before = engine::list_containers(c, by_label(stack::kLabelRun, run_id));
   REQUIRE(before.has_value());
   CHECK(before->size() >= 2);  // nothing removed them: the owner died (the paused one too)
-  auto down = forgectl({"down", "--orphans"});
+  auto down = forgectl_run({"down", "--orphans"});
   CHECK_MESSAGE(down.code == 0, down.text());
   auto after = engine::list_containers(c, by_label(stack::kLabelRun, run_id));
   REQUIRE(after.has_value());
@@ -264,9 +249,9 @@ TEST_CASE("scale: a sandbox prepared ahead waits frozen and its trial, thawed, p
       << "models:\n  agent: {provider: openai, name: gpt-4o, base_url: \"" << server.base_url()
       << "\", api_key_env: FORGECTL_TEST_KEY}\norchestrator:\n  timeouts: {turn_s: 120, episode_s: 300}\n";
   std::string out = dir.path() + "/run";
-  auto r = forgectl({"run", example("files-basic"), "--config", cfg, "--agent", "llm", "--trials", "2", "--concurrency",
-                     "1", "--out", out},
-                    {{"FORGECTL_TEST_KEY", "sk-test"}});
+  auto r = forgectl_run({"run", example_task("files-basic"), "--config", cfg, "--agent", "llm", "--trials", "2",
+                         "--concurrency", "1", "--out", out},
+                        {{"FORGECTL_TEST_KEY", "sk-test"}});
   REQUIRE_MESSAGE(r.code == 0, r.text());
   CHECK(r.err.find("1 frozen while they waited") != std::string::npos);
   auto log = results::read_trials_jsonl(out + "/trials.jsonl");
@@ -287,7 +272,8 @@ TEST_CASE("scale: the end-of-agent --kill-all exec runs after a shell call, and 
   auto& c = *docker_env().client;
   auto since = static_cast<std::int64_t>(std::time(nullptr)) - 1;
   std::string out = dir.path() + "/run";
-  auto r = forgectl({"run", example("files-basic"), example("script-tests"), "--agent", "oracle", "--out", out});
+  auto r = forgectl_run(
+      {"run", example_task("files-basic"), example_task("script-tests"), "--agent", "oracle", "--out", out});
   REQUIRE_MESSAGE(r.code == 0, r.text());
   auto run = results::RunJson::read(out + "/run.json");
   REQUIRE(run.has_value());

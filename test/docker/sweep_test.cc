@@ -20,6 +20,7 @@
 #include "results/run_json.h"
 #include "results/trial_record.h"
 #include "support/process.h"
+#include "support/run_files.h"
 #include "support/second_engine.h"
 #include "support/stack_env.h"
 
@@ -33,15 +34,8 @@ namespace {
 std::string copy_examples(const TempDir& dir) {
   fs::path to = fs::path(dir.path()) / "tasks";
   fs::create_directories(to);
-  for (const char* t : {"files-basic", "orders-db"})
-    fs::copy(fs::path(FORGECTL_SOURCE_DIR) / "examples" / "tasks" / t, to / t, fs::copy_options::recursive);
+  for (const char* t : {"files-basic", "orders-db"}) copy_example_task(t, (to / t).string());
   return to.string();
-}
-
-std::vector<results::TrialRecord> trials_of(const std::string& run_dir) {
-  auto log = results::read_trials_jsonl(run_dir + "/trials.jsonl");
-  REQUIRE_MESSAGE(log.has_value(), (log ? "" : log.error().what()));
-  return log->trials;
 }
 
 std::size_t lines_of(const std::string& path) {
@@ -51,33 +45,6 @@ std::size_t lines_of(const std::string& path) {
   return n;
 }
 
-json::Document json_file(const std::string& path) {
-  std::ifstream in(path);
-  std::string text((std::istreambuf_iterator<char>(in)), {});
-  auto d = json::parse(text, path);
-  REQUIRE_MESSAGE(d.has_value(), (d ? "" : d.error().what()));
-  return std::move(*d);
-}
-
-// The parts of aggregate.json that must not depend on how the run was split or interrupted.
-std::string outcome_view(const std::string& run_dir) {
-  auto d = json_file(run_dir + "/aggregate.json");
-  const auto& o = d["overall"];
-  json::Writer w;
-  w.begin_object();
-  for (const char* k : {"trials", "graded", "passed", "infra_errors"})
-    if (o.HasMember(k)) w.key(k).i64(o[k].GetInt64());
-  for (const char* k : {"pass_at_k", "pass_hat_k", "mean_score"})
-    if (o.HasMember(k)) w.key(k).raw_value(json::to_string(o[k]));
-  return w.end_object().take();
-}
-
-RunResult run(const std::vector<std::string>& args) {
-  auto r = run_forgectl(args, Millis(300000));
-  REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().what()));
-  return *r;
-}
-
 }  // namespace
 
 TEST_CASE("sweep: SIGINT leaves a resumable directory; --resume finishes it and equals an uninterrupted run") {
@@ -85,7 +52,7 @@ TEST_CASE("sweep: SIGINT leaves a resumable directory; --resume finishes it and 
   std::string tasks = copy_examples(dir);
   std::string whole = dir.path() + "/whole", cut = dir.path() + "/cut";
 
-  auto full = run({"run", tasks, "--agent", "oracle", "--trials", "3", "--concurrency", "2", "--out", whole});
+  auto full = forgectl_run({"run", tasks, "--agent", "oracle", "--trials", "3", "--concurrency", "2", "--out", whole});
   REQUIRE_MESSAGE(full.code == 0, full.text());
   CHECK(lines_of(whole + "/trials.jsonl") == 6);
   CHECK(full.out.find("leak audit: nothing of run") != std::string::npos);
@@ -107,7 +74,7 @@ TEST_CASE("sweep: SIGINT leaves a resumable directory; --resume finishes it and 
   CHECK(first.find("forgectl run --resume --out") != std::string::npos);
 
   // A second run into the same directory without --resume is refused; the results are untouched.
-  auto again = run({"run", tasks, "--agent", "oracle", "--out", cut});
+  auto again = forgectl_run({"run", tasks, "--agent", "oracle", "--out", cut});
   CHECK(again.code == 2);
   CHECK(again.err.find("--resume") != std::string::npos);
   CHECK(lines_of(cut + "/trials.jsonl") == before);
@@ -118,7 +85,7 @@ TEST_CASE("sweep: SIGINT leaves a resumable directory; --resume finishes it and 
 
   // The recorded invocation is enough to resume, from any working directory, as the same run:
   // same run id, concurrency and limits.
-  auto resumed = run({"run", "--resume", "--out", cut});
+  auto resumed = forgectl_run({"run", "--resume", "--out", cut});
   REQUIRE_MESSAGE(resumed.code == 0, resumed.text());
   CHECK(resumed.err.find("resume: " + std::to_string(before) + " finished, " + std::to_string(6 - before) + " to run") !=
         std::string::npos);
@@ -147,7 +114,7 @@ TEST_CASE("sweep: --resume redoes a changed task's trials and a torn last line, 
   TempDir dir;
   std::string tasks = copy_examples(dir);
   std::string out = dir.path() + "/run";
-  auto first = run({"run", tasks, "--agent", "oracle", "--trials", "2", "--concurrency", "2", "--out", out});
+  auto first = forgectl_run({"run", tasks, "--agent", "oracle", "--trials", "2", "--concurrency", "2", "--out", out});
   REQUIRE_MESSAGE(first.code == 0, first.text());
   auto before = trials_of(out);
   REQUIRE(before.size() == 4);
@@ -156,7 +123,7 @@ TEST_CASE("sweep: --resume redoes a changed task's trials and a torn last line, 
   std::ofstream(tasks + "/files-basic/fixtures/problem.txt", std::ios::app) << "\n(revised)\n";
   std::ofstream(out + "/trials.jsonl", std::ios::app) << R"({"task_id":"orders_db","trial_index":)";
 
-  auto resumed = run({"run", "--resume", "--out", out});
+  auto resumed = forgectl_run({"run", "--resume", "--out", out});
   REQUIRE_MESSAGE(resumed.code == 0, resumed.text());
   CHECK(resumed.err.find("2 result(s) of changed tasks set aside") != std::string::npos);
   CHECK(resumed.err.find("torn last line dropped") != std::string::npos);
@@ -179,8 +146,8 @@ TEST_CASE("sweep: shards partition the matrix and merge back into the whole run"
   std::size_t total = 0;
   for (int i = 0; i < 2; ++i) {
     std::string out = dir.path() + "/shard-" + std::to_string(i);
-    auto r = run({"run", tasks, "--agent", "oracle", "--trials", "3", "--concurrency", "2", "--shard",
-                  std::to_string(i) + "/2", "--out", out});
+    auto r = forgectl_run({"run", tasks, "--agent", "oracle", "--trials", "3", "--concurrency", "2", "--shard",
+                           std::to_string(i) + "/2", "--out", out});
     REQUIRE_MESSAGE(r.code == 0, r.text());
     for (const auto& t : trials_of(out)) {
       CHECK(seen.insert(t.trial_key).second);  // in exactly one shard
@@ -192,7 +159,7 @@ TEST_CASE("sweep: shards partition the matrix and merge back into the whole run"
   std::string merged = dir.path() + "/merged";
   std::vector<std::string> args{"merge", "--out", merged};
   args.insert(args.end(), shard_dirs.begin(), shard_dirs.end());
-  auto m = run(args);
+  auto m = forgectl_run(args);
   REQUIRE_MESSAGE(m.code == 0, m.text());
   CHECK(trials_of(merged).size() == 6);
   auto agg = json_file(merged + "/aggregate.json");
@@ -209,7 +176,7 @@ TEST_CASE("sweep: two processes never share a run directory") {
   auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (!fs::exists(out + "/state.sqlite3") && std::chrono::steady_clock::now() < until)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  auto second = run({"run", "--resume", tasks, "--agent", "oracle", "--trials", "2", "--out", out});
+  auto second = forgectl_run({"run", "--resume", tasks, "--agent", "oracle", "--trials", "2", "--out", out});
   CHECK(second.code != 0);
   CAPTURE(second.err);
   CHECK(second.err.find("in use by") != std::string::npos);
@@ -227,8 +194,9 @@ TEST_CASE("sweep: --docker-host spreads trials over engines and records where ea
   fs::create_symlink("/var/run/docker.sock", alias);
   std::string out = dir.path() + "/run";
   // Options before the tasks too: a repeatable option takes one value per occurrence.
-  auto r = run({"run", "--agent", "oracle", "--docker-host", "unix:///var/run/docker.sock", "--docker-host",
-                "unix://" + alias, tasks + "/files-basic", "--trials", "4", "--concurrency", "2", "--out", out});
+  auto r =
+      forgectl_run({"run", "--agent", "oracle", "--docker-host", "unix:///var/run/docker.sock", "--docker-host",
+                    "unix://" + alias, tasks + "/files-basic", "--trials", "4", "--concurrency", "2", "--out", out});
   REQUIRE_MESSAGE(r.code == 0, r.text());
   std::map<std::string, int> per_engine;
   for (const auto& t : trials_of(out)) ++per_engine[t.docker_host];
@@ -241,8 +209,8 @@ TEST_CASE("sweep: --docker-host spreads trials over engines and records where ea
   auto runj = json_file(out + "/run.json");
   CHECK(runj["engines"].Size() == 2);
 
-  auto bad = run({"run", tasks, "--agent", "oracle", "--docker-host", "unix:///nonexistent/docker.sock", "--out",
-                  dir.path() + "/bad"});
+  auto bad = forgectl_run({"run", tasks, "--agent", "oracle", "--docker-host", "unix:///nonexistent/docker.sock",
+                           "--out", dir.path() + "/bad"});
   CHECK(bad.code == 1);
   CHECK(bad.err.find("/nonexistent/docker.sock") != std::string::npos);
 }
@@ -251,10 +219,10 @@ TEST_CASE("sweep: replay:FILE plays a recorded trajectory back to the same grade
   TempDir dir;
   std::string tasks = copy_examples(dir);
   std::string first = dir.path() + "/oracle", second = dir.path() + "/replay";
-  auto r = run({"run", tasks + "/orders-db", "--agent", "oracle", "--out", first});
+  auto r = forgectl_run({"run", tasks + "/orders-db", "--agent", "oracle", "--out", first});
   REQUIRE_MESSAGE(r.code == 0, r.text());
   std::string trajectory = first + "/trials/orders_db/0/trajectory.yaml";
-  auto replayed = run({"run", tasks + "/orders-db", "--agent", "replay:" + trajectory, "--out", second});
+  auto replayed = forgectl_run({"run", tasks + "/orders-db", "--agent", "replay:" + trajectory, "--out", second});
   REQUIRE_MESSAGE(replayed.code == 0, replayed.text());
   auto a = trials_of(first), b = trials_of(second);
   REQUIRE(a.size() == 1);
@@ -264,7 +232,8 @@ TEST_CASE("sweep: replay:FILE plays a recorded trajectory back to the same grade
   CHECK(b[0].score == doctest::Approx(a[0].score));
   CHECK(b[0].tool_calls == a[0].tool_calls);
 
-  auto missing = run({"run", tasks, "--agent", "replay:" + dir.path() + "/nope.yaml", "--out", dir.path() + "/x"});
+  auto missing =
+      forgectl_run({"run", tasks, "--agent", "replay:" + dir.path() + "/nope.yaml", "--out", dir.path() + "/x"});
   CHECK(missing.code == 2);
   CHECK(missing.err.find("nope.yaml") != std::string::npos);
   CHECK_FALSE(fs::exists(dir.path() + "/x"));
@@ -280,14 +249,14 @@ TEST_CASE("sweep: one run over two real Docker engines; the bare one gets forgec
     SecondEngine second;
     TempDir dir;
     fs::create_directories(dir.path() + "/tasks");
-    fs::copy(fs::path(FORGECTL_SOURCE_DIR) / "examples" / "tasks" / "script-tests", dir.path() + "/tasks/script-tests",
-             fs::copy_options::recursive);
+    copy_example_task("script-tests", dir.path() + "/tasks/script-tests");
     // script-tests runs in the runner alone (stack: none) and grades in a grader container: no
     // container-to-container traffic, which this host's first daemon's FORWARD policy would drop
     // for the second daemon's bridges (two engines on one host is a test set-up, not a deployment).
     std::string out = dir.path() + "/run";
-    auto r = run({"run", dir.path() + "/tasks", "--agent", "oracle", "--trials", "4", "--concurrency", "2",
-                  "--docker-host", "unix:///var/run/docker.sock", "--docker-host", second.address(), "--out", out});
+    auto r =
+        forgectl_run({"run", dir.path() + "/tasks", "--agent", "oracle", "--trials", "4", "--concurrency", "2",
+                      "--docker-host", "unix:///var/run/docker.sock", "--docker-host", second.address(), "--out", out});
     REQUIRE_MESSAGE(r.code == 0, r.text());
     CHECK(r.err.find(second.address() + ": built forgectl/runner:local") != std::string::npos);
     std::map<std::string, int> per_engine;
@@ -307,11 +276,10 @@ TEST_CASE("sweep: --executor local grades test scripts in a grader container fro
   TempDir dir;
   fs::path tasks = fs::path(dir.path()) / "tasks";
   fs::create_directories(tasks);
-  fs::copy(fs::path(FORGECTL_SOURCE_DIR) / "examples" / "tasks" / "script-tests", tasks / "script-tests",
-           fs::copy_options::recursive);
+  copy_example_task("script-tests", (tasks / "script-tests").string());
   std::string out = dir.path() + "/run";
-  auto r = run({"run", (tasks / "script-tests").string(), "--agent", "oracle", "--executor", "local", "--trials", "2",
-                "--out", out, "--progress", "plain"});
+  auto r = forgectl_run({"run", (tasks / "script-tests").string(), "--agent", "oracle", "--executor", "local",
+                         "--trials", "2", "--out", out, "--progress", "plain"});
   REQUIRE_MESSAGE(r.code == 0, r.text());
   auto trials = trials_of(out);
   REQUIRE(trials.size() == 2);

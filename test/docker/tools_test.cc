@@ -8,6 +8,7 @@
 #include "engine/images.h"
 #include "engine/tar.h"
 #include "support/containers.h"
+#include "support/mcp_shout.h"
 #include "support/stack_env.h"
 #include "tools/stack_tools.h"
 
@@ -30,23 +31,6 @@ std::string processes(const TestStack& s, const std::string& needle) {
   REQUIRE(r.has_value());
   return r->out;
 }
-
-// An MCP stdio server in busybox sh: initialize, tools/list with one tool, tools/call echoing its
-// argument back. Enough JSON handling for the fixed shapes forgectl sends.
-constexpr const char* kMcpServer = R"SH(#!/bin/sh
-while IFS= read -r line; do
-  id=$(echo "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
-  case "$line" in
-    *'"method":"initialize"'*)
-      echo '{"jsonrpc":"2.0","id":'$id',"result":{"protocolVersion":"2024-11-05","capabilities":{"tools":{}},"serverInfo":{"name":"echo","version":"1"}}}' ;;
-    *'"method":"tools/list"'*)
-      echo '{"jsonrpc":"2.0","id":'$id',"result":{"tools":[{"name":"shout","description":"upper-cases text","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}}]}}' ;;
-    *'"method":"tools/call"'*)
-      text=$(echo "$line" | sed -n 's/.*"text":"\([^"]*\)".*/\1/p' | tr a-z A-Z)
-      echo '{"jsonrpc":"2.0","id":'$id',"result":{"content":[{"type":"text","text":"'"$text"'"}]}}' ;;
-  esac
-done
-)SH";
 
 }  // namespace
 
@@ -109,7 +93,7 @@ TEST_CASE("1 MiB of output is capped and the cut is marked") {
 
 TEST_CASE("an MCP server inside the runner answers tools/list and tools/call, under the same governance") {
   TempDir dir;
-  dir.write("server.sh", kMcpServer);
+  dir.write("server.sh", kShoutMcpServer);
   auto task = dir.write("task.yaml",
                         "task_id: t-mcp\nname: t\ncategory: c\ndescription: d\n"
                         "tools:\n  agent:\n    enabled: [shout, bash]\n"

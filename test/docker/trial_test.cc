@@ -15,18 +15,18 @@
 #include "agent/budget.h"
 #include "engine/containers.h"
 #include "engine/exec.h"
-#include "manifest/task_parse.h"
-#include "stack/labels.h"
-#include "support/docker_env.h"
-#include "support/fake_llm_server.h"
-#include "support/stack_env.h"
-#include "trial/trial_files.h"
 #include "engine/images.h"
+#include "manifest/task_parse.h"
+#include "results/trial_record.h"
+#include "stack/labels.h"
+#include "support/fs_scan.h"
+#include "support/run_files.h"
+#include "support/stack_env.h"
+#include "support/trial_rig.h"
 #include "sweep/docker_runner.h"
 #include "sweep/run.h"
-#include "sweep/run.h"
 #include "trial/trial.h"
-#include "results/trial_record.h"
+#include "trial/trial_files.h"
 
 using namespace forge;
 using namespace forge::test;
@@ -35,8 +35,8 @@ namespace fs = std::filesystem;
 namespace {
 
 // Split so that no command line or tool argument carries the marker itself.
-const std::string kMarkerHead = "GRADING-ASSET-";
-const std::string kMarker = kMarkerHead + "7f3a91";
+const std::string kMarkerHead = "GRADING-ASSET-", kMarkerTail = "7f3a91";
+const std::string kMarker = kMarkerHead + kMarkerTail;
 
 // A task whose grading assets (grading.yaml, tests/, solution/) all carry kMarker; it passes when
 // answer.txt holds 42 (a workspace file check on the host and a test script in the grader).
@@ -67,68 +67,14 @@ manifest::TaskConfig load(const std::string& path) {
   return std::move(*t);
 }
 
-// Every file under / except the kernel's filesystems that names the marker: one "HIT:path" line
-// each, then SCAN-DONE. The marker is assembled by the shell so the command does not contain it.
-std::string scan_script() {
-  return "M=" + kMarkerHead + "; M=${M}7f3a91; for d in /*; do case $d in /proc|/sys|/dev) ;; *) "
-         "grep -rl \"$M\" \"$d\" 2>/dev/null | while read f; do echo \"HIT:$f\"; done;; esac; done; echo SCAN-DONE";
-}
-
-// The run's model entries resolved against the fake server, each call through the run's budget.
-struct TrialRig {
-  LlmHarness h;
-  manifest::RunConfig cfg;
-  std::shared_ptr<agent::Budget> budget;
-  trial::TrialEnv env;
-
-  TrialRig(const std::string& provider, const std::string& name, std::optional<double> budget_usd = {}) {
-    cfg.models["agent"] = h.model(provider, name);
-    cfg.max_budget_usd = budget_usd;
+// Resolves models against the fake server; infra failures retried once.
+struct ProbeRig : LlmTrialRig {
+  ProbeRig(const std::string& provider, const std::string& name, std::optional<double> budget_usd = {})
+      : LlmTrialRig(provider, name, budget_usd) {
     cfg.turn_timeout = Millis(30000);
     cfg.max_attempt_retries = 1;
-    budget = std::make_shared<agent::Budget>(budget_usd);
-    env.docker = docker_env().client;
-    env.host = docker_env().host;
-    env.run = &cfg;
-    env.budget = budget;
-    env.run_id = "t" + random_hex(5);
-    env.models = [this](const std::string& key) -> Result<std::shared_ptr<agent::LlmClient>> {
-      auto it = cfg.models.find(key);
-      if (it == cfg.models.end()) return fail(Errc::kInvalid, "no model '" + key + "'");
-      auto c = agent::make_llm_client(it->second, h.ctx);
-      if (!c) return c.fail();
-      return agent::budgeted(std::shared_ptr<agent::LlmClient>(std::move(*c)), budget);
-    };
-  }
-  std::vector<engine::ContainerSummary> containers() const {
-    auto cs = engine::list_containers(*docker_env().client,
-                                      {{"label", {std::string(stack::kLabelRun) + "=" + env.run_id}}});
-    REQUIRE(cs.has_value());
-    return *cs;
   }
 };
-
-std::string exec_sh(const std::string& id, const std::string& script) {
-  engine::ExecOptions o{{"sh", "-c", script}};
-  // A whole-filesystem grep beside the other docker shard took over 20 s on 2 cores: a generous
-  // bound, and a timeout named as such rather than seen as a scan that found nothing.
-  o.timeout = Millis(120000);
-  auto r = engine::exec_run(*docker_env().client, id, o);
-  REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().what()));
-  REQUIRE_MESSAGE(!r->timed_out, "`" << script << "` timed out after " << r->elapsed.count() << " ms");
-  return r->out;
-}
-
-// Every regular file under `dir`, concatenated.
-std::string all_files(const std::string& dir) {
-  std::string out;
-  for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) {
-      std::ifstream in(e.path());
-      out += std::string(std::istreambuf_iterator<char>(in), {});
-    }
-  return out;
-}
 
 std::string tool_message(const json::Document& body, std::size_t from_end) {
   const auto& msgs = body["messages"];
@@ -141,7 +87,7 @@ std::string tool_message(const json::Document& body, std::size_t from_end) {
 
 // One `forgectl run` in-process: the plan of `tasks` × one LLM agent × `trials`, run through the
 // Docker runner into `out`.
-Result<sweep::RunSummary> sweep_once(TrialRig& rig, const std::string& tasks, int trials, const std::string& out,
+Result<sweep::RunSummary> sweep_once(ProbeRig& rig, const std::string& tasks, int trials, const std::string& out,
                                      std::ostream& progress, bool resume = false) {
   sweep::PlanInput in;
   in.task_paths = {tasks};
@@ -173,32 +119,36 @@ TEST_CASE("trial (OpenAI protocol): 429 retried, malformed arguments answered as
           "no grading asset in any container and no key anywhere during the agent phase") {
   TempDir task_dir;
   auto task = load(write_probe_task(task_dir, "probe_openai"));
-  TrialRig rig("openai", "gpt-4o");
+  ProbeRig rig("openai", "gpt-4o");
   rig.cfg.turn_timeout = Millis(600000);  // the held turn outlives the scans of every container, however slow
   auto& s = rig.h.server;
   s.push({429, {{"Retry-After", "0"}}, fake_llm::openai_error("slow down", "rate_limit_exceeded", "requests")});
-  s.push(200, fake_llm::openai_tool_call("call_1", "bash", json::Writer().begin_object().field("command", scan_script() + "; env").end_object().take()));
+  s.push(200, fake_llm::openai_tool_call("call_1", "bash",
+                                         json::Writer()
+                                             .begin_object()
+                                             .field("command", fs_scan_command(kMarkerHead, kMarkerTail) + "; env")
+                                             .end_object()
+                                             .take()));
   // Held until released: the test searches every container of the trial meanwhile.
   s.push({200, {}, fake_llm::openai_tool_call("call_2", "write_file", R"({"path" "answer.txt"})"), Millis(0), true});
   s.push(200, fake_llm::openai_tool_call("call_3", "write_file", R"({"path": "answer.txt", "content": "42\n"})"));
   s.push(200, fake_llm::openai_text("Done: answer.txt holds 42."));
 
   trial::TrialResult r;
-  std::thread trial([&] { r = trial::run_trial(task, 0, 1, {trial::AgentChoice::Kind::kLlm}, rig.env); });
+  std::thread trial([&] { r = rig.run_llm(task); });
   // The agent phase: the third request is waiting for its answer.
-  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(90);
-  while (s.requests().size() < 3 && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  bool in_agent_phase = rig.wait_for_requests(3, std::chrono::seconds(90)) && s.requests().size() == 3;
   std::vector<std::pair<std::string, std::string>> scans;  // container name, scan output
   std::vector<std::string> envs;
-  bool in_agent_phase = s.requests().size() == 3;
-  if (in_agent_phase)
-    for (const auto& c : rig.containers()) {
-      scans.emplace_back(c.names.empty() ? c.id : c.names[0], exec_sh(c.id, scan_script()));
+  if (in_agent_phase) {
+    auto cs = rig.containers();
+    scans = scan_containers(cs, kMarker);
+    for (const auto& c : cs) {
       auto info = engine::inspect_container(*docker_env().client, c.id);
       REQUIRE(info.has_value());
       for (const auto& e : info->env) envs.push_back(e);
     }
+  }
   in_agent_phase = in_agent_phase && s.requests().size() == 3;
   s.release();
   trial.join();
@@ -206,11 +156,7 @@ TEST_CASE("trial (OpenAI protocol): 429 retried, malformed arguments answered as
 
   REQUIRE_MESSAGE(in_agent_phase, "the scan must happen while the agent phase waits on the model");
   CHECK(scans.size() >= 2);  // the runner and json-db at least
-  for (const auto& [name, out] : scans) {
-    CAPTURE(name);
-    CHECK(out.find("SCAN-DONE") != std::string::npos);
-    CHECK(out.find("HIT:") == std::string::npos);
-  }
+  for (const auto& [name, out] : scans) check_scan_clean(name, out);
   for (const auto& e : envs) CHECK(e.find(LlmHarness::kOpenAiKey) == std::string::npos);
 
   // What the model saw from inside the runner: the same search, and an environment without keys.
@@ -262,11 +208,11 @@ TEST_CASE("trial (OpenAI protocol): 429 retried, malformed arguments answered as
 TEST_CASE("trial (Anthropic protocol): tool_use runs in the runner and the trial passes") {
   TempDir task_dir;
   auto task = load(write_probe_task(task_dir, "probe_anthropic"));
-  TrialRig rig("anthropic", "claude-sonnet-4-5");
+  ProbeRig rig("anthropic", "claude-sonnet-4-5");
   auto& s = rig.h.server;
   s.push(200, fake_llm::anthropic_tool_use("toolu_1", "write_file", R"({"path": "answer.txt", "content": "42"})", "Writing."));
   s.push(200, fake_llm::anthropic_text("Done."));
-  auto r = trial::run_trial(task, 0, 1, {trial::AgentChoice::Kind::kLlm}, rig.env);
+  auto r = rig.run_llm(task);
   CHECK_MESSAGE(r.outcome == results::Outcome::kGraded, r.error);
   CHECK(r.grade.binary_pass);
   REQUIRE(s.requests().size() == 2);
@@ -279,7 +225,7 @@ TEST_CASE("trial (Anthropic protocol): tool_use runs in the runner and the trial
 TEST_CASE("sweep: a 500 storm is an infra error, retried in a fresh sandbox and never counted as a failure") {
   TempDir task_dir, out;
   write_probe_task(task_dir, "probe_storm");
-  TrialRig rig("openai", "gpt-4o");
+  ProbeRig rig("openai", "gpt-4o");
   rig.h.server.push({500, {}, fake_llm::openai_error("overloaded", "server_error", "server_error")}, 12);
   std::ostringstream progress;
   auto sum = sweep_once(rig, task_dir.path(), 1, out.path() + "/run", progress);
@@ -320,7 +266,7 @@ TEST_CASE("sweep: a 500 storm is an infra error, retried in a fresh sandbox and 
 TEST_CASE("sweep: a rejected key is a setup error: the run stops, nothing is recorded as a result") {
   TempDir task_dir, out;
   write_probe_task(task_dir, "probe_key");
-  TrialRig rig("openai", "gpt-4o");
+  ProbeRig rig("openai", "gpt-4o");
   rig.h.server.push({401, {}, fake_llm::openai_error("Incorrect API key provided", "invalid_api_key")}, 10);
   std::ostringstream progress;
   auto sum = sweep_once(rig, task_dir.path(), 3, out.path() + "/run", progress);
@@ -335,11 +281,11 @@ TEST_CASE("sweep: a rejected key is a setup error: the run stops, nothing is rec
 TEST_CASE("trial: a budget exhausted mid-trial stops before the next call") {
   TempDir task_dir;
   auto task = load(write_probe_task(task_dir, "probe_budget"));
-  TrialRig rig("openai", "gpt-4o", 0.01);
+  ProbeRig rig("openai", "gpt-4o", 0.01);
   // 100k input tokens of gpt-4o: $0.25, past the $0.01 cap after the first call.
   rig.h.server.push(200, fake_llm::openai_tool_call("call_1", "write_file", R"({"path": "answer.txt", "content": "42"})", 100000, 10));
   rig.h.server.push(200, fake_llm::openai_text("Done."));
-  auto r = trial::run_trial(task, 0, 1, {trial::AgentChoice::Kind::kLlm}, rig.env);
+  auto r = rig.run_llm(task);
   CHECK(r.episode.termination == agent::Termination::kBudgetExhausted);
   CHECK(rig.h.server.requests().size() == 1);
   CHECK(r.tool_log.size() == 1);  // the paid-for call still ran
@@ -349,15 +295,15 @@ TEST_CASE("trial: a budget exhausted mid-trial stops before the next call") {
 }
 
 TEST_CASE("trial: golden replay catches a wrong final state in json-db and reports the diff") {
-  TrialRig rig("openai", "gpt-4o");
+  ProbeRig rig("openai", "gpt-4o");
   // As for a remote engine: json-db is reached by exec in its own container, not over the bridge.
   rig.env.engine_is_local = false;
-  auto task = load(std::string(FORGECTL_SOURCE_DIR) + "/examples/tasks/orders-db/task.yaml");
+  auto task = load(example_task("orders-db") + "/task.yaml");
   // The wrong order is marked paid.
   rig.h.server.push(200, fake_llm::openai_tool_call(
                              "call_1", "db_update", R"({"ops": [{"op": "replace", "path": "$.orders[1].status", "value": "paid"}]})"));
   rig.h.server.push(200, fake_llm::openai_text("Order O-001 is paid."));
-  auto r = trial::run_trial(task, 0, 1, {trial::AgentChoice::Kind::kLlm}, rig.env);
+  auto r = rig.run_llm(task);
   REQUIRE_MESSAGE(r.outcome == results::Outcome::kGraded, r.error);
   CHECK_FALSE(r.grade.binary_pass);
   CHECK(r.grade.components.at("state_checks") < 0.5);
@@ -368,15 +314,13 @@ TEST_CASE("trial: golden replay catches a wrong final state in json-db and repor
 }
 
 TEST_CASE("trial: a service that dies under the agent makes the trial an infra error, not the model's failure") {
-  TrialRig rig("openai", "gpt-4o");
-  auto task = load(std::string(FORGECTL_SOURCE_DIR) + "/examples/tasks/orders-db/task.yaml");
+  ProbeRig rig("openai", "gpt-4o");
+  auto task = load(example_task("orders-db") + "/task.yaml");
   auto& s = rig.h.server;
   s.push({200, {}, fake_llm::openai_text("Order O-001 is paid."), Millis(0), true});
   trial::TrialResult r;
-  std::thread trial([&] { r = trial::run_trial(task, 0, 1, {trial::AgentChoice::Kind::kLlm}, rig.env); });
-  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(90);
-  while (s.requests().empty() && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::thread trial([&] { r = rig.run_llm(task); });
+  rig.wait_for_requests(1, std::chrono::seconds(90));
   bool killed = false;
   for (const auto& c : rig.containers())
     for (const auto& n : c.names)
@@ -406,7 +350,7 @@ TEST_CASE("trial: an LLM user and an LLM judge, both on the host through the run
             "state_checks:\n  jsonpaths:\n    - {path_glob: \"/env/fs/agent-visible/answer.txt\", contains_ci: \"42\"}\n"
             "llm_judge:\n  rubric: \"Did the assistant write 42 and say so?\"\n");
   auto task = load(dir.path() + "/task.yaml");
-  TrialRig rig("openai", "gpt-4o", 5.0);
+  ProbeRig rig("openai", "gpt-4o", 5.0);
   rig.cfg.models["user"] = rig.h.model("openai", "gpt-4o-mini");
   rig.cfg.models["judge"] = rig.h.model("openai", "gpt-4o-mini");
   auto& s = rig.h.server;
@@ -414,7 +358,7 @@ TEST_CASE("trial: an LLM user and an LLM judge, both on the host through the run
   s.push(200, fake_llm::openai_text("Done: answer.txt holds 42."));
   s.push(200, fake_llm::openai_text("Perfect, thanks! ###STOP###"));                       // the user
   s.push(200, fake_llm::openai_text(R"({"score": 0.9, "reasons": "wrote 42 and said so"})"));  // the judge
-  auto r = trial::run_trial(task, 0, 1, {trial::AgentChoice::Kind::kLlm}, rig.env);
+  auto r = rig.run_llm(task);
   REQUIRE_MESSAGE(r.outcome == results::Outcome::kGraded, r.error);
   CHECK(r.episode.termination == agent::Termination::kUserStop);
   CHECK(r.episode.user_calls == 1);

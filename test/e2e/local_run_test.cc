@@ -76,20 +76,14 @@ std::string read(const std::string& path) {
   return ss.str();
 }
 
-RunResult run(const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
-  auto r = run_forgectl(args, Millis(120000), env);
-  REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().what()));
-  return *r;
-}
-
 }  // namespace
 
 TEST_CASE("run --executor local: 3 oracle trials pass with no Docker engine, unconfined, one warning, nothing left") {
   TempFiles t("forgectl-e2e-local-");
   std::string task = write_task(t), out = t.file("run");
-  auto r = run(
+  auto r = forgectl_run(
       {"run", task, "--agent", "oracle", "--trials", "3", "--executor", "local", "--out", out, "--progress", "plain"},
-      no_docker_env());
+      Millis(120000), no_docker_env());
   INFO(r.text());
   REQUIRE(r.code == 0);
   CHECK(count(r.err, kWarning) == 1);
@@ -151,7 +145,8 @@ TEST_CASE(
   std::string task = write_task(t), out = t.file("run");
   auto env = no_docker_env();
   env["FORGECTL_REQUIRE_CONTAINER"] = "1";
-  auto r = run({"run", task, "--agent", "oracle", "--executor", "local", "--out", out, "--progress", "plain"}, env);
+  auto r = forgectl_run({"run", task, "--agent", "oracle", "--executor", "local", "--out", out, "--progress", "plain"},
+                        Millis(120000), env);
   INFO(r.text());
   REQUIRE(r.code == 0);  // graded (failed), not an error
   CHECK(count(r.err, kWarning) == 0);
@@ -182,7 +177,8 @@ solution:
   final_message: done
 )");
   std::string out = t.file("run");
-  auto r = run({"run", t.file("tasks"), "--agent", "oracle", "--executor", "local", "--out", out}, no_docker_env());
+  auto r = forgectl_run({"run", t.file("tasks"), "--agent", "oracle", "--executor", "local", "--out", out},
+                        Millis(120000), no_docker_env());
   INFO(r.text());
   CHECK(r.code == 2);
   CHECK(r.err.find(
@@ -217,7 +213,8 @@ solution: {script: solution/solve.sh}
   auto env = no_docker_env();
   env["E2E_SLOW"] = "1";
   // A task file alone cannot ask for a host shell: refused before anything starts.
-  auto refused = run({"run", t.file("slow"), "--agent", "oracle", "--out", t.file("refused")}, env);
+  auto refused =
+      forgectl_run({"run", t.file("slow"), "--agent", "oracle", "--out", t.file("refused")}, Millis(120000), env);
   CHECK(refused.code == 2);
   CHECK(refused.err.find("--allow-local") != std::string::npos);
   CHECK_FALSE(fs::exists(t.file("refused") + "/trials.jsonl"));
@@ -232,7 +229,7 @@ solution: {script: solution/solve.sh}
   CHECK(fs::exists(sandbox));  // what a kill -9 leaves
 
   env["E2E_SLOW"] = "0";
-  auto r = run({"run", "--resume", "--out", out}, env);
+  auto r = forgectl_run({"run", "--resume", "--out", out}, Millis(120000), env);
   INFO(r.text());
   REQUIRE(r.code == 0);
   CHECK(count(r.err, kWarning) == 1);

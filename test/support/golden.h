@@ -15,19 +15,12 @@
 #include <vector>
 
 #include "core/json.h"
-
-#ifndef FORGECTL_TEST_DATA
-// Fallback when the build does not say: test/data next to this header's directory.
-#define FORGECTL_TEST_DATA ""
-#endif
+#include "support/paths.h"
 
 namespace forge::test {
 
 inline std::filesystem::path golden_dir() {
-  std::string_view configured = FORGECTL_TEST_DATA;
-  std::filesystem::path data = configured.empty()
-                                   ? std::filesystem::path(__FILE__).parent_path().parent_path() / "data"
-                                   : std::filesystem::path(configured);
+  std::filesystem::path data = test_data_dir();
   return data / "golden";
 }
 

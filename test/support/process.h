@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include <doctest/doctest.h>
+
 #include "core/clock.h"
 #include "core/result.h"
 
@@ -210,6 +212,19 @@ inline Result<RunResult> run_forgectl(const std::vector<std::string>& args, Mill
   r.out = (*p)->out();
   r.err = (*p)->err();
   return r;
+}
+
+// run_forgectl that REQUIREs the binary to have started (its exit code is the caller's to check).
+// A sweep of example tasks on 2 cores beside the other docker shard: 300 s by default.
+inline RunResult forgectl_run(const std::vector<std::string>& args, Millis timeout = Millis(300000),
+                              const std::map<std::string, std::string>& extra_env = {}) {
+  auto r = run_forgectl(args, timeout, extra_env);
+  REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().what()));
+  return *r;
+}
+inline RunResult forgectl_run(const std::vector<std::string>& args,
+                              const std::map<std::string, std::string>& extra_env) {
+  return forgectl_run(args, Millis(300000), extra_env);
 }
 
 }  // namespace forge::test

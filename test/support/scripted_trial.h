@@ -6,14 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "agent/budget.h"
 #include "core/json.h"
-#include "core/strings.h"
-#include "engine/containers.h"
-#include "manifest/run_config.h"
 #include "manifest/task_parse.h"
-#include "stack/labels.h"
 #include "support/stack_env.h"
+#include "support/trial_rig.h"
 #include "sweep/task_set.h"
 #include "trial/trial.h"
 
@@ -46,28 +42,11 @@ inline std::string bash(const std::string& command) {
 }
 
 // Trials with scripted agents: no model, no budget.
-struct Rig {
-  manifest::RunConfig cfg;
-  trial::TrialEnv env;
-  Rig() {
-    cfg.turn_timeout = Millis(60000);
-    env.docker = docker_env().client;
-    env.host = docker_env().host;
-    env.run = &cfg;
-    env.budget = std::make_shared<agent::Budget>(std::nullopt);
-    env.run_id = "atk" + random_hex(5);
-    env.models = [](const std::string& key) -> Result<std::shared_ptr<agent::LlmClient>> {
-      return fail(Errc::kInvalid, "no model '" + key + "' in this test");
-    };
-  }
+struct Rig : TrialRig {
+  Rig() : TrialRig("atk") {}
   trial::TrialResult run(const manifest::TaskConfig& task, trial::AgentChoice choice, bool local = true) {
     env.engine_is_local = local;
-    return trial::run_trial(task, 0, 1, choice, env);
-  }
-  bool left_nothing() const {
-    auto cs =
-        engine::list_containers(*docker_env().client, {{"label", {std::string(stack::kLabelRun) + "=" + env.run_id}}});
-    return cs && cs->empty();
+    return TrialRig::run(task, choice);
   }
 };
 

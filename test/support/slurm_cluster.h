@@ -14,6 +14,7 @@
 
 #include "core/strings.h"
 #include "core/subprocess.h"
+#include "support/paths.h"
 
 namespace forge::test {
 
@@ -72,7 +73,7 @@ class SlurmCluster {
   }
 
  private:
-  static std::string script() { return std::string(FORGECTL_SOURCE_DIR) + "/scripts/slurm-test-cluster.sh"; }
+  static std::string script() { return source_dir() + "/scripts/slurm-test-cluster.sh"; }
   void stop() {
     (void)run_process({"bash", script(), "stop", dir_});
     std::error_code ec;

@@ -21,14 +21,11 @@ namespace {
 struct Cli {
   std::ostringstream out, err;
   cli::Context ctx;
-  CLI::App app;
-  int rc = 0;
-  explicit Cli(HostSettings h = HostSettings::defaults()) : ctx(out, err, std::move(h)) {
-    cli::build_app(app, ctx, &rc);
-  }
+  cli::App app{ctx};
+  explicit Cli(HostSettings h = HostSettings::defaults()) : ctx(out, err, std::move(h)) {}
   int run(std::vector<const char*> args) {
     args.insert(args.begin(), "forgectl");
-    return cli::run_app(app, static_cast<int>(args.size()), args.data(), out, err, rc);
+    return app.run(static_cast<int>(args.size()), args.data(), out, err);
   }
 };
 

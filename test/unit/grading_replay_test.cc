@@ -17,6 +17,7 @@
 #include "grading/grader.h"
 #include "grading/replay.h"
 #include "grading/state_checks.h"
+#include "support/paths.h"
 
 using namespace forge;
 using namespace forge::grading;
@@ -24,7 +25,7 @@ using namespace forge::grading;
 namespace {
 
 std::string read_fixture(const std::string& name) {
-  std::ifstream in(std::string(FORGECTL_TEST_DATA) + "/grading/" + name);
+  std::ifstream in(forge::test::test_data_dir() + "/grading/" + name);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();

@@ -7,6 +7,7 @@
 #include "manifest/harbor/harbor_load.h"
 #include "stack/task_build.h"
 #include "support/manifest_helpers.h"
+#include "support/paths.h"
 #include "sweep/task_set.h"
 #include "sweep/trial_key.h"
 #include "trial/grader_setup.h"
@@ -254,7 +255,7 @@ TEST_CASE(
 }
 
 TEST_CASE("preflight: a multi-step Harbor task runs; workdir, setup.sh, healthcheck and artifacts pass; a root verifier does not") {
-  auto t = manifest::load_harbor_task_config(std::string(FORGECTL_TEST_DATA) + "/harbor/multi-step");
+  auto t = manifest::load_harbor_task_config(forge::test::test_data_dir() + "/harbor/multi-step");
   REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
   REQUIRE_FALSE(t->harbor->steps.empty());
   REQUIRE_FALSE(t->harbor->steps[0].setup_script.empty());

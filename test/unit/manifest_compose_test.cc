@@ -8,6 +8,7 @@
 
 #include "manifest/compose_parse.h"
 #include "support/manifest_helpers.h"
+#include "support/paths.h"
 
 using namespace forge;
 using namespace forge::manifest;
@@ -17,7 +18,7 @@ using forge::test::TempFiles;
 
 namespace {
 
-std::string data(const std::string& rel) { return std::string(FORGECTL_TEST_DATA) + "/manifest/" + rel; }
+std::string data(const std::string& rel) { return forge::test::test_data_dir() + "/manifest/" + rel; }
 
 Diagnostics parse_errors(std::string_view text, const std::string& path = "compose.yaml") {
   Diagnostics diags;

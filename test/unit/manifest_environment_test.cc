@@ -7,6 +7,7 @@
 
 #include "manifest/environment_parse.h"
 #include "support/manifest_helpers.h"
+#include "support/paths.h"
 
 using namespace forge;
 using namespace forge::manifest;
@@ -15,7 +16,7 @@ using forge::test::only;
 
 namespace {
 
-std::string data(const std::string& rel) { return std::string(FORGECTL_TEST_DATA) + "/manifest/" + rel; }
+std::string data(const std::string& rel) { return forge::test::test_data_dir() + "/manifest/" + rel; }
 
 Diagnostics env_errors(std::string_view text, const std::string& path = "env.yaml") {
   Diagnostics diags;

@@ -7,6 +7,7 @@
 
 #include "manifest/harbor/harbor_parse.h"
 #include "support/manifest_helpers.h"
+#include "support/paths.h"
 
 using namespace forge;
 using namespace forge::manifest;
@@ -14,7 +15,7 @@ using forge::test::has;
 
 namespace {
 
-std::string data(const std::string& rel) { return std::string(FORGECTL_TEST_DATA) + "/harbor/" + rel; }
+std::string data(const std::string& rel) { return forge::test::test_data_dir() + "/harbor/" + rel; }
 
 HarborTask loads(const std::string& path) {
   auto t = load_harbor_task(path);

@@ -7,6 +7,7 @@
 
 #include "manifest/run_config_parse.h"
 #include "support/manifest_helpers.h"
+#include "support/paths.h"
 
 using namespace forge;
 using namespace forge::manifest;
@@ -15,7 +16,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::string data(const std::string& rel) { return std::string(FORGECTL_TEST_DATA) + "/manifest/tasks/" + rel; }
+std::string data(const std::string& rel) { return forge::test::test_data_dir() + "/manifest/tasks/" + rel; }
 
 RunConfig parses(std::string_view text, const std::string& path = data("distributed_run/inline.yaml")) {
   auto c = parse_run_config(text, path);

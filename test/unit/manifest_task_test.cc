@@ -12,6 +12,7 @@
 #include "manifest/python_server.h"
 #include "manifest/task_parse.h"
 #include "support/manifest_helpers.h"
+#include "support/paths.h"
 
 using namespace forge;
 using namespace forge::manifest;
@@ -19,7 +20,7 @@ using forge::test::has;
 
 namespace {
 
-std::string data(const std::string& rel) { return std::string(FORGECTL_TEST_DATA) + "/manifest/tasks/" + rel; }
+std::string data(const std::string& rel) { return forge::test::test_data_dir() + "/manifest/tasks/" + rel; }
 
 // A task directory under /tmp with a valid head (5 lines) and a grading.yaml; removed at exit.
 class TempTask : public forge::test::TempFiles {

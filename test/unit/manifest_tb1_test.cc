@@ -11,6 +11,7 @@
 #include "manifest/harbor/tb1_parse.h"
 #include "manifest/task_kind.h"
 #include "support/manifest_helpers.h"
+#include "support/paths.h"
 
 using namespace forge;
 using namespace forge::manifest;
@@ -18,7 +19,7 @@ using forge::test::has;
 
 namespace {
 
-std::string data(const std::string& rel) { return std::string(FORGECTL_TEST_DATA) + "/harbor/" + rel; }
+std::string data(const std::string& rel) { return forge::test::test_data_dir() + "/harbor/" + rel; }
 
 std::string text_of(const std::string& path) {
   std::ifstream in(path);
@@ -196,7 +197,7 @@ TEST_CASE("pytest output: Terminal-Bench's reading, without its holes") {
 TEST_CASE("task kinds: detection, and a dataset that mixes them") {
   CHECK(*detect_task_kind(data("complete-1.4")) == TaskKind::kHarbor);
   CHECK(*detect_task_kind(data("tb1-task")) == TaskKind::kTerminalBench1);
-  CHECK(*detect_task_kind(std::string(FORGECTL_TEST_DATA) + "/manifest/task_default") == TaskKind::kTolokaforge);
+  CHECK(*detect_task_kind(forge::test::test_data_dir() + "/manifest/task_default") == TaskKind::kTolokaforge);
   CHECK(*detect_task_kind(data("pytest")) == TaskKind::kNone);
   CHECK(detect_task_kind(data("nope")).error().code == Errc::kNotFound);
 

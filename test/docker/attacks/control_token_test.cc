@@ -9,44 +9,19 @@
 #include <fstream>
 #include <thread>
 
-#include "agent/budget.h"
 #include "core/json.h"
-#include "engine/containers.h"
-#include "engine/exec.h"
 #include "manifest/task_parse.h"
-#include "stack/labels.h"
-#include "support/docker_env.h"
-#include "support/fake_llm_server.h"
-#include "support/stack_env.h"
-#include "trial/trial.h"
-#include "trial/trial_files.h"
 #include "results/trial_record.h"
+#include "support/fs_scan.h"
+#include "support/run_files.h"
+#include "support/scripted_trial.h"
+#include "support/stack_env.h"
+#include "support/trial_rig.h"
+#include "trial/trial_files.h"
 
 using namespace forge;
 using namespace forge::test;
 namespace fs = std::filesystem;
-
-namespace {
-
-std::string bash(const std::string& command) { return json::Writer().begin_object().field("command", command).end_object().take(); }
-
-// Every file under / but the kernel's filesystems that holds $T (passed in the environment of the
-// exec, not in a file): one "HIT:path" line each, then SCAN-DONE.
-const char* kScan =
-    "for d in /*; do case $d in /proc|/sys|/dev) ;; *) grep -rl \"$T\" \"$d\" 2>/dev/null | "
-    "while read f; do echo \"HIT:$f\"; done;; esac; done; echo SCAN-DONE";
-
-std::string all_files(const std::string& dir) {
-  std::string out;
-  for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) {
-      std::ifstream in(e.path());
-      out += std::string(std::istreambuf_iterator<char>(in), {});
-    }
-  return out;
-}
-
-}  // namespace
 
 TEST_CASE("control token: a db_query-only task cannot write json-db through http_request or bash, and the agent "
           "never sees the control token") {
@@ -67,24 +42,7 @@ TEST_CASE("control token: a db_query-only task cannot write json-db through http
   auto task = manifest::load_task(dir.path() + "/task.yaml");
   REQUIRE_MESSAGE(task.has_value(), (task ? "" : task.error().what()));
 
-  LlmHarness h;
-  manifest::RunConfig cfg;
-  cfg.models["agent"] = h.model("openai", "gpt-4o");
-  cfg.turn_timeout = Millis(60000);
-  auto budget = std::make_shared<agent::Budget>(std::nullopt);
-  trial::TrialEnv env;
-  env.docker = docker_env().client;
-  env.host = docker_env().host;
-  env.run = &cfg;
-  env.budget = budget;
-  env.run_id = "tok" + random_hex(5);
-  env.models = [&](const std::string& key) -> Result<std::shared_ptr<agent::LlmClient>> {
-    auto it = cfg.models.find(key);
-    if (it == cfg.models.end()) return fail(Errc::kInvalid, "no model '" + key + "'");
-    auto c = agent::make_llm_client(it->second, h.ctx);
-    if (!c) return c.fail();
-    return std::shared_ptr<agent::LlmClient>(std::move(*c));
-  };
+  LlmTrialRig rig("openai", "gpt-4o", std::nullopt, "tok");
 
   const std::string wrap =
       "mkdir -p /usr/local/bin && printf '#!/bin/sh\\ntee -a /tmp/nc.log | /bin/nc \"$@\"\\n' > /usr/local/bin/nc && "
@@ -110,7 +68,7 @@ TEST_CASE("control token: a db_query-only task cannot write json-db through http
     w.key("json").raw_value(upd);
     return w.end_object().take();
   };
-  auto& s = h.server;
+  auto& s = rig.h.server;
   s.push(200, fake_llm::openai_tool_call("call_1", "bash", bash(wrap)));
   s.push(200, fake_llm::openai_tool_call("call_2", "db_query", R"({"jsonpath": "$.orders[0].status"})"));
   s.push(200, fake_llm::openai_tool_call("call_3", "bash", bash(writes)));
@@ -120,17 +78,13 @@ TEST_CASE("control token: a db_query-only task cannot write json-db through http
   s.push(200, fake_llm::openai_text("O-001 is pending."));
 
   trial::TrialResult r;
-  std::thread trial([&] { r = trial::run_trial(*task, 0, 1, {trial::AgentChoice::Kind::kLlm}, env); });
-  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (s.requests().size() < 5 && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  bool in_agent_phase = s.requests().size() == 5;
+  std::thread trial([&] { r = rig.run_llm(*task); });
+  bool in_agent_phase = rig.wait_for_requests(5, std::chrono::seconds(120)) && s.requests().size() == 5;
   std::string token;
   std::vector<std::pair<std::string, std::string>> envs, scans;  // container name, its env / scan
   if (in_agent_phase) {
-    auto cs = engine::list_containers(*docker_env().client, {{"label", {std::string(stack::kLabelRun) + "=" + env.run_id}}});
-    REQUIRE(cs.has_value());
-    for (const auto& c : *cs) {
+    auto cs = rig.containers();
+    for (const auto& c : cs) {
       auto info = engine::inspect_container(*docker_env().client, c.id);
       REQUIRE(info.has_value());
       std::string name = c.names.empty() ? c.id : c.names[0];
@@ -141,14 +95,7 @@ TEST_CASE("control token: a db_query-only task cannot write json-db through http
       }
     }
     REQUIRE_MESSAGE(token.size() == 64, "json-db's environment holds the stack's control token");
-    for (const auto& c : *cs) {
-      engine::ExecOptions o{{"sh", "-c", kScan}};
-      o.env = {"T=" + token};
-      o.timeout = Millis(60000);
-      auto out = engine::exec_run(*docker_env().client, c.id, o);
-      REQUIRE_MESSAGE(out.has_value(), (out ? "" : out.error().what()));
-      scans.emplace_back(c.names.empty() ? c.id : c.names[0], out->out);
-    }
+    scans = scan_containers(cs, token);
   }
   in_agent_phase = in_agent_phase && s.requests().size() == 5;
   s.release();
@@ -168,12 +115,7 @@ TEST_CASE("control token: a db_query-only task cannot write json-db through http
     }
   CHECK(holders == 1);
   CHECK(scans.size() >= 2);  // the runner and json-db
-  for (const auto& [name, out] : scans) {
-    CAPTURE(name);
-    CAPTURE(out);
-    CHECK(out.find("SCAN-DONE") != std::string::npos);
-    CHECK(out.find("HIT:") == std::string::npos);
-  }
+  for (const auto& [name, out] : scans) check_scan_clean(name, out);
 
   // No write got through: 403 with the read token, 401 without one or with a forged one.
   REQUIRE(r.tool_log.size() == 5);
@@ -203,6 +145,5 @@ TEST_CASE("control token: a db_query-only task cannot write json-db through http
   CHECK(written.find("readonly_probe") != std::string::npos);
   CHECK(written.find(token) == std::string::npos);
   CHECK(r.error.find(token) == std::string::npos);
-  auto left = engine::list_containers(*docker_env().client, {{"label", {std::string(stack::kLabelRun) + "=" + env.run_id}}});
-  CHECK((left && left->empty()));
+  CHECK(rig.containers().empty());
 }

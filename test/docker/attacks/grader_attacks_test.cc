@@ -8,16 +8,15 @@
 #include <filesystem>
 #include <fstream>
 
-#include "agent/budget.h"
 #include "engine/archive.h"
 #include "engine/exec.h"
 #include "engine/tar.h"
 #include "manifest/task_parse.h"
-#include "stack/labels.h"
 #include "support/containers.h"
+#include "support/run_files.h"
 #include "support/stack_env.h"
+#include "support/trial_rig.h"
 #include "trial/grader_setup.h"
-#include "trial/trial.h"
 
 using namespace forge;
 using namespace forge::test;
@@ -25,12 +24,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kExample = std::string(FORGECTL_SOURCE_DIR) + "/examples/tasks/script-tests";
-
 // The example task in `dir`; with `program`, solution/solve.sh installs it as bin/csvsum instead
 // of the reference solution.
-manifest::TaskConfig example_task(const TempDir& dir, const std::string& program = "") {
-  fs::copy(kExample, dir.path(), fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+manifest::TaskConfig script_tests_task(const TempDir& dir, const std::string& program = "") {
+  copy_example_task("script-tests", dir.path());
   if (!program.empty())
     dir.write("solution/solve.sh",
               "set -e\nmkdir -p bin\ncat > bin/csvsum <<'PROGRAM'\n" + program + "PROGRAM\nchmod +x bin/csvsum\n");
@@ -39,25 +36,11 @@ manifest::TaskConfig example_task(const TempDir& dir, const std::string& program
   return std::move(*t);
 }
 
-struct OracleRig {
-  manifest::RunConfig cfg;
-  trial::TrialEnv env;
-  OracleRig() {
-    env.docker = docker_env().client;
-    env.host = docker_env().host;
-    env.run = &cfg;
-    env.budget = std::make_shared<agent::Budget>(std::nullopt);
-    env.run_id = "t" + random_hex(5);
-    env.models = [](const std::string& key) -> Result<std::shared_ptr<agent::LlmClient>> {
-      return fail(Errc::kInvalid, "no model '" + key + "' in an oracle trial");
-    };
-  }
+// Oracle trials; each must leave no container behind (the grader included).
+struct OracleRig : TrialRig {
   trial::TrialResult run(const manifest::TaskConfig& task) {
-    auto r = trial::run_trial(task, 0, 1, {trial::AgentChoice::Kind::kOracle}, env);
-    auto left =
-        engine::list_containers(*docker_env().client, {{"label", {std::string(stack::kLabelRun) + "=" + env.run_id}}});
-    REQUIRE(left.has_value());
-    CHECK_MESSAGE(left->empty(), "the trial left containers behind (the grader included)");
+    auto r = TrialRig::run(task, {trial::AgentChoice::Kind::kOracle});
+    CHECK_MESSAGE(containers().empty(), "the trial left containers behind (the grader included)");
     return r;
   }
 };
@@ -66,12 +49,6 @@ double custom_checks(const trial::TrialResult& r) {
   REQUIRE_MESSAGE(r.outcome == results::Outcome::kGraded, r.error);
   REQUIRE(r.grade.components.count("custom_checks"));
   return r.grade.components.at("custom_checks");
-}
-
-std::string reasons(const trial::TrialResult& r) {
-  std::string out;
-  for (const auto& l : r.grade.reasons) out += l + "\n";
-  return out;
 }
 
 // Finds the expected value of its input in the hidden tests, which the old grader ran beside it.
@@ -101,13 +78,13 @@ echo 0.00
 TEST_CASE("attack, grader: the honest correct program passes and an honest wrong one fails") {
   OracleRig rig;
   TempDir good_dir, wrong_dir;
-  auto good = rig.run(example_task(good_dir));
-  CHECK_MESSAGE(custom_checks(good) == doctest::Approx(1.0), reasons(good));
+  auto good = rig.run(script_tests_task(good_dir));
+  CHECK_MESSAGE(custom_checks(good) == doctest::Approx(1.0), reasons_of(good));
   CHECK(good.grade.binary_pass);
 
-  auto wrong = rig.run(example_task(wrong_dir, "#!/bin/sh\necho 0.00\n"));
+  auto wrong = rig.run(script_tests_task(wrong_dir, "#!/bin/sh\necho 0.00\n"));
   // "executable" and "header only" (0.00) hold; the four sums do not.
-  CHECK_MESSAGE(custom_checks(wrong) == doctest::Approx(0.3333), reasons(wrong));
+  CHECK_MESSAGE(custom_checks(wrong) == doctest::Approx(0.3333), reasons_of(wrong));
   CHECK_FALSE(wrong.grade.binary_pass);
 }
 
@@ -117,7 +94,7 @@ TEST_CASE("attack, grader: a program that greps the hidden tests for the expecte
            {"reordered.csv", "25.00"}, {"crlf.csv", "3.75"}, {"many.csv", "1250.56"}, {"sales.csv", "300.00"}}) {
     TempDir tmp;
     std::string prog = tmp.write("cheat.sh", kGrepTests);
-    std::string cmd = "CHEAT_TESTS='" + kExample + "/tests' sh '" + prog + "' /x/" + file;
+    std::string cmd = "CHEAT_TESTS='" + example_task("script-tests") + "/tests' sh '" + prog + "' /x/" + file;
     FILE* p = ::popen(cmd.c_str(), "r");
     REQUIRE(p);
     char buf[64] = {0};
@@ -127,43 +104,43 @@ TEST_CASE("attack, grader: a program that greps the hidden tests for the expecte
   }
   OracleRig rig;
   TempDir dir;
-  auto r = rig.run(example_task(dir, kGrepTests));
-  CHECK_MESSAGE(custom_checks(r) == doctest::Approx(0.3333), reasons(r));  // as the wrong program
+  auto r = rig.run(script_tests_task(dir, kGrepTests));
+  CHECK_MESSAGE(custom_checks(r) == doctest::Approx(0.3333), reasons_of(r));  // as the wrong program
   CHECK_FALSE(r.grade.binary_pass);
 }
 
 TEST_CASE("attack, grader: a program that writes reward.txt = 1 and runs kill -9 -1 does not pass") {
   OracleRig rig;
   TempDir dir;
-  auto r = rig.run(example_task(dir, kForgeAndKill));
+  auto r = rig.run(script_tests_task(dir, kForgeAndKill));
   // Only "executable" holds: each run of the program killed itself (and nothing of the verifier).
-  CHECK_MESSAGE(custom_checks(r) == doctest::Approx(0.1667), reasons(r));
-  CHECK(reasons(r).find("reward 0.1667 from \"/logs/verifier/reward.txt\"") != std::string::npos);
+  CHECK_MESSAGE(custom_checks(r) == doctest::Approx(0.1667), reasons_of(r));
+  CHECK(reasons_of(r).find("reward 0.1667 from \"/logs/verifier/reward.txt\"") != std::string::npos);
   CHECK_FALSE(r.grade.binary_pass);
 }
 
 TEST_CASE("attack, grader: processes left to rewrite the reward after the tests do not make a pass") {
   OracleRig rig;
   TempDir dir;
-  auto r = rig.run(example_task(dir, kBackgroundRewrite));
-  CHECK_MESSAGE(custom_checks(r) == doctest::Approx(0.3333), reasons(r));
+  auto r = rig.run(script_tests_task(dir, kBackgroundRewrite));
+  CHECK_MESSAGE(custom_checks(r) == doctest::Approx(0.3333), reasons_of(r));
   CHECK_FALSE(r.grade.binary_pass);
 }
 
 TEST_CASE("attack, grader: a program that exits 0 and prints nothing fails") {
   OracleRig rig;
   TempDir dir;
-  auto r = rig.run(example_task(dir, "#!/bin/sh\nexit 0\n"));
-  CHECK_MESSAGE(custom_checks(r) == doctest::Approx(0.1667), reasons(r));
+  auto r = rig.run(script_tests_task(dir, "#!/bin/sh\nexit 0\n"));
+  CHECK_MESSAGE(custom_checks(r) == doctest::Approx(0.1667), reasons_of(r));
   CHECK_FALSE(r.grade.binary_pass);
 }
 
 TEST_CASE("attack, grader: a do-nothing agent fails (no program at all)") {
   OracleRig rig;
   TempDir dir;
-  auto task = example_task(dir, "#!/bin/sh\nexit 0\n");
+  auto task = script_tests_task(dir, "#!/bin/sh\nexit 0\n");
   auto r = trial::run_trial(task, 0, 1, {trial::AgentChoice::Kind::kNoop}, rig.env);
-  CHECK_MESSAGE(custom_checks(r) == doctest::Approx(0.0), reasons(r));
+  CHECK_MESSAGE(custom_checks(r) == doctest::Approx(0.0), reasons_of(r));
   CHECK_FALSE(r.grade.binary_pass);
 }
 
@@ -235,11 +212,11 @@ TEST_CASE("attack, grader: a program that spoils the reward file scores 0, never
   auto spoiled = rig.run(direct_run_task(
       spoil_dir, "mkdir -p bin && printf '#!/bin/sh\\\\nrm -f /logs/verifier/reward.txt; mkdir -p "
                  "/logs/verifier/reward.txt; echo 41\\\\n' > bin/tool && chmod +x bin/tool"));
-  CHECK_MESSAGE(custom_checks(spoiled) == doctest::Approx(0.0), reasons(spoiled));
-  CHECK(reasons(spoiled).find("gave no value") != std::string::npos);
+  CHECK_MESSAGE(custom_checks(spoiled) == doctest::Approx(0.0), reasons_of(spoiled));
+  CHECK(reasons_of(spoiled).find("gave no value") != std::string::npos);
   CHECK_FALSE(spoiled.grade.binary_pass);
   auto honest = rig.run(direct_run_task(
       honest_dir, "mkdir -p bin && printf '#!/bin/sh\\\\necho 42\\\\n' > bin/tool && chmod +x bin/tool"));
-  CHECK_MESSAGE(custom_checks(honest) == doctest::Approx(1.0), reasons(honest));
+  CHECK_MESSAGE(custom_checks(honest) == doctest::Approx(1.0), reasons_of(honest));
   CHECK(honest.grade.binary_pass);
 }

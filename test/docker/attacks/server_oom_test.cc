@@ -9,6 +9,7 @@
 
 #include "results/trial_record.h"
 #include "support/process.h"
+#include "support/run_files.h"
 #include "support/scripted_trial.h"
 #include "support/stack_env.h"
 
@@ -21,9 +22,8 @@ namespace {
 // examples/tasks/library-loans with bash for the agent and a small runner (so little memory is needed).
 std::string oom_task(const TempDir& dir) {
   fs::path task = fs::path(dir.path()) / "library-loans";
-  fs::copy(fs::path(FORGECTL_SOURCE_DIR) / "examples" / "tasks" / "library-loans", task, fs::copy_options::recursive);
-  std::ifstream in(task / "task.yaml");
-  std::string yaml((std::istreambuf_iterator<char>(in)), {});
+  copy_example_task("library-loans", task.string());
+  std::string yaml = slurp(task / "task.yaml");
   auto put_after = [&](const std::string& anchor, const std::string& text) {
     auto at = yaml.find(anchor);
     REQUIRE(at != std::string::npos);

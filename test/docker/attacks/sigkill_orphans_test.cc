@@ -25,6 +25,7 @@
 #include "stack/teardown.h"
 #include "support/containers.h"
 #include "support/fake_llm_server.h"
+#include "support/paths.h"
 #include "support/process.h"
 #include "support/stack_env.h"
 
@@ -78,7 +79,7 @@ std::string setup_tasks(const TempDir& dir) {
 fs::path copy_example(const TempDir& dir, const std::string& under, const std::string& name) {
   fs::path task = fs::path(dir.path()) / under / name;
   fs::create_directories(task.parent_path());
-  fs::copy(fs::path(FORGECTL_SOURCE_DIR) / "examples" / "tasks" / name, task, fs::copy_options::recursive);
+  fs::copy(fs::path(source_dir()) / "examples" / "tasks" / name, task, fs::copy_options::recursive);
   return task;
 }
 

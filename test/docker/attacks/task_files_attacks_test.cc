@@ -8,14 +8,14 @@
 #include <filesystem>
 #include <fstream>
 
-#include "agent/budget.h"
 #include "engine/exec.h"
 #include "manifest/task_parse.h"
 #include "support/containers.h"
 #include "support/process.h"
+#include "support/run_files.h"
 #include "support/stack_env.h"
+#include "support/trial_rig.h"
 #include "tools/stack_tools.h"
-#include "trial/trial.h"
 #include "trial/trial_setup.h"
 
 using namespace forge;
@@ -148,24 +148,14 @@ TEST_CASE("attack, task files: a www/ swapped for a link after loading is refuse
 TEST_CASE("attack, task files: a trial whose www/ became a link is a setup error; the key is nowhere in it") {
   HostSecrets host;
   TempDir t;
-  fs::copy(std::string(FORGECTL_SOURCE_DIR) + "/examples/tasks/web-lookup", t.path(),
-           fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  copy_example_task("web-lookup", t.path());
   auto task = manifest::load_task(t.path() + "/task.yaml");
   REQUIRE_MESSAGE(task.has_value(), (task ? "" : task.error().what()));
   fs::remove_all(t.path() + "/www");
   fs::create_symlink(host.file, t.path() + "/www");  // the mode-600 file this time
 
-  manifest::RunConfig cfg;
-  trial::TrialEnv env;
-  env.docker = docker_env().client;
-  env.host = docker_env().host;
-  env.run = &cfg;
-  env.budget = std::make_shared<agent::Budget>(std::nullopt);
-  env.run_id = "t" + random_hex(5);
-  env.models = [](const std::string&) -> Result<std::shared_ptr<agent::LlmClient>> {
-    return fail(Errc::kInvalid, "none");
-  };
-  auto r = trial::run_trial(*task, 0, 1, {trial::AgentChoice::Kind::kNoop}, env);
+  TrialRig rig;
+  auto r = rig.run(*task, {trial::AgentChoice::Kind::kNoop});
   CHECK_MESSAGE(r.outcome == results::Outcome::kSetupError, r.error);
   CHECK(r.error.find("'www' leads outside the task directory (a symlink to '" + host.file + "')") != std::string::npos);
   CHECK(r.error.find(kKey) == std::string::npos);

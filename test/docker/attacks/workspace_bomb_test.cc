@@ -13,6 +13,7 @@
 #include "engine/containers.h"
 #include "manifest/task_parse.h"
 #include "stack/labels.h"
+#include "support/run_files.h"
 #include "support/scripted_trial.h"
 #include "support/stack_env.h"
 
@@ -22,14 +23,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string reasons(const trial::TrialResult& r) {
-  std::string out = r.error + "\n";
-  for (const auto& l : r.grade.reasons) out += l + "\n";
-  return out;
-}
-
 void check_sparse_failure(const trial::TrialResult& r) {
-  CAPTURE(reasons(r));
+  CAPTURE(reasons_of(r));
   CHECK(r.outcome == results::Outcome::kGraded);
   CHECK_FALSE(r.grade.binary_pass);
   CHECK(r.grade.score == 0);
@@ -38,8 +33,7 @@ void check_sparse_failure(const trial::TrialResult& r) {
 
 // orders-db with bash: the agent can reach json-db's port from its own processes.
 manifest::TaskConfig orders_with_bash(const TempDir& dir) {
-  fs::copy(std::string(FORGECTL_SOURCE_DIR) + "/examples/tasks/orders-db", dir.path(),
-           fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  copy_example_task("orders-db", dir.path());
   std::string yaml = read_text(dir.path() + "/task.yaml").value();
   auto at = yaml.find("enabled: [db_query, db_update]");
   REQUIRE(at != std::string::npos);
@@ -80,8 +74,7 @@ TEST_CASE("attacks (bomb): a sparse file past the workspace's disk limit fails t
 
 TEST_CASE("attacks (bomb): a sparse file past the disk limit is never copied dense into the test grader") {
   TempDir dir;
-  fs::copy(std::string(FORGECTL_SOURCE_DIR) + "/examples/tasks/script-tests", dir.path(),
-           fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  copy_example_task("script-tests", dir.path());
   // The reference solution, then a 3 GB sparse file: more than the default 2 GiB workspace.
   std::string solve = read_text(dir.path() + "/solution/solve.sh").value();
   dir.write("solution/solve.sh", solve + "\ntruncate -s 3000000000 /work/sp\n");
@@ -95,8 +88,7 @@ TEST_CASE("attacks (bomb): a sparse file past the disk limit is never copied den
 
 TEST_CASE("attacks (bomb): a workspace of more entries than a copy takes fails as the agent's doing") {
   TempDir dir;
-  fs::copy(std::string(FORGECTL_SOURCE_DIR) + "/examples/tasks/script-tests", dir.path(),
-           fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  copy_example_task("script-tests", dir.path());
   // Empty files declare no bytes: each still costs the host an inode and the copy its time.
   std::string solve = read_text(dir.path() + "/solution/solve.sh").value();
   dir.write("solution/solve.sh", solve + "\nmkdir /work/many && cd /work/many && seq 1 200500 | xargs touch\n");
@@ -104,7 +96,7 @@ TEST_CASE("attacks (bomb): a workspace of more entries than a copy takes fails a
   REQUIRE_MESSAGE(task.has_value(), (task ? "" : task.error().what()));
   Rig rig;
   auto r = rig.run(*task, {trial::AgentChoice::Kind::kOracle});
-  CAPTURE(reasons(r));
+  CAPTURE(reasons_of(r));
   CHECK(r.outcome == results::Outcome::kGraded);
   CHECK(r.grade.score == 0);
   CHECK(r.error.find("more than 200000 entries") != std::string::npos);
@@ -118,7 +110,7 @@ TEST_CASE("attacks (bomb): background processes holding json-db do not turn a fa
   // The failing agent: it floods json-db's connections and never records the payment.
   auto idle = write_trajectory(dir, {{"Busy.", {{"bash", bash(kSlowloris)}}}, {"Order O-001 is paid.", {}}});
   auto bad = rig.run(task, replay(idle));
-  CAPTURE(reasons(bad));
+  CAPTURE(reasons_of(bad));
   CHECK(bad.outcome == results::Outcome::kGraded);
   CHECK_FALSE(bad.grade.binary_pass);
   CHECK(bad.grade.components.at("state_checks") < 0.5);
@@ -129,7 +121,7 @@ TEST_CASE("attacks (bomb): background processes holding json-db do not turn a fa
               {"bash", bash(kSlowloris)}}},
             {"Order O-001 is paid.", {}}});
   auto ok = rig.run(task, replay(good));
-  CAPTURE(reasons(ok));
+  CAPTURE(reasons_of(ok));
   CHECK(ok.outcome == results::Outcome::kGraded);
   CHECK(ok.grade.binary_pass);
   CHECK(rig.left_nothing());
@@ -137,8 +129,7 @@ TEST_CASE("attacks (bomb): background processes holding json-db do not turn a fa
 
 TEST_CASE("attacks (bomb): a test script that would run for minutes does not hold a SIGINT") {
   TempDir dir;
-  fs::copy(std::string(FORGECTL_SOURCE_DIR) + "/examples/tasks/script-tests", dir.path(),
-           fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  copy_example_task("script-tests", dir.path());
   // The agent's program is what the tests run; this one takes (almost) the whole test deadline.
   std::string solve = read_text(dir.path() + "/solution/solve.sh").value();
   dir.write("solution/solve.sh", solve + "\nprintf '#!/bin/sh\\nsleep 170\\n' > bin/csvsum\n");
@@ -166,7 +157,7 @@ TEST_CASE("attacks (bomb): a test script that would run for minutes does not hol
   std::this_thread::sleep_for(std::chrono::seconds(3));
   interrupted = 1;
   t.join();
-  CAPTURE(reasons(r));
+  CAPTURE(reasons_of(r));
   // Interrupted: no outcome, left for --resume — not a timed-out test scored 0 minutes later.
   CHECK(r.interrupted);
   CHECK(rig.left_nothing());
