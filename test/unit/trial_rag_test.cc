@@ -17,6 +17,7 @@
 #include "manifest/task_parse.h"
 #include "services/rag_index.h"
 #include "support/manifest_helpers.h"
+#include "support/paths.h"
 #include "support/tf_rag_task.h"
 #include "sweep/task_set.h"
 #include "trial/golden_replay.h"
@@ -218,7 +219,7 @@ TEST_CASE("rag use: a corpus_dir that does not exist is a load error at its line
 TEST_CASE(
     "rag use: the example pack's knowledge base ranks the intended document first for 13 of its 14 questions "
     "(docs/services.md, \"Ranking compared with Tolokaforge\")") {
-  auto task = manifest::load_task(std::string(FORGECTL_TEST_DATA) + "/../../examples/tasks/kb-answer/task.yaml");
+  auto task = manifest::load_task(source_dir() + "/examples/tasks/kb-answer/task.yaml");
   REQUIRE_MESSAGE(task.has_value(), (task ? "" : task.error().what()));
   auto corpus = manifest::load_rag_corpus(*task);
   REQUIRE(corpus.has_value());
