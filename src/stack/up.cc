@@ -7,6 +7,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <semaphore>
 #include <thread>
 
 #include "core/parallel.h"
@@ -49,6 +50,20 @@ std::string new_stack_name(std::string_view hint) {
 }
 
 namespace {
+
+// The daemon creates networks one at a time (libnetwork's lock, then iptables), so 40 stacks
+// coming up at once queue 80 creates inside dockerd, and the last ones outwait the request
+// timeout while the daemon is merely busy. A create that timed out on our side may still land
+// after the failed up's teardown has listed the stack, leaking a network. So this process sends
+// a few at a time and queues the rest here, where waiting has no deadline.
+constexpr std::ptrdiff_t kConcurrentNetworkCreates = 4;
+std::counting_semaphore<kConcurrentNetworkCreates> network_creates{kConcurrentNetworkCreates};
+
+Result<std::string> create_network_queued(engine::Client& c, const engine::NetworkSpec& spec) {
+  network_creates.acquire();
+  ScopeGuard release([] { network_creates.release(); });
+  return engine::create_network(c, spec);
+}
 
 // One up in progress: the shared state of its steps.
 class Builder {
@@ -244,7 +259,7 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
   for (const auto& n : plan->networks) net_names[n.key] = n.name;
   std::vector<Result<std::string>> net_ids(plan->networks.size(), fail(Errc::kIo, "not created"));
   parallel_for(plan->networks.size(),
-               [&](std::size_t i) { net_ids[i] = engine::create_network(c, network_spec(plan->networks[i], labels)); });
+               [&](std::size_t i) { net_ids[i] = create_network_queued(c, network_spec(plan->networks[i], labels)); });
   for (std::size_t i = 0; i < net_ids.size(); ++i) {
     if (!net_ids[i]) return net_ids[i].fail_with(what);
     res.networks[plan->networks[i].key] = *net_ids[i];

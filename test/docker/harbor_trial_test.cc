@@ -309,7 +309,8 @@ namespace {
 // The verifier's probe: waits for /tmp/go (the test's signal, holding the fake internet's
 // address, once it has joined the verifier's network), then tries the upstream directly by name
 // and address and through $HTTPS_PROXY, for an allowed and a denied name. reward.json holds
-// each outcome as a key; "reward" is 1.
+// each outcome as a key; "reward" is 1. Measures that are no reward (the uid) go to its output:
+// every reward.json key must be a number in [0, 1].
 const char* kVerifierProbe = R"SH(i=0; while [ ! -f /tmp/go ] && [ $i -lt 900 ]; do sleep 0.1; i=$((i+1)); done
 ip=$(cat /tmp/go 2>/dev/null)
 get() { (printf 'GET /index.html HTTP/1.0\r\n\r\n'; sleep 1) | nc -w 3 "$1" "$2" 2>/dev/null | grep -c hello-internet; }
@@ -320,9 +321,9 @@ if [ -n "$HTTPS_PROXY" ]; then
   allowed=$( (printf 'CONNECT allowed.example.test:443 HTTP/1.1\r\n\r\nGET /index.html HTTP/1.0\r\n\r\n'; sleep 1) | nc -w 3 egress-proxy 3128 2>/dev/null | grep -c hello-internet)
   denied=$( (printf 'CONNECT denied.example.test:443 HTTP/1.1\r\n\r\nGET /index.html HTTP/1.0\r\n\r\n'; sleep 1) | nc -w 3 egress-proxy 3128 2>/dev/null | grep -c hello-internet)
 fi
-echo "ip=$ip direct_ip=$direct_ip direct_name=$direct_name allowed=$allowed denied=$denied proxy=$HTTPS_PROXY"
-printf '{"reward": 1, "direct_ip": %s, "direct_name": %s, "proxy_allowed": %s, "proxy_denied": %s, "uid": %s}' \
-  "${direct_ip:-0}" "${direct_name:-0}" "${allowed:-0}" "${denied:-0}" "$(id -u)" > /logs/verifier/reward.json
+echo "uid=$(id -u) ip=$ip direct_ip=$direct_ip direct_name=$direct_name allowed=$allowed denied=$denied proxy=$HTTPS_PROXY"
+printf '{"reward": 1, "direct_ip": %s, "direct_name": %s, "proxy_allowed": %s, "proxy_denied": %s}' \
+  "${direct_ip:-0}" "${direct_name:-0}" "${allowed:-0}" "${denied:-0}" > /logs/verifier/reward.json
 )SH";
 
 // A task whose agent phase has no network and whose verifier's is `verifier_toml` ([verifier] lines).
@@ -442,8 +443,8 @@ TEST_CASE("harbor verifier user: a uid or an image's user name runs the tests; r
   TempFiles d("forgectl-harbor-vuser-");
   auto with_user = [&](const std::string& name, const std::string& user_toml) {
     auto dir = write_task(d, name, rig.base,
-                          "printf '{\"reward\": 1, \"uid\": %s, \"tests_owner\": %s}' \"$(id -u)\" "
-                          "\"$(stat -c %u /tests/test.sh)\" > /logs/verifier/reward.json\n");
+                          "echo \"uid=$(id -u) tests_owner=$(stat -c %u /tests/test.sh);\"; "
+                          "echo '{\"reward\": 1}' > /logs/verifier/reward.json\n");
     d.write(name + "/task.toml", "version = \"1.0\"\n[verifier]\ntimeout_sec = 60\n" + user_toml +
                                      "[environment]\nnetwork_mode = \"no-network\"\n");
     // The image's own users: a checker at 2500, and a name for the agent's uid.
@@ -460,17 +461,16 @@ TEST_CASE("harbor verifier user: a uid or an image's user name runs the tests; r
   auto by_uid = rig.run(with_user("vuid", "user = 2345\n"), trial::AgentChoice::Kind::kOracle);
   CAPTURE(by_uid.error);
   REQUIRE(by_uid.outcome == results::Outcome::kGraded);
-  CHECK(by_uid.grade.components.at("reward.uid") == 2345.0);
-  CHECK(by_uid.grade.components.at("reward.tests_owner") == 2345.0);
+  CHECK(by_uid.verifier_output.find("uid=2345 tests_owner=2345;") != std::string::npos);
 
   auto by_name = rig.run(with_user("vname", "user = \"checker\"\n"), trial::AgentChoice::Kind::kOracle);
   CAPTURE(by_name.error);
   REQUIRE(by_name.outcome == results::Outcome::kGraded);
-  CHECK(by_name.grade.components.at("reward.uid") == 2500.0);
+  CHECK(by_name.verifier_output.find("uid=2500 ") != std::string::npos);
 
   auto unset = rig.run(with_user("vdefault", ""), trial::AgentChoice::Kind::kOracle);
   REQUIRE(unset.outcome == results::Outcome::kGraded);
-  CHECK(unset.grade.components.at("reward.uid") == 2000.0);
+  CHECK(unset.verifier_output.find("uid=2000 ") != std::string::npos);
 
   for (auto [name, toml, why] :
        {std::tuple{"vagent", "user = 1000\n", "shares the agent's uid or gid 1000"},
@@ -567,10 +567,11 @@ TEST_CASE("harbor healthcheck: the agent starts once the check passes; a check t
   CHECK(r.grade.score == 1.0);
 
   // Failures during start_period do not count; afterwards `retries` in a row end the trial before
-  // the agent, as an infra error of the sandbox (retried), not the model's 0.
+  // the agent, as an infra error of the sandbox (retried), not the model's 0. The start period is
+  // long enough for an attempt in it even when each exec takes a second on a loaded machine.
   auto never = with_check("hcbad",
                           "command = 'echo not-yet; date +%s%N >> /tmp/tries; exit 3'\ninterval_sec = 0.1\n"
-                          "retries = 2\nstart_period_sec = 1\nstart_interval_sec = 0.2\n");
+                          "retries = 2\nstart_period_sec = 4\nstart_interval_sec = 0.2\n");
   auto b = rig.run(never, trial::AgentChoice::Kind::kOracle);
   CAPTURE(b.error);
   CHECK(b.outcome == results::Outcome::kInfraError);
@@ -597,8 +598,9 @@ TEST_CASE("harbor artifacts: declared paths reach the trial directory and the ve
     auto dir = write_task(
         d, name, rig.base,
         "v() { if eval \"$1\"; then echo 1; else echo 0; fi; }\n"
-        "printf '{\"reward\": 1, \"seen\": %s, \"owner\": %s, \"link\": %s, \"excluded\": %s}' "
-        "\"$(v 'grep -q hello /outdir/result.txt')\" \"$(stat -c %u /outdir/result.txt 2>/dev/null || echo -1)\" "
+        "echo \"owner=$(stat -c %u /outdir/result.txt 2>/dev/null);\"\n"
+        "printf '{\"reward\": 1, \"seen\": %s, \"link\": %s, \"excluded\": %s}' "
+        "\"$(v 'grep -q hello /outdir/result.txt')\" "
         "\"$(v '[ -L /outdir/link ] || [ -e /outdir/link ]')\" \"$(v '[ -e /outdir/junk.tmp ]')\" "
         "> /logs/verifier/reward.json\n");
     d.write(name + "/task.toml", "version = \"1.0\"\n" + artifacts_toml +
@@ -625,7 +627,7 @@ TEST_CASE("harbor artifacts: declared paths reach the trial directory and the ve
   auto r = rig.replay_graded(task, replay);
   CAPTURE(r.verifier_output);
   CHECK(r.grade.components.at("reward.seen") == 1.0);      // outside the workspace, declared: it reached the verifier
-  CHECK(r.grade.components.at("reward.owner") == 1000.0);  // as the agent's
+  CHECK(r.verifier_output.find("owner=1000;") != std::string::npos);  // as the agent's
   CHECK(r.grade.components.at("reward.link") == 0.0);      // a link is never followed nor copied
   CHECK(r.grade.components.at("reward.excluded") == 0.0);
 
@@ -833,18 +835,18 @@ TEST_CASE("harbor steps: missing a gate on purpose does not make the skipped ste
 TEST_CASE("harbor shared verifier: the tests run in the agent's runner as the verifier, after the agent") {
   HarborRig rig;
   TempFiles d("forgectl-harbor-shared-");
-  // reward.json: the answer, whether the agent's /tmp is the verifier's, and who the tests ran as.
+  // reward.json: the answer and whether the agent's /tmp is the verifier's; the output: who the tests ran as.
   auto task = load(write_task(
       d, "shared", rig.base,
       "ok=0; grep -q 42 answer.txt 2>/dev/null && ok=1; seen=0; [ -e /tmp/agent-left ] && seen=1; "
-      "printf '{\"reward\": %s, \"sees_agent_tmp\": %s, \"uid\": %s}' $ok $seen $(id -u) > /logs/verifier/reward.json\n"));
+      "echo \"uid=$(id -u);\"; printf '{\"reward\": %s, \"sees_agent_tmp\": %s}' $ok $seen > /logs/verifier/reward.json\n"));
   rig.runner_tag(task);
   const std::string replay = write_bash_replay(d, "replay.yaml", "echo 42 > answer.txt; echo x > /tmp/agent-left");
   rig.cfg.harbor_shared_verifier = true;
   auto shared = rig.replay_graded(task, replay);
   CHECK(shared.grade.score == 1.0);
   CHECK(shared.grade.components.at("reward.sees_agent_tmp") == 1.0);  // the agent's own container
-  CHECK(shared.grade.components.at("reward.uid") == 2000.0);
+  CHECK(shared.verifier_output.find("uid=2000;") != std::string::npos);
   auto noop = rig.run(task, trial::AgentChoice::Kind::kNoop);
   REQUIRE(noop.outcome == results::Outcome::kGraded);
   CHECK(noop.grade.score == 0.0);
@@ -859,15 +861,15 @@ TEST_CASE("harbor shared verifier: the tests run in the agent's runner as the ve
 TEST_CASE("harbor verifier HOME: the tests get a HOME of their own to install into; the agent's cannot write it") {
   HarborRig rig;
   TempFiles d("forgectl-harbor-home-");
-  // reward.json: the tests installing a tool under $HOME/.local/bin and running it; the HOME's owner
-  // and mode; whether a program run as the agent could write into it.
+  // reward.json: the tests installing a tool under $HOME/.local/bin and running it; whether a
+  // program run as the agent could write into it. The output: the HOME's owner and mode.
   auto task = load(write_task(
       d, "home", rig.base,
       "inst=0; mkdir -p \"$HOME/.local/bin\" && printf '#!/bin/sh\\necho ok\\n' > \"$HOME/.local/bin/tool\" && "
       "chmod +x \"$HOME/.local/bin/tool\" && [ \"$(\"$HOME/.local/bin/tool\")\" = ok ] && inst=1; "
       "agent=0; $FORGECTL_AS_AGENT sh -c 'echo x > \"$HOME/planted\"' 2>/dev/null && agent=1; "
-      "printf '{\"reward\": %s, \"owner\": %s, \"mode\": %s, \"agent_wrote\": %s, \"is_ours\": %s}' $inst "
-      "$(stat -c %u \"$HOME\") $(stat -c %a \"$HOME\") $agent "
+      "echo \"owner=$(stat -c %u \"$HOME\") mode=$(stat -c %a \"$HOME\");\"; "
+      "printf '{\"reward\": %s, \"agent_wrote\": %s, \"is_ours\": %s}' $inst $agent "
       "$([ \"$HOME\" = /forgectl-verifier-home ] && echo 1 || echo 0) > /logs/verifier/reward.json\n"));
   rig.runner_tag(task);
   for (bool shared : {false, true}) {
@@ -878,8 +880,7 @@ TEST_CASE("harbor verifier HOME: the tests get a HOME of their own to install in
     REQUIRE(r.outcome == results::Outcome::kGraded);
     CHECK(r.grade.score == 1.0);
     CHECK(r.grade.components.at("reward.is_ours") == 1.0);
-    CHECK(r.grade.components.at("reward.owner") == 2000.0);
-    CHECK(r.grade.components.at("reward.mode") == 700.0);
+    CHECK(r.verifier_output.find("owner=2000 mode=700;") != std::string::npos);
     // Separate only: the shared verifier has no as-agent service ($FORGECTL_AS_AGENT is unset there).
     if (!shared) CHECK(r.grade.components.at("reward.agent_wrote") == 0.0);
   }

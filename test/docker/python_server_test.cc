@@ -73,6 +73,8 @@ if __name__ == "__main__":
             "initial_state:\n  json_db: fixtures/db.json\n"
             "tools:\n  agent:\n    enabled: [get_account, transfer, bash, _tolokaforge_get_state_]\n"
             "    mcp_server: mcp_server.py\n  user: {enabled: []}\n"
+            // The probe greps the whole filesystem, which takes more than 30 s on a loaded machine.
+            "  policies:\n    bash: {timeout_s: 120}\n"
             "user_simulator:\n  mode: scripted\n  scripted_flow:\n    - {default: \"Thanks. ###STOP###\"}\n"
             "grading: grading.yaml\n");
   dir.write("grading.yaml",
@@ -127,11 +129,13 @@ def receipt_sent():
 
 // What the agent's bash tries against the server: its directory and files, and the memory maps
 // and environment of every process running forgectl_mcp. The marker is assembled by the shell.
+// The pattern's [p] keeps the shell (and its forks, which share its command line) from matching
+// itself and stopping itself with the kill -STOP meant for the server.
 std::string probe_script() {
   return "M=" + kSecretHead +
          "; M=${M}c41d07; id -u; ls /.forgectl-task/server 2>&1; "
          "cat /.forgectl-task/server/initial_state.json 2>&1; echo x > /.forgectl-task/server/y 2>&1; "
-         "for d in /proc/[0-9]*; do case \"$(tr '\\0' ' ' < $d/cmdline 2>/dev/null)\" in *python3*forgectl_mcp*) "
+         "for d in /proc/[0-9]*; do case \"$(tr '\\0' ' ' < $d/cmdline 2>/dev/null)\" in *python3*forgectl_mc[p]*) "
          "echo \"SERVER ${d#/proc/}\"; "
          "head -c 64 $d/maps 2>&1; head -c 64 $d/environ 2>&1; head -c 64 $d/mem 2>&1; "
          "grep -c \"$M\" $d/mem 2>&1; kill -STOP ${d#/proc/} 2>&1;; esac; done; "
