@@ -86,6 +86,22 @@ Verdict compare_numbers(Op op, const json::Value& value, const json::Value& expe
   }
 }
 
+// Two ISO-8601 instants compared in UTC (Tolokaforge's date_* trace operators).
+Verdict compare_dates(Op op, const json::Value& value, const json::Value& expected) {
+  const char* name = manifest::state_op_name(op);
+  auto x = value.IsString() ? manifest::instant_in_text(sv(value)) : std::nullopt;
+  auto y = manifest::instant_in_text(sv(expected));  // checked when grading.yaml was read
+  if (!x || !y)
+    return {false, std::string(name) + " compares ISO-8601 dates, and this is " +
+                       (value.IsString() ? "a string that is not one" : kind_of(value))};
+  switch (op) {
+    case Op::kDateGt: return {*x > *y, {}};
+    case Op::kDateGte: return {*x >= *y, {}};
+    case Op::kDateLt: return {*x < *y, {}};
+    default: return {*x <= *y, {}};
+  }
+}
+
 }  // namespace
 
 Result<StateOperator> StateOperator::make(const manifest::StateAssertion& a) {
@@ -131,6 +147,10 @@ Verdict StateOperator::on_value(const json::Value& v) const {
     case Op::kNotRegex:
       if (!v.IsString()) return {false, std::string(name) + " matches text, and this is " + kind_of(v)};
       return {pattern_->search(sv(v)) == (op_ == Op::kRegex), {}};
+    case Op::kDateGt:
+    case Op::kDateGte:
+    case Op::kDateLt:
+    case Op::kDateLte: return compare_dates(op_, v, *e);
     case Op::kLenGt:
     case Op::kLenGte: {
       auto n = length_of(v);

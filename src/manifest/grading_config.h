@@ -21,7 +21,7 @@ struct StateAssertion {
   // manifest/state_ops.h names them and says what operand each takes.
   enum class Op {
     kExists, kNotExists, kEquals, kNotEquals, kEqualsCi, kContains, kContainsCi, kNotContains,
-    kGt, kGte, kLt, kLte, kIn, kNotIn, kRegex, kNotRegex, kLenGt, kLenGte,
+    kGt, kGte, kLt, kLte, kIn, kNotIn, kRegex, kNotRegex, kLenGt, kLenGte, kDateGt, kDateGte, kDateLt, kDateLte,
   } op = Op::kExists;
   std::string expected_json;  // the operand, as JSON text (strings quoted); empty for (not_)exists
   std::string description;

@@ -21,6 +21,7 @@ enum class Operand {
   kList,     // in, not_in: a list of values
   kPattern,  // regex, not_regex: a Python `re` pattern that compiles
   kCount,    // len_gt, len_gte: a non-negative integer
+  kDate,     // date_gt, date_gte, date_lt, date_lte: an ISO-8601 date or date-time
 };
 
 // The operator `name` stands for: a canonical name or an alias (ne, matches, in_ …).
@@ -40,5 +41,16 @@ std::optional<std::string> operand_problem(StateOp op, std::string_view expected
 
 // A string that is a whole decimal number ("12", " -3.5 ", "1e3"), as a number; else nullopt.
 std::optional<double> number_in_text(std::string_view text);
+
+// An instant in UTC, to the microsecond.
+struct Instant {
+  long long seconds = 0;  // since 1970-01-01T00:00:00Z
+  long micros = 0;
+  auto operator<=>(const Instant&) const = default;
+};
+
+// An ISO-8601 date ("2026-03-01", midnight UTC) or date-time ("2026-03-01T09:30:00",
+// "…:00.5Z", "…:00+02:00"; no offset reads as UTC, as in Tolokaforge), else nullopt.
+std::optional<Instant> instant_in_text(std::string_view text);
 
 }  // namespace forge::manifest

@@ -19,8 +19,8 @@ namespace {
 
 const char* kTickets = R"({"db": {"tickets": [
   {"id": "T-7", "priority": 3, "score": "12.5", "state": "open", "labels": ["billing", "urgent"],
-   "owner": null, "email": "ana@shop.test"},
-  {"id": "T-8", "priority": 1, "score": "n/a", "state": "closed", "labels": [], "email": "bob"}
+   "owner": null, "email": "ana@shop.test", "opened": "2026-03-01T09:30:00+02:00"},
+  {"id": "T-8", "priority": 1, "score": "n/a", "state": "closed", "labels": [], "email": "bob", "opened": "2026-02-28"}
 ]}})";
 
 CheckOutcome run(const std::string& path, Op op, const std::string& operand = "") {
@@ -66,6 +66,14 @@ TEST_CASE("state operators: each passes on one value and fails on another, the r
        "state_checks: FAIL $.db.tickets[1].labels len_gt 1: got []"},
       {Op::kLenGte, "2", "$.db.tickets[0].labels", "$.db.tickets[1].labels",
        "state_checks: FAIL $.db.tickets[1].labels len_gte 2: got []"},
+      {Op::kDateGt, R"("2026-03-01")", "$.db.tickets[0].opened", "$.db.tickets[1].opened",
+       R"(state_checks: FAIL $.db.tickets[1].opened date_gt "2026-03-01": got "2026-02-28")"},
+      {Op::kDateGte, R"("2026-03-01T07:30:00Z")", "$.db.tickets[0].opened", "$.db.tickets[1].opened",  // the same instant
+       R"(state_checks: FAIL $.db.tickets[1].opened date_gte "2026-03-01T07:30:00Z": got "2026-02-28")"},
+      {Op::kDateLt, R"("2026-03-01")", "$.db.tickets[1].opened", "$.db.tickets[0].opened",
+       R"(state_checks: FAIL $.db.tickets[0].opened date_lt "2026-03-01": got "2026-03-01T09:30:00+02:00")"},
+      {Op::kDateLte, R"("2026-02-28T23:59:59.5Z")", "$.db.tickets[1].opened", "$.db.tickets[0].opened",
+       R"(state_checks: FAIL $.db.tickets[0].opened date_lte "2026-02-28T23:59:59.5Z": got "2026-03-01T09:30:00+02:00")"},
       {Op::kExists, "", "$.db.tickets[0].owner", "$.db.tickets[1].owner",
        "state_checks: FAIL $.db.tickets[1].owner exists: path not found"},
       {Op::kNotExists, "", "$.db.tickets[1].owner", "$.db.tickets[0].owner",
@@ -97,6 +105,9 @@ TEST_CASE("state operators: strings that read as numbers compare as numbers; oth
         R"(state_checks: FAIL $.db.tickets[0].labels lte 5: lte compares numbers, and this is a list: got ["billing","urgent"])");
   CHECK(run("$.db.tickets[0].priority", Op::kRegex, R"("3")").reason ==
         R"(state_checks: FAIL $.db.tickets[0].priority regex "3": regex matches text, and this is a number: got 3)");
+  CHECK(run("$.db.tickets[1].score", Op::kDateLt, R"("2026-01-01")").reason ==
+        R"(state_checks: FAIL $.db.tickets[1].score date_lt "2026-01-01": date_lt compares ISO-8601 dates, and this is a string that is not one: got "n/a")");
+  CHECK_FALSE(run("$.db.tickets[0].opened", Op::kDateGt, R"("2026-03-01T07:30:00Z")").passed);  // equal is not after
   CHECK(run("$.db.tickets[0].owner", Op::kLenGt, "0").reason ==
         "state_checks: FAIL $.db.tickets[0].owner len_gt 0: len_gt measures text, a list or a mapping, and this is "
         "null: got null");
@@ -140,7 +151,9 @@ TEST_CASE("state operators: an operand that does not fit is a config error namin
            {Op::kIn, R"("open")", "needs a list"},
            {Op::kRegex, R"("(?<=a)b")", "is not a regular expression that compiles"},
            {Op::kGt, R"("soon")", "compares numbers"},
-           {Op::kLenGte, "-1", "compares a length"}}) {
+           {Op::kLenGte, "-1", "compares a length"},
+           {Op::kDateGt, R"("2026-02-30")", "compares dates"},
+           {Op::kDateLte, R"("next week")", "compares dates"}}) {
     auto c = check_jsonpath({.path = "$.db.tickets[0].state", .op = op, .expected_json = operand}, *doc);
     REQUIRE_FALSE(c);
     CHECK(c.error().code == Errc::kInvalid);

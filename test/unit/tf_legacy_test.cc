@@ -259,9 +259,10 @@ TEST_CASE("tf legacy: comparison operators load in every spelling; an operand th
                                      "    - {path: $.db.a, in_: [open, pending]}\n"
                                      "    - {path: $.db.a, op: not_exists}\n"
                                      "    - {path: $.db.a, exists: false}\n"
-                                     "    - {path: $.db.a, lt: \"10.5\"}\n"));
+                                     "    - {path: $.db.a, lt: \"10.5\"}\n"
+                                     "    - {path: $.db.a, date_lt: 2026-03-01}\n"));
   const auto& jp = task.grading.state_checks.jsonpaths;
-  REQUIRE(jp.size() == 7);
+  REQUIRE(jp.size() == 8);
   CHECK(jp[0].op == StateAssertion::Op::kGte);
   CHECK(jp[0].expected_json == "3");
   CHECK(jp[1].op == StateAssertion::Op::kNotEquals);
@@ -271,6 +272,8 @@ TEST_CASE("tf legacy: comparison operators load in every spelling; an operand th
   CHECK(jp[4].op == StateAssertion::Op::kNotExists);
   CHECK(jp[5].op == StateAssertion::Op::kNotExists);
   CHECK(jp[6].op == StateAssertion::Op::kLt);
+  CHECK(jp[7].op == StateAssertion::Op::kDateLt);
+  CHECK(jp[7].expected_json == "\"2026-03-01\"");
 
   std::string text = errors(t.task("", "state_checks:\n"
                                        "  jsonpaths:\n"
@@ -280,7 +283,8 @@ TEST_CASE("tf legacy: comparison operators load in every spelling; an operand th
                                        "    - {path: $.a, not_in: {a: 1}}\n"
                                        "    - {path: $.a, gt: soon}\n"
                                        "    - {path: $.a, len_gt: -1}\n"
-                                       "    - {path: $.a, exists: maybe}\n"));
+                                       "    - {path: $.a, exists: maybe}\n"
+                                       "    - {path: $.a, date_gte: \"2026-13-01\"}\n"));
   INFO(text);
   CHECK(has(text, g + ":3:23: state_checks.jsonpaths[0].op: 'between' is not an operator forgectl has (exists, "));
   CHECK(has(text, g + ":4:26: state_checks.jsonpaths[1].regex is not a regular expression that compiles: "));
@@ -289,6 +293,7 @@ TEST_CASE("tf legacy: comparison operators load in every spelling; an operand th
   CHECK(has(text, g + ":7:23: state_checks.jsonpaths[4].gt compares numbers; give a number (got a string)"));
   CHECK(has(text, g + ":8:27: state_checks.jsonpaths[5].len_gt compares a length"));
   CHECK(has(text, g + ":9:27: state_checks.jsonpaths[6].exists"));
+  CHECK(has(text, g + ":10:29: state_checks.jsonpaths[7].date_gte compares dates; give an ISO-8601 date"));
 }
 
 TEST_CASE("tf legacy: a task with comparison operators that enables a tool nobody provides is refused, naming it") {
