@@ -79,10 +79,14 @@ Verdict compare_numbers(Op op, const json::Value& value, const json::Value& expe
     return {false, std::string(name) + " compares numbers, and this is " +
                        (value.IsString() ? "a string that is not one" : kind_of(value))};
   switch (op) {
-    case Op::kGt: return {*x > *y, {}};
-    case Op::kGte: return {*x >= *y, {}};
-    case Op::kLt: return {*x < *y, {}};
-    default: return {*x <= *y, {}};
+    case Op::kGt:
+      return {*x > *y, {}};
+    case Op::kGte:
+      return {*x >= *y, {}};
+    case Op::kLt:
+      return {*x < *y, {}};
+    default:
+      return {*x <= *y, {}};
   }
 }
 
@@ -95,10 +99,14 @@ Verdict compare_dates(Op op, const json::Value& value, const json::Value& expect
     return {false, std::string(name) + " compares ISO-8601 dates, and this is " +
                        (value.IsString() ? "a string that is not one" : kind_of(value))};
   switch (op) {
-    case Op::kDateGt: return {*x > *y, {}};
-    case Op::kDateGte: return {*x >= *y, {}};
-    case Op::kDateLt: return {*x < *y, {}};
-    default: return {*x <= *y, {}};
+    case Op::kDateGt:
+      return {*x > *y, {}};
+    case Op::kDateGte:
+      return {*x >= *y, {}};
+    case Op::kDateLt:
+      return {*x < *y, {}};
+    default:
+      return {*x <= *y, {}};
   }
 }
 
@@ -125,18 +133,25 @@ Verdict StateOperator::on_value(const json::Value& v) const {
   const json::Value* e = expected_.get();
   const char* name = manifest::state_op_name(op_);
   switch (op_) {
-    case Op::kExists: return {true, {}};
-    case Op::kNotExists: return {false, {}};
+    case Op::kExists:
+      return {true, {}};
+    case Op::kNotExists:
+      return {false, {}};
     case Op::kEquals:
-    case Op::kEqualsCi: return {values_equal(v, *e, op_ == Op::kEqualsCi), {}};
-    case Op::kNotEquals: return {!values_equal(v, *e, false), {}};
+    case Op::kEqualsCi:
+      return {values_equal(v, *e, op_ == Op::kEqualsCi), {}};
+    case Op::kNotEquals:
+      return {!values_equal(v, *e, false), {}};
     case Op::kContains:
-    case Op::kContainsCi: return {contains_value(v, *e, op_ == Op::kContainsCi), {}};
-    case Op::kNotContains: return {!contains_value(v, *e, false), {}};
+    case Op::kContainsCi:
+      return {contains_value(v, *e, op_ == Op::kContainsCi), {}};
+    case Op::kNotContains:
+      return {!contains_value(v, *e, false), {}};
     case Op::kGt:
     case Op::kGte:
     case Op::kLt:
-    case Op::kLte: return compare_numbers(op_, v, *e);
+    case Op::kLte:
+      return compare_numbers(op_, v, *e);
     case Op::kIn:
     case Op::kNotIn: {
       bool found = false;
@@ -150,7 +165,8 @@ Verdict StateOperator::on_value(const json::Value& v) const {
     case Op::kDateGt:
     case Op::kDateGte:
     case Op::kDateLt:
-    case Op::kDateLte: return compare_dates(op_, v, *e);
+    case Op::kDateLte:
+      return compare_dates(op_, v, *e);
     case Op::kLenGt:
     case Op::kLenGte: {
       auto n = length_of(v);
@@ -166,8 +182,10 @@ Verdict StateOperator::on_file(const std::string& content) const {
   const json::Value* e = expected_.get();
   const std::string text = e && e->IsString() ? std::string(sv(*e)) : (e ? json::to_string(*e) : "");
   switch (op_) {
-    case Op::kExists: return {true, {}};
-    case Op::kNotExists: return {false, {}};
+    case Op::kExists:
+      return {true, {}};
+    case Op::kNotExists:
+      return {false, {}};
     case Op::kEquals:
     case Op::kEqualsCi:
     case Op::kNotEquals: {
@@ -180,12 +198,17 @@ Verdict StateOperator::on_file(const std::string& content) const {
       }
       return {same == (op_ != Op::kNotEquals), {}};
     }
-    case Op::kContains: return {content.find(text) != std::string::npos, {}};
-    case Op::kContainsCi: return {contains_ci(content, text), {}};
-    case Op::kNotContains: return {content.find(text) == std::string::npos, {}};
+    case Op::kContains:
+      return {content.find(text) != std::string::npos, {}};
+    case Op::kContainsCi:
+      return {contains_ci(content, text), {}};
+    case Op::kNotContains:
+      return {content.find(text) == std::string::npos, {}};
     case Op::kRegex:
-    case Op::kNotRegex: return {pattern_->search(content) == (op_ == Op::kRegex), {}};
-    default: break;
+    case Op::kNotRegex:
+      return {pattern_->search(content) == (op_ == Op::kRegex), {}};
+    default:
+      break;
   }
   // Numbers, lists and lengths: the content as JSON, else as one string.
   json::Document doc;

@@ -22,14 +22,31 @@ struct Spelling {
 // Canonical names first (state_op_name returns the first spelling of each operator); then the
 // aliases Tolokaforge's packs write: its trace checks' `in_`, and the usual short forms.
 constexpr Spelling kSpellings[] = {
-    {"exists", StateOp::kExists},       {"not_exists", StateOp::kNotExists},   {"equals", StateOp::kEquals},
-    {"not_equals", StateOp::kNotEquals}, {"equals_ci", StateOp::kEqualsCi},    {"contains", StateOp::kContains},
-    {"contains_ci", StateOp::kContainsCi}, {"not_contains", StateOp::kNotContains}, {"gt", StateOp::kGt},
-    {"gte", StateOp::kGte},             {"lt", StateOp::kLt},                  {"lte", StateOp::kLte},
-    {"in", StateOp::kIn},               {"not_in", StateOp::kNotIn},           {"regex", StateOp::kRegex},
-    {"not_regex", StateOp::kNotRegex},  {"len_gt", StateOp::kLenGt},           {"len_gte", StateOp::kLenGte},
-    {"date_gt", StateOp::kDateGt},      {"date_gte", StateOp::kDateGte},       {"date_lt", StateOp::kDateLt},
-    {"date_lte", StateOp::kDateLte},    {"ne", StateOp::kNotEquals},        {"in_", StateOp::kIn},                 {"matches", StateOp::kRegex},
+    {"exists", StateOp::kExists},
+    {"not_exists", StateOp::kNotExists},
+    {"equals", StateOp::kEquals},
+    {"not_equals", StateOp::kNotEquals},
+    {"equals_ci", StateOp::kEqualsCi},
+    {"contains", StateOp::kContains},
+    {"contains_ci", StateOp::kContainsCi},
+    {"not_contains", StateOp::kNotContains},
+    {"gt", StateOp::kGt},
+    {"gte", StateOp::kGte},
+    {"lt", StateOp::kLt},
+    {"lte", StateOp::kLte},
+    {"in", StateOp::kIn},
+    {"not_in", StateOp::kNotIn},
+    {"regex", StateOp::kRegex},
+    {"not_regex", StateOp::kNotRegex},
+    {"len_gt", StateOp::kLenGt},
+    {"len_gte", StateOp::kLenGte},
+    {"date_gt", StateOp::kDateGt},
+    {"date_gte", StateOp::kDateGte},
+    {"date_lt", StateOp::kDateLt},
+    {"date_lte", StateOp::kDateLte},
+    {"ne", StateOp::kNotEquals},
+    {"in_", StateOp::kIn},
+    {"matches", StateOp::kRegex},
 };
 
 const char* kind_of(const json::Value& v) {
@@ -64,27 +81,35 @@ std::string state_op_names() {
 Operand operand_of(StateOp op) {
   switch (op) {
     case StateOp::kExists:
-    case StateOp::kNotExists: return Operand::kNone;
+    case StateOp::kNotExists:
+      return Operand::kNone;
     case StateOp::kEqualsCi:
-    case StateOp::kContainsCi: return Operand::kText;
+    case StateOp::kContainsCi:
+      return Operand::kText;
     case StateOp::kGt:
     case StateOp::kGte:
     case StateOp::kLt:
-    case StateOp::kLte: return Operand::kNumber;
+    case StateOp::kLte:
+      return Operand::kNumber;
     case StateOp::kIn:
-    case StateOp::kNotIn: return Operand::kList;
+    case StateOp::kNotIn:
+      return Operand::kList;
     case StateOp::kRegex:
-    case StateOp::kNotRegex: return Operand::kPattern;
+    case StateOp::kNotRegex:
+      return Operand::kPattern;
     case StateOp::kLenGt:
-    case StateOp::kLenGte: return Operand::kCount;
+    case StateOp::kLenGte:
+      return Operand::kCount;
     case StateOp::kDateGt:
     case StateOp::kDateGte:
     case StateOp::kDateLt:
-    case StateOp::kDateLte: return Operand::kDate;
+    case StateOp::kDateLte:
+      return Operand::kDate;
     case StateOp::kEquals:
     case StateOp::kNotEquals:
     case StateOp::kContains:
-    case StateOp::kNotContains: return Operand::kAny;
+    case StateOp::kNotContains:
+      return Operand::kAny;
   }
   return Operand::kAny;
 }
@@ -120,8 +145,7 @@ std::optional<std::string> operand_problem(StateOp op, std::string_view expected
       if (v.IsArray() || v.IsObject()) return "compares text case-insensitively; give a string" + got;
       return std::nullopt;
     case Operand::kNumber:
-      if (v.IsNumber() || (v.IsString() && number_in_text({v.GetString(), v.GetStringLength()})))
-        return std::nullopt;
+      if (v.IsNumber() || (v.IsString() && number_in_text({v.GetString(), v.GetStringLength()}))) return std::nullopt;
       return "compares numbers; give a number" + got;
     case Operand::kList:
       if (!v.IsArray()) return "needs a list of the values to look for" + got;
@@ -141,7 +165,8 @@ std::optional<std::string> operand_problem(StateOp op, std::string_view expected
         return "compares dates; give an ISO-8601 date or date-time (2026-03-01, 2026-03-01T09:30:00Z)" + got;
       return std::nullopt;
     case Operand::kNone:
-    case Operand::kAny: return std::nullopt;
+    case Operand::kAny:
+      return std::nullopt;
   }
   return std::nullopt;
 }

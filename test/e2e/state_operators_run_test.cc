@@ -25,13 +25,16 @@ std::string write_task(const TempFiles& t, const std::string& tools) {
           "    - {path_glob: /env/fs/agent-visible/status.txt, in: [shipped, delivered]}\n"
           "    - {path_glob: /env/fs/agent-visible/status.txt, matches: \"^pend\"}\n"
           "    - {path_glob: /env/fs/agent-visible/draft.txt, not_exists: true}\n");
-  t.write("tasks/counted/task.yaml", "task_id: counted\nname: Counted\ncategory: local\ndescription: d\n"
-                                     "initial_user_message: Count the parcels.\n"
-                                     "tools: {agent: {enabled: " + tools + "}}\n"
-                                     "grading: grading.yaml\n"
-                                     "solution:\n  tool_calls:\n"
-                                     "    - {name: write_file, arguments: {path: count.txt, content: \"42\\n\"}}\n"
-                                     "    - {name: write_file, arguments: {path: status.txt, content: shipped}}\n");
+  t.write("tasks/counted/task.yaml",
+          "task_id: counted\nname: Counted\ncategory: local\ndescription: d\n"
+          "initial_user_message: Count the parcels.\n"
+          "tools: {agent: {enabled: " +
+              tools +
+              "}}\n"
+              "grading: grading.yaml\n"
+              "solution:\n  tool_calls:\n"
+              "    - {name: write_file, arguments: {path: count.txt, content: \"42\\n\"}}\n"
+              "    - {name: write_file, arguments: {path: status.txt, content: shipped}}\n");
   return t.file("tasks/counted");
 }
 

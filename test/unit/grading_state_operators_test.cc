@@ -68,7 +68,8 @@ TEST_CASE("state operators: each passes on one value and fails on another, the r
        "state_checks: FAIL $.db.tickets[1].labels len_gte 2: got []"},
       {Op::kDateGt, R"("2026-03-01")", "$.db.tickets[0].opened", "$.db.tickets[1].opened",
        R"(state_checks: FAIL $.db.tickets[1].opened date_gt "2026-03-01": got "2026-02-28")"},
-      {Op::kDateGte, R"("2026-03-01T07:30:00Z")", "$.db.tickets[0].opened", "$.db.tickets[1].opened",  // the same instant
+      {Op::kDateGte, R"("2026-03-01T07:30:00Z")", "$.db.tickets[0].opened",
+       "$.db.tickets[1].opened",  // the same instant
        R"(state_checks: FAIL $.db.tickets[1].opened date_gte "2026-03-01T07:30:00Z": got "2026-02-28")"},
       {Op::kDateLt, R"("2026-03-01")", "$.db.tickets[1].opened", "$.db.tickets[0].opened",
        R"(state_checks: FAIL $.db.tickets[0].opened date_lt "2026-03-01": got "2026-03-01T09:30:00+02:00")"},
@@ -99,14 +100,17 @@ TEST_CASE("state operators: strings that read as numbers compare as numbers; oth
 
   CheckOutcome not_number = run("$.db.tickets[1].score", Op::kGt, "1");
   CHECK_FALSE(not_number.passed);
-  CHECK(not_number.reason ==
-        R"(state_checks: FAIL $.db.tickets[1].score gt 1: gt compares numbers, and this is a string that is not one: got "n/a")");
-  CHECK(run("$.db.tickets[0].labels", Op::kLte, "5").reason ==
-        R"(state_checks: FAIL $.db.tickets[0].labels lte 5: lte compares numbers, and this is a list: got ["billing","urgent"])");
+  CHECK(
+      not_number.reason ==
+      R"(state_checks: FAIL $.db.tickets[1].score gt 1: gt compares numbers, and this is a string that is not one: got "n/a")");
+  CHECK(
+      run("$.db.tickets[0].labels", Op::kLte, "5").reason ==
+      R"(state_checks: FAIL $.db.tickets[0].labels lte 5: lte compares numbers, and this is a list: got ["billing","urgent"])");
   CHECK(run("$.db.tickets[0].priority", Op::kRegex, R"("3")").reason ==
         R"(state_checks: FAIL $.db.tickets[0].priority regex "3": regex matches text, and this is a number: got 3)");
-  CHECK(run("$.db.tickets[1].score", Op::kDateLt, R"("2026-01-01")").reason ==
-        R"(state_checks: FAIL $.db.tickets[1].score date_lt "2026-01-01": date_lt compares ISO-8601 dates, and this is a string that is not one: got "n/a")");
+  CHECK(
+      run("$.db.tickets[1].score", Op::kDateLt, R"("2026-01-01")").reason ==
+      R"(state_checks: FAIL $.db.tickets[1].score date_lt "2026-01-01": date_lt compares ISO-8601 dates, and this is a string that is not one: got "n/a")");
   CHECK_FALSE(run("$.db.tickets[0].opened", Op::kDateGt, R"("2026-03-01T07:30:00Z")").passed);  // equal is not after
   CHECK(run("$.db.tickets[0].owner", Op::kLenGt, "0").reason ==
         "state_checks: FAIL $.db.tickets[0].owner len_gt 0: len_gt measures text, a list or a mapping, and this is "
@@ -138,7 +142,8 @@ TEST_CASE("state operators: on files, text operators read the text and the other
   CHECK(check(Op::kIn, "[41, 42]").passed);
   CHECK(check(Op::kRegex, R"("^4\\d$")").passed);  // Python's $ matches before a final newline
   CHECK_FALSE(check(Op::kNotContains, R"("4")").passed);
-  CHECK(check(Op::kNotContains, R"("7")").reason == R"(state_checks: PASS /work/*.txt not_contains "7": 1 file(s) checked)");
+  CHECK(check(Op::kNotContains, R"("7")").reason ==
+        R"(state_checks: PASS /work/*.txt not_contains "7": 1 file(s) checked)");
   CHECK(check(Op::kNotEquals, "42").reason ==
         R"(state_checks: FAIL /work/*.txt not_equals 42: /work/count.txt: got "42\n")");
   CHECK_FALSE(check(Op::kNotExists, "").passed);
