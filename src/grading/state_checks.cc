@@ -9,6 +9,8 @@
 #include "core/limits.h"
 #include "core/strings.h"
 #include "grading/replay.h"
+#include "grading/state_operators.h"
+#include "manifest/state_ops.h"
 #include "tools/schema.h"
 
 namespace forge::grading {
@@ -20,21 +22,10 @@ using Op = manifest::StateAssertion::Op;
 // The state and files hold what the agent wrote: json::parse_document parses without recursion
 // and refuses nesting beyond limits::kMaxJsonDepth, which bounds RapidJSON's recursive ==.
 
-const char* op_name(Op op) {
-  switch (op) {
-    case Op::kExists: return "exists";
-    case Op::kEquals: return "equals";
-    case Op::kEqualsCi: return "equals_ci";
-    case Op::kContains: return "contains";
-    case Op::kContainsCi: return "contains_ci";
-  }
-  return "?";
-}
-
 // "$.db.orders[0].status equals \"shipped\" (order shipped)": the check as reasons name it.
 std::string describe(const manifest::StateAssertion& a, std::string_view target) {
-  std::string out = std::string(target) + " " + op_name(a.op);
-  if (a.op != Op::kExists) out += " " + truncate_utf8(a.expected_json, 120);
+  std::string out = std::string(target) + " " + manifest::state_op_name(a.op);
+  if (!a.expected_json.empty()) out += " " + truncate_utf8(a.expected_json, 120);
   if (!a.description.empty()) out += " (" + truncate_utf8(a.description, 160) + ")";
   return out;
 }
@@ -70,66 +61,17 @@ Unexpected check_error(const manifest::StateAssertion& a, const Error& e, std::s
   return fail(e.with_context(what).with_context(describe(a, target_of(a))));
 }
 
-// The operand of a check, parsed; check_assertion_config has made sure it parses.
-void parse_operand(const manifest::StateAssertion& a, json::Document& expected) {
-  if (a.op != Op::kExists) (void)json::parse_document(expected, a.expected_json);  // checked by check_assertion_config
+// "got 3", "got 3 and 2 more": the value a reason shows beside the operand.
+std::string got(const json::Value& v, std::size_t more = 0) {
+  return "got " + json_excerpt(v) + (more > 0 ? " and " + std::to_string(more) + " more" : "");
 }
 
-bool is_string(const json::Value& v) { return v.IsString(); }
-std::string_view sv(const json::Value& v) { return {v.GetString(), v.GetStringLength()}; }
-
-bool values_equal(const json::Value& a, const json::Value& b, bool ci) {
-  if (ci && is_string(a) && is_string(b)) return equals_ci(sv(a), sv(b));
-  return a == b;
-}
-
-// The operator applied to one matched value (Tolokaforge's StateChecker semantics, with an
-// object's keys, not its values, as what "contains" looks in).
-bool satisfies(Op op, const json::Value& value, const json::Value& expected) {
-  const bool ci = op == Op::kEqualsCi || op == Op::kContainsCi;
-  switch (op) {
-    case Op::kExists: return true;
-    case Op::kEquals:
-    case Op::kEqualsCi: return values_equal(value, expected, ci);
-    case Op::kContains:
-    case Op::kContainsCi:
-      if (value.IsString()) {
-        if (!expected.IsString()) return false;
-        return ci ? contains_ci(sv(value), sv(expected)) : sv(value).find(sv(expected)) != std::string_view::npos;
-      }
-      if (value.IsArray()) {
-        for (const auto& e : value.GetArray())
-          if (values_equal(e, expected, ci)) return true;
-        return false;
-      }
-      if (value.IsObject()) {
-        if (!expected.IsString()) return false;
-        for (const auto& m : value.GetObject())
-          if (ci ? equals_ci(sv(m.name), sv(expected)) : sv(m.name) == sv(expected)) return true;
-        return false;
-      }
-      return value == expected;  // a scalar contains only itself
-  }
-  return false;
-}
-
-// A file-check operator applied to one file's content. A string operand is text; any other JSON
-// operand is compared with the content parsed as JSON (equals) or searched for as JSON text.
-bool file_satisfies(Op op, const std::string& content, const json::Value& expected) {
-  const std::string text = expected.IsString() ? std::string(sv(expected)) : json::to_string(expected);
-  switch (op) {
-    case Op::kExists: return true;
-    case Op::kEquals:
-    case Op::kEqualsCi: {
-      if (expected.IsString())
-        return op == Op::kEquals ? trim(content) == trim(text) : equals_ci(trim(content), trim(text));
-      json::Document doc;
-      return !json::parse_document(doc, content) && doc == expected;
-    }
-    case Op::kContains: return content.find(text) != std::string::npos;
-    case Op::kContainsCi: return contains_ci(content, text);
-  }
-  return false;
+// A file's content as a reason quotes it: a JSON string, cut short.
+std::string json_string_excerpt(const std::string& content) {
+  json::Document d;
+  const std::string head = truncate_utf8(content, 200);
+  d.SetString(head.data(), static_cast<rapidjson::SizeType>(head.size()), d.GetAllocator());
+  return json_excerpt(d);
 }
 
 }  // namespace
@@ -138,10 +80,7 @@ Status check_assertion_config(const manifest::StateAssertion& a) {
   auto invalid = [&](const std::string& why) { return fail(config_error(a, why)); };
   if (a.path.empty() && a.path_glob.empty()) return invalid("the assertion has neither path nor path_glob");
   if (!a.path.empty() && !a.path_glob.empty()) return invalid("the assertion has both path and path_glob");
-  if (a.op != Op::kExists) {
-    json::Document expected;
-    if (json::parse_document(expected, a.expected_json)) return invalid("the operand is not valid JSON");
-  }
+  if (auto op = StateOperator::make(a); !op) return invalid(op.error().message);
   if (!a.path.empty())
     if (auto v = jsonpath_validate(a.path); !v) return invalid(v.error().message);
   return {};
@@ -150,27 +89,37 @@ Status check_assertion_config(const manifest::StateAssertion& a) {
 Result<CheckOutcome> check_jsonpath(const manifest::StateAssertion& a, const json::Value& state) {
   if (auto st = check_assertion_config(a); !st) return st.fail_with("grading config error");
   if (a.path.empty()) return fail(config_error(a, "not a path assertion"));
-  json::Document expected;
-  parse_operand(a, expected);
+  auto op = StateOperator::make(a);
+  if (!op) return fail(config_error(a, op.error().message).with_context("grading config error"));
   auto matches = jsonpath_query(state, a.path);
   if (!matches) return fail(config_error(a, matches.error().message).with_context("grading config error"));
-  if (matches->empty()) return failed(a, a.path, "path not found");
+  if (matches->empty()) {
+    if (a.op == Op::kNotExists) return pass(a, a.path, "path not found");
+    return failed(a, a.path, "path not found");
+  }
+  // A negated operator must hold for every matched value; the first it does not hold for fails it.
+  if (manifest::negated(a.op)) {
+    for (const json::Value* v : *matches) {
+      Verdict r = op->on_value(*v);
+      if (!r.holds) return failed(a, a.path, (r.why.empty() ? "" : r.why + ": ") + got(*v));
+    }
+    return pass(a, a.path, got(*matches->front(), matches->size() - 1));
+  }
   for (const json::Value* v : *matches)
-    if (satisfies(a.op, *v, expected)) return pass(a, a.path);
-  std::string got = "got " + json_excerpt(*matches->front());
-  if (matches->size() > 1) got += " and " + std::to_string(matches->size() - 1) + " more";
-  return failed(a, a.path, got);
+    if (op->on_value(*v).holds) return pass(a, a.path, got(*v));
+  Verdict first = op->on_value(*matches->front());
+  return failed(a, a.path, (first.why.empty() ? "" : first.why + ": ") + got(*matches->front(), matches->size() - 1));
 }
 
 Result<CheckOutcome> check_file(const manifest::StateAssertion& a, Evidence& evidence) {
   if (auto st = check_assertion_config(a); !st) return st.fail_with("grading config error");
   const std::string& glob = a.path_glob;
   if (glob.empty()) return fail(config_error(a, "not a path_glob assertion"));
+  auto op = StateOperator::make(a);
+  if (!op) return fail(config_error(a, op.error().message).with_context("grading config error"));
   if (!evidence.files)
     return check_error(a, make_error(Errc::kUnsupported, "this trial has no workspace to read files from"),
                        "reading the workspace files");
-  json::Document expected;
-  parse_operand(a, expected);
   auto files = evidence.files(glob);
   if (!files) return check_error(a, files.error(), "reading the workspace files");
   // A file whose content was not read (too large) exists but satisfies no content operator;
@@ -182,12 +131,36 @@ Result<CheckOutcome> check_file(const manifest::StateAssertion& a, Evidence& evi
     if (unread.empty() && !f.unread.empty()) unread = f.path.empty() ? f.unread : f.path + " is " + f.unread;
   }
   const std::string why_unread = unread.empty() ? "" : "; " + unread;
+  if (a.op == Op::kNotExists) {
+    if (real == 0) return pass(a, glob, "no file matches" + why_unread);
+    return failed(a, glob, std::to_string(real) + " file(s) match");
+  }
   if (real == 0) return failed(a, glob, "no file matches" + why_unread);
   if (a.op == Op::kExists) return pass(a, glob, std::to_string(real) + " file(s) match");
-  for (const auto& f : *files)
-    if (!f.path.empty() && f.unread.empty() && file_satisfies(a.op, f.content, expected))
-      return pass(a, glob, "matched " + f.path);
-  return failed(a, glob, "no matching file satisfies it (" + std::to_string(real) + " checked)" + why_unread);
+  if (manifest::negated(a.op)) {
+    // Every file must hold; a file not read cannot be shown to.
+    for (const auto& f : *files) {
+      if (f.path.empty()) continue;
+      if (!f.unread.empty()) return failed(a, glob, f.path + " is " + f.unread);
+      Verdict r = op->on_file(f.content);
+      if (!r.holds) return failed(a, glob, f.path + (r.why.empty() ? "" : ": " + r.why) + ": got " +
+                                               json_string_excerpt(f.content));
+    }
+    return pass(a, glob, std::to_string(real) + " file(s) checked");
+  }
+  const WorkspaceFile* first = nullptr;
+  for (const auto& f : *files) {
+    if (f.path.empty() || !f.unread.empty()) continue;
+    if (op->on_file(f.content).holds) return pass(a, glob, "matched " + f.path);
+    if (!first) first = &f;
+  }
+  // The first file read, as the value seen: "…; /work/count.txt: got \"42\\n\"".
+  std::string seen;
+  if (first) {
+    Verdict v = op->on_file(first->content);
+    seen = "; " + first->path + (v.why.empty() ? "" : ": " + v.why) + ": got " + json_string_excerpt(first->content);
+  }
+  return failed(a, glob, "no matching file satisfies it (" + std::to_string(real) + " checked)" + why_unread + seen);
 }
 
 double blend_state_score(std::optional<double> assertions, std::optional<double> hash, double hash_weight) {

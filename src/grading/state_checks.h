@@ -19,22 +19,22 @@ struct CheckOutcome {
 };
 
 // An assertion's configuration, checked without evaluating it: exactly one of path and path_glob,
-// an operand that is JSON, a JSONPath that parses. kInvalid, the context naming the assertion and
-// where grading.yaml declares it.
+// an operand that fits its operator (manifest::operand_problem), a JSONPath that parses.
+// kInvalid, the context naming the assertion and where grading.yaml declares it.
 Status check_assertion_config(const manifest::StateAssertion& a);
 
 // A `path` assertion over the final state ({"db": …}). Passes when the path matches and some
-// matched value satisfies the operator: equals (JSON equality), equals_ci (strings compared
-// ASCII-case-insensitively; other values as equals), contains (a substring of a string, an element
-// of an array, a key of an object), contains_ci (the same, strings case-insensitively), or none
-// (the path exists). A path that matches nothing fails the check; a config problem
-// (check_assertion_config) is an error.
+// matched value satisfies the operator (state_operators.h), or every one for a negated operator
+// (not_equals, not_contains, not_in, not_regex); not_exists when it matches nothing. Otherwise a
+// path that matches nothing fails the check. Reasons end with ": got <the value seen>". A config
+// problem (check_assertion_config) is an error.
 Result<CheckOutcome> check_jsonpath(const manifest::StateAssertion& a, const json::Value& state);
 
 // A `path_glob` assertion over Evidence::files(glob): passes when some matched file satisfies the
-// operator on its content (see docs/grading.md "File checks"), or, with no operator, when any file
-// matches. Errors: a config problem (kInvalid), no files callback (kUnsupported), the workspace not
-// readable (the files error, its code kept).
+// operator on its content (every file for a negated one; see docs/grading.md "File checks"), or,
+// with no operator, when any file matches (not_exists: none). Errors: a config problem
+// (kInvalid), no files callback (kUnsupported), the workspace not readable (the files error, its
+// code kept).
 Result<CheckOutcome> check_file(const manifest::StateAssertion& a, Evidence& evidence);
 
 // The state score from the assertion score A (passed / total, when there are assertions), the hash

@@ -18,8 +18,12 @@ enum class CombineMethod { kWeighted, kAll, kAny };
 struct StateAssertion {
   std::string path;       // JSONPath, e.g. "$.db.orders[0].status"
   std::string path_glob;  // e.g. "/env/fs/agent-visible/submissions/*"
-  enum class Op { kExists, kEquals, kEqualsCi, kContains, kContainsCi } op = Op::kExists;
-  std::string expected_json;  // the operand, as JSON text (strings quoted)
+  // manifest/state_ops.h names them and says what operand each takes.
+  enum class Op {
+    kExists, kNotExists, kEquals, kNotEquals, kEqualsCi, kContains, kContainsCi, kNotContains,
+    kGt, kGte, kLt, kLte, kIn, kNotIn, kRegex, kNotRegex, kLenGt, kLenGte, kDateGt, kDateGte, kDateLt, kDateLte,
+  } op = Op::kExists;
+  std::string expected_json;  // the operand, as JSON text (strings quoted); empty for (not_)exists
   std::string description;
   SourceLocation where;
 };

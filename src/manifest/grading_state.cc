@@ -2,65 +2,81 @@
 #include <algorithm>
 
 #include "manifest/grading_reader.h"
+#include "manifest/state_ops.h"
 #include "manifest/yaml_json.h"
 
 namespace forge::manifest {
 
 namespace {
 
-// Tolokaforge's checker reads these (reference §2.6); `op`, `expected`, `required` and `reason`
-// are the spelling some of its packs use, which it dropped: the assertion then only checked that
-// the path exists.
-const std::vector<std::string> kAssertionKeys = {"path",        "path_glob", "equals",   "equals_ci", "contains",
-                                                 "contains_ci", "description", "op",     "expected",  "required",
-                                                 "reason"};
-const std::vector<std::string> kOperators = {"equals", "equals_ci", "contains", "contains_ci"};
-
-StateAssertion::Op op_of(const std::string& name) {
-  return name == "equals"      ? StateAssertion::Op::kEquals
-         : name == "equals_ci" ? StateAssertion::Op::kEqualsCi
-         : name == "contains"  ? StateAssertion::Op::kContains
-                               : StateAssertion::Op::kContainsCi;
+// Tolokaforge's checker reads these (reference §2.6), and every operator's spelling
+// (state_ops.h); `op`, `expected`, `required` and `reason` are the spelling some of its packs use,
+// which it dropped: the assertion then only checked that the path exists.
+std::vector<std::string> assertion_keys() {
+  std::vector<std::string> keys = {"path", "path_glob", "description", "op", "expected", "required", "reason"};
+  std::string names = state_op_names();
+  for (std::size_t start = 0; start < names.size();) {
+    std::size_t end = std::min(names.find(", ", start), names.size());
+    keys.push_back(names.substr(start, end - start));
+    start = end + 2;
+  }
+  return keys;
 }
 
-// The operand `value` of operator `name` into `a`; false after a diagnostic.
-bool set_operand(YamlReader& r, const Field& value, const std::string& name, const std::string& what, StateAssertion& a) {
-  const bool text_op = name.size() > 3 && name.substr(name.size() - 3) == "_ci";
-  if (text_op && !value.node.IsScalar()) {
-    r.error(value, what + "." + name + " compares text case-insensitively; give a string");
+// The operand `value` of operator `op` (written `key`) into `a`; false after a diagnostic. exists
+// and not_exists take a boolean, `false` turning one into the other.
+bool set_operand(YamlReader& r, const Field& value, StateOp op, const std::string& key, const std::string& what,
+                 StateAssertion& a) {
+  if (operand_of(op) == Operand::kNone) {
+    auto flag = r.boolean(value, what + "." + key);
+    if (!flag) return false;
+    a.op = *flag == (op == StateOp::kExists) ? StateOp::kExists : StateOp::kNotExists;
+    return true;
+  }
+  if (operand_of(op) == Operand::kText && !value.node.IsScalar()) {
+    r.error(value, what + "." + key + " compares text case-insensitively; give a string");
     return false;
   }
   auto json = yaml_to_json(r, value, what + "." + value.key);
   if (!json) return false;
+  if (auto problem = operand_problem(op, *json)) {
+    r.error(value, what + "." + key + " " + *problem);
+    return false;
+  }
   a.expected_json = *json;
-  a.op = op_of(name);
+  a.op = op;
   return true;
 }
 
 // {op: <operator>, expected: <operand>}: read as the operator it names, saying so; false after a
 // diagnostic. `op` without `expected` (or the reverse), or an operator forgectl does not have, is
-// an error: the author asked for a comparison that would not happen.
+// an error: the author asked for a comparison that would not happen. exists and not_exists need
+// no `expected`.
 bool read_op_expected(YamlReader& r, const std::optional<Field>& op, const std::optional<Field>& expected,
                       const std::string& what, StateAssertion& a, std::vector<std::string>& ops) {
   const std::string ignored = "Tolokaforge ignored op and expected and only checked that the path exists";
   if (!op) {
-    r.error(*expected, what + ": 'expected' needs 'op', the operator (equals, equals_ci, contains or contains_ci)",
+    r.error(*expected, what + ": 'expected' needs 'op', the operator (" + state_op_names() + ")",
             ignored + "; remove 'expected' for that", At::kKey);
     return false;
   }
   auto name = r.string(*op, what);
   if (!name) return false;
-  if (std::find(kOperators.begin(), kOperators.end(), *name) == kOperators.end()) {
-    r.error(*op, what + ".op: '" + *name + "' is not an operator forgectl has (equals, equals_ci, contains, contains_ci)",
+  auto named = state_op_named(*name);
+  if (!named) {
+    r.error(*op, what + ".op: '" + *name + "' is not an operator forgectl has (" + state_op_names() + ")",
             ignored + "; remove op and expected for that");
     return false;
   }
-  if (!expected) {
+  ops.push_back(*name);
+  if (!expected && operand_of(*named) == Operand::kNone) {
+    a.op = *named;
+  } else if (!expected) {
     r.error(*op, what + ": op '" + *name + "' needs 'expected', the value to compare with", {}, At::kKey);
     return false;
+  } else if (!set_operand(r, *expected, *named, *name, what, a)) {
+    return false;
   }
-  ops.push_back(*name);
-  if (!set_operand(r, *expected, *name, what, a)) return false;
   r.warning(*op, what + ": op/expected are read as " + *name + ": <expected> (" + ignored + ")",
             "write " + *name + ": <value>");
   return true;
@@ -74,7 +90,8 @@ std::optional<StateAssertion> read_assertion(YamlReader& r, const Field& item) {
   std::optional<Field> op, expected;
   std::optional<std::string> reason;
   bool ok = true, has_description = false;
-  for (const auto& e : r.known_keys(r.mapping(item, what), what, kAssertionKeys)) {
+  static const std::vector<std::string> keys = assertion_keys();
+  for (const auto& e : r.known_keys(r.mapping(item, what), what, keys)) {
     if (e.key == "path" || e.key == "path_glob") {
       targets.push_back(e.key);
       auto v = r.string(e, what);
@@ -97,7 +114,7 @@ std::optional<StateAssertion> read_assertion(YamlReader& r, const Field& item) {
         r.warning(e, what + ".reason is read as the description (Tolokaforge ignored it)", "write description: instead");
     } else {
       ops.push_back(e.key);
-      if (!set_operand(r, e, e.key, what, a)) ok = false;
+      if (!set_operand(r, e, *state_op_named(e.key), e.key, what, a)) ok = false;
     }
   }
   if ((op || expected) && !read_op_expected(r, op, expected, what, a, ops)) ok = false;

@@ -26,9 +26,24 @@ const char* to_string(TaskKind k) {
   return "none";
 }
 
+namespace {
+
+bool is_file(const std::string& dir, const char* name) { return file_kind(join_path(dir, name)) == FileKind::kFile; }
+
+// Tolokaforge's Terminal-Bench layout keeps a task.toml beside Terminal-Bench 1's files. Such a
+// directory is Terminal-Bench 1's when its task.yaml and run-tests.sh are there and neither of
+// Harbor's own files is: a Harbor task without instruction.md or tests/test.sh could not run.
+bool tb1_files_without_harbor_files(const std::string& dir) {
+  return is_file(dir, "task.yaml") && is_file(dir, "run-tests.sh") && !is_file(dir, "instruction.md") &&
+         !is_file(dir, "tests/test.sh");
+}
+
+}  // namespace
+
 Result<TaskKind> detect_task_kind(const std::string& dir) {
   if (file_kind(dir) != FileKind::kDirectory) return fail(Errc::kNotFound, "'" + dir + "' is not a directory");
-  if (file_kind(join_path(dir, "task.toml")) == FileKind::kFile) return TaskKind::kHarbor;
+  const bool toml = is_file(dir, "task.toml");
+  if (toml && !tb1_files_without_harbor_files(dir)) return TaskKind::kHarbor;
   const std::string yaml = join_path(dir, "task.yaml");
   if (file_kind(yaml) != FileKind::kFile) return TaskKind::kNone;
   std::error_code ec;
@@ -48,12 +63,16 @@ Result<TaskKind> detect_task_kind(const std::string& dir) {
       instruction = instruction || kv.first.Scalar() == "instruction";
     }
   }
+  // Beside a task.toml, only a Terminal-Bench 1 task.yaml takes the directory from Harbor.
+  if (toml) return instruction && !task_id ? TaskKind::kTerminalBench1 : TaskKind::kHarbor;
   if (task_id && instruction)
     return fail(Errc::kInvalid, "'" + yaml + "' has both task_id (Tolokaforge) and instruction (Terminal-Bench 1)");
   if (task_id) return TaskKind::kTolokaforge;
   if (instruction) return TaskKind::kTerminalBench1;
   return TaskKind::kNone;
 }
+
+const char* config_file_of(TaskKind k) { return k == TaskKind::kHarbor ? "task.toml" : "task.yaml"; }
 
 Result<std::vector<std::string>> list_dataset(const std::string& dataset, std::size_t max_tasks) {
   if (file_kind(dataset) != FileKind::kDirectory)

@@ -13,7 +13,9 @@ namespace forge::manifest {
 enum class TaskKind {
   kNone,            // no task file forgectl knows
   kTolokaforge,     // task.yaml with a top-level task_id (load_task)
-  kHarbor,          // task.toml (load_harbor_task); Harbor reads only task.toml, so it wins over a task.yaml
+  kHarbor,          // task.toml (load_harbor_task); Harbor reads only task.toml, so it wins over a task.yaml,
+                    // unless that is Terminal-Bench 1's with run-tests.sh and Harbor's instruction.md
+                    // and tests/test.sh are both absent (Tolokaforge's Terminal-Bench layout)
   kTerminalBench1,  // task.yaml with a top-level instruction (load_tb1_task)
 };
 const char* to_string(TaskKind k);  // "none", "tolokaforge", "harbor", "terminal-bench-1"
@@ -22,6 +24,9 @@ const char* to_string(TaskKind k);  // "none", "tolokaforge", "harbor", "termina
 // kMaxConfigBytes). kNotFound when `dir` is not a directory; kInvalid when a task.yaml cannot be
 // read as YAML, or has both task_id and instruction.
 Result<TaskKind> detect_task_kind(const std::string& dir);
+
+// The file that stands for a task of kind `k`: task.toml for Harbor's, task.yaml for the others.
+const char* config_file_of(TaskKind k);
 
 inline constexpr std::size_t kMaxDatasetTasks = 10000;
 

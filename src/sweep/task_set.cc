@@ -48,6 +48,14 @@ std::vector<trial::Problem> load_problems(const Error& e) {
   return out;
 }
 
+// The file that stands for the task in `dir`, which holds a task.toml: task.toml for a Harbor
+// task, task.yaml for a Terminal-Bench 1 task beside a stray task.toml. A directory that cannot be
+// told apart keeps task.toml, whose loader then says what is wrong.
+std::string standing_file(const fs::path& dir) {
+  auto kind = manifest::detect_task_kind(dir.string());
+  return kind ? manifest::config_file_of(*kind) : "task.toml";
+}
+
 }  // namespace
 
 Result<std::vector<std::string>> discover_tasks(const std::vector<std::string>& paths, const std::string& glob) {
@@ -57,8 +65,9 @@ Result<std::vector<std::string>> discover_tasks(const std::vector<std::string>& 
     if (fs::is_regular_file(p, ec)) {
       out.push_back(fs::absolute(p).lexically_normal().string());
     } else if (fs::is_directory(p, ec) && fs::exists(fs::path(p) / "task.toml")) {
-      // A Harbor task: Harbor reads only task.toml, so it wins over a task.yaml beside it.
-      out.push_back(fs::absolute(fs::path(p) / "task.toml").lexically_normal().string());
+      // A Harbor task (Harbor reads only task.toml, so it wins over a task.yaml beside it), or a
+      // Terminal-Bench 1 task with a stray task.toml (manifest/task_kind.h).
+      out.push_back(fs::absolute(fs::path(p) / standing_file(p)).lexically_normal().string());
     } else if (fs::is_directory(p, ec) && fs::exists(fs::path(p) / "task.yaml")) {
       out.push_back(fs::absolute(fs::path(p) / "task.yaml").lexically_normal().string());
     } else if (fs::is_directory(p, ec)) {
@@ -70,8 +79,9 @@ Result<std::vector<std::string>> discover_tasks(const std::vector<std::string>& 
       for (auto it = fs::recursive_directory_iterator(under, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
         const auto name = it->path().filename();
         if (!it->is_regular_file() || (name != "task.yaml" && name != "task.toml")) continue;
-        // A task.yaml beside a task.toml is the Harbor task's, which the task.toml stands for.
-        if (name == "task.yaml" && fs::exists(it->path().parent_path() / "task.toml", ec)) continue;
+        // Of a task.yaml and a task.toml side by side, one stands for the task.
+        const fs::path parent = it->path().parent_path();
+        if (fs::exists(parent / "task.toml", ec) && name != standing_file(parent)) continue;
         std::string rel = fs::relative(it->path(), p).generic_string();
         // "**/task.yaml" also matches a task.yaml at the top, as a shell's globstar does, and
         // stands for Harbor's task.toml too (a dataset may mix the formats).

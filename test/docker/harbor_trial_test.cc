@@ -211,6 +211,37 @@ TEST_CASE("harbor trial: a Terminal-Bench 1 task (task.yaml, run-tests.sh, solut
   CHECK(probe.grade.score == 0.0);
 }
 
+TEST_CASE("harbor trial: Tolokaforge's Terminal-Bench layout (a stray task.toml) runs as TB1; a wrong answer fails") {
+  HarborRig rig;
+  TempFiles d("forgectl-tb1tf-");
+  d.write("tf/task.toml", "version = \"1.0\"\n[verifier]\ntimeout_sec = 60\n");
+  d.write("tf/task.yaml", "instruction: Write 42 to answer.txt.\ndifficulty: easy\nmax_test_timeout_sec: 60\n");
+  write_harbor_dockerfile(d, "tf", rig.base);  // environment/Dockerfile, as Tolokaforge lays it out
+  d.write("tf/docker-compose.yaml", "services:\n  client:\n    build:\n      context: .\n"
+                                    "      dockerfile: environment/Dockerfile\n"
+                                    "    command: [\"sh\", \"-c\", \"sleep infinity\"]\n");
+  d.write("tf/run-tests.sh",
+          "if grep -qx 42 answer.txt 2>/dev/null; then r=PASSED; n='1 passed'; else r=FAILED; n='1 failed'; fi\n"
+          "echo '=========================== short test summary info ============================'\n"
+          "echo \"$r tests/test_outputs.py::test_answer\"\n"
+          "echo \"============================== $n in 0.01s ===============================\"\n");
+  d.write("tf/tests/test_outputs.py", "def test_answer():\n    assert open('answer.txt').read().strip() == '42'\n");
+  d.write("tf/solution.sh", "echo 42 > answer.txt\n");
+  auto task = load(d.dir() + "/tf");
+  REQUIRE(task.harbor->format == manifest::HarborFormat::kTerminalBench1);
+  rig.runner_tag(task);
+
+  auto oracle = rig.run(task, trial::AgentChoice::Kind::kOracle);
+  CAPTURE(oracle.error);
+  CAPTURE(oracle.verifier_output);
+  REQUIRE(oracle.outcome == results::Outcome::kGraded);
+  CHECK(oracle.grade.score == 1.0);
+
+  auto wrong = rig.replay_graded(task, write_bash_replay(d, "wrong.yaml", "echo 41 > answer.txt"), 1);
+  CHECK(wrong.grade.score == 0.0);
+  CHECK_FALSE(wrong.grade.binary_pass);
+}
+
 namespace {
 
 // The agent's one call waits for /tmp/go (the test's signal that the fake internet is up), then

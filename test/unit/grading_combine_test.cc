@@ -201,7 +201,7 @@ TEST_CASE("grade: every configured component is scored and combined") {
   CHECK(g->binary_pass);
   CHECK(g->judge_cost_usd == doctest::Approx(0.01));
   CHECK(g->state_diff_json.empty());
-  CHECK(g->reasons.front() == R"(state_checks: PASS $.db.orders[0].status equals "refunded")");
+  CHECK(g->reasons.front() == R"(state_checks: PASS $.db.orders[0].status equals "refunded": got "refunded")");
   CHECK(g->reasons.back() ==
         "combine: weighted (1×custom_checks 1 + 1×llm_judge 0.5 + 2×state_checks 1 + 1×transcript_rules 1) / 5 = 0.9 "
         "≥ threshold 0.8: pass");

@@ -90,7 +90,7 @@ TEST_CASE("state assertions: each operator passes and fails on the JSON it names
 TEST_CASE("state assertions: some matched value must satisfy the operator; reasons say what was seen") {
   CheckOutcome any = run(jp("$.db.orders[*].status", Op::kEquals, R"("pending")"));
   CHECK(any.passed);
-  CHECK(any.reason == R"(state_checks: PASS $.db.orders[*].status equals "pending")");
+  CHECK(any.reason == R"(state_checks: PASS $.db.orders[*].status equals "pending": got "pending")");
 
   CheckOutcome none = run(jp("$.db.orders[*].status", Op::kEquals, R"("cancelled")", "order cancelled"));
   CHECK(!none.passed);
@@ -111,7 +111,7 @@ TEST_CASE("state assertions: some matched value must satisfy the operator; reaso
   REQUIRE(!bad_operand);
   CHECK(bad_operand.error().code == Errc::kInvalid);
   CHECK(bad_operand.error().what() ==
-        "grading config error: $.db.notes equals not json: the operand is not valid JSON");
+        "grading config error: $.db.notes equals not json: the operand of equals is not valid JSON");
 
   manifest::StateAssertion neither;
   neither.where.line = 12;
@@ -139,7 +139,8 @@ TEST_CASE("file checks: path_glob over the workspace with text and JSON operands
   CHECK(nothing.reason == R"(state_checks: FAIL /env/fs/agent-visible/none/* contains_ci "x": no file matches)");
   CheckOutcome unsatisfied = check(file("/env/fs/agent-visible/out/*", Op::kContainsCi, R"("chargeback")"));
   CHECK(unsatisfied.reason ==
-        R"(state_checks: FAIL /env/fs/agent-visible/out/* contains_ci "chargeback": no matching file satisfies it (2 checked))");
+        R"(state_checks: FAIL /env/fs/agent-visible/out/* contains_ci "chargeback": no matching file satisfies it (2 checked); )"
+        R"(/env/fs/agent-visible/out/summary.md: got "# Summary\nThe REFUND was issued.\n")");
 }
 
 TEST_CASE("file checks: an unreadable workspace or none at all is an error, not a failed check") {

@@ -77,6 +77,16 @@ TEST_CASE("dataset: Harbor and Tolokaforge tasks found together; a task.toml win
   auto one = sweep::discover_tasks({d.dir() + "/h"}, "**/task.yaml");
   REQUIRE(one.has_value());
   CHECK(*one == std::vector<std::string>{d.dir() + "/h/task.toml"});
+
+  // Terminal-Bench 1's files with a stray task.toml: the task.yaml stands for the task, in a
+  // dataset and named alone.
+  d.write("t/task.toml", "version = \"1.0\"\n");
+  d.write("t/task.yaml", "instruction: Write 42.\ndifficulty: easy\n");
+  d.write("t/run-tests.sh", "pytest -rA\n");
+  found = sweep::discover_tasks({d.dir()}, "**/task.yaml");
+  REQUIRE(found.has_value());
+  CHECK(*found == std::vector<std::string>{d.dir() + "/h/task.toml", d.dir() + "/n/task.yaml", d.dir() + "/t/task.yaml"});
+  CHECK(*sweep::discover_tasks({d.dir() + "/t"}, "**/task.yaml") == std::vector<std::string>{d.dir() + "/t/task.yaml"});
 }
 
 TEST_CASE("reward.json: every key kept; the score is 'reward', else the only key; bad files refused") {

@@ -218,3 +218,36 @@ TEST_CASE("task kinds: detection, and a dataset that mixes them") {
   std::filesystem::create_symlink(data("tb1-task"), d.file("linked"));
   CHECK(has(list_dataset(d.dir()).error().message, "is a symlink that leads outside the dataset"));
 }
+
+TEST_CASE("task kinds: Terminal-Bench 1's files beside a stray task.toml are TB1's until Harbor's are complete") {
+  TempTb1 t;
+  t.yaml("instruction: Write 42 to answer.txt.\ndifficulty: easy\n");
+  t.write("task.toml", "version = \"1.0\"\n");
+  t.write("environment/Dockerfile", "FROM debian:12-slim\n");
+  t.write("tests/test_outputs.py", "def test_answer():\n    pass\n");
+  CHECK(*detect_task_kind(t.dir()) == TaskKind::kTerminalBench1);
+  CHECK(std::string(config_file_of(TaskKind::kTerminalBench1)) == "task.yaml");
+  // Loaded the TB1 way, the task.toml a warning naming it.
+  auto loaded = load_tb1_task(t.dir());
+  REQUIRE_MESSAGE(loaded, (loaded ? "" : loaded.error().what()));
+  bool warned = false;
+  for (const auto& w : loaded->warnings) warned = warned || has(w.format(), "task.toml has no effect");
+  CHECK(warned);
+
+  // One of Harbor's own files makes it Harbor's (whose loader then says what is missing); both too.
+  t.write("instruction.md", "Write 42.\n");
+  CHECK(*detect_task_kind(t.dir()) == TaskKind::kHarbor);
+  t.write("tests/test.sh", "echo 1 > /logs/verifier/reward.txt\n");
+  CHECK(*detect_task_kind(t.dir()) == TaskKind::kHarbor);
+  std::filesystem::remove(t.file("instruction.md"));
+  CHECK(*detect_task_kind(t.dir()) == TaskKind::kHarbor);
+
+  // Without run-tests.sh, or with a task.yaml that is not TB1's, task.toml stands for the task.
+  std::filesystem::remove(t.file("tests/test.sh"));
+  CHECK(*detect_task_kind(t.dir()) == TaskKind::kTerminalBench1);
+  t.yaml("task_id: tf\n");
+  CHECK(*detect_task_kind(t.dir()) == TaskKind::kHarbor);
+  t.yaml("instruction: Write 42 to answer.txt.\ndifficulty: easy\n");
+  std::filesystem::remove(t.file("run-tests.sh"));
+  CHECK(*detect_task_kind(t.dir()) == TaskKind::kHarbor);
+}

@@ -247,3 +247,63 @@ TEST_CASE("tf project: the project directory is a task pack; warnings do not fai
   CHECK(has(warnings[0].text(), p.file("tasks/t1/task.yaml") + ":7:"));
   CHECK(has(warnings[0].text(), "warning: initial_state.workspace has no effect"));
 }
+
+TEST_CASE("tf legacy: comparison operators load in every spelling; an operand that cannot work names file and key") {
+  LegacyTask t;
+  const std::string g = t.file("grading.yaml");
+  TaskConfig task = loads(t.task("", "state_checks:\n"
+                                     "  jsonpaths:\n"
+                                     "    - {path: $.db.a, gte: 3}\n"
+                                     "    - {path: $.db.a, op: ne, expected: closed}\n"
+                                     "    - {path: $.db.a, matches: \"^O-\\\\d+$\"}\n"
+                                     "    - {path: $.db.a, in_: [open, pending]}\n"
+                                     "    - {path: $.db.a, op: not_exists}\n"
+                                     "    - {path: $.db.a, exists: false}\n"
+                                     "    - {path: $.db.a, lt: \"10.5\"}\n"
+                                     "    - {path: $.db.a, date_lt: 2026-03-01}\n"));
+  const auto& jp = task.grading.state_checks.jsonpaths;
+  REQUIRE(jp.size() == 8);
+  CHECK(jp[0].op == StateAssertion::Op::kGte);
+  CHECK(jp[0].expected_json == "3");
+  CHECK(jp[1].op == StateAssertion::Op::kNotEquals);
+  CHECK(jp[1].expected_json == "\"closed\"");
+  CHECK(jp[2].op == StateAssertion::Op::kRegex);
+  CHECK(jp[3].op == StateAssertion::Op::kIn);
+  CHECK(jp[4].op == StateAssertion::Op::kNotExists);
+  CHECK(jp[5].op == StateAssertion::Op::kNotExists);
+  CHECK(jp[6].op == StateAssertion::Op::kLt);
+  CHECK(jp[7].op == StateAssertion::Op::kDateLt);
+  CHECK(jp[7].expected_json == "\"2026-03-01\"");
+
+  std::string text = errors(t.task("", "state_checks:\n"
+                                       "  jsonpaths:\n"
+                                       "    - {path: $.a, op: between, expected: 1}\n"
+                                       "    - {path: $.a, regex: \"(?<=x)y\"}\n"
+                                       "    - {path: $.a, in: open}\n"
+                                       "    - {path: $.a, not_in: {a: 1}}\n"
+                                       "    - {path: $.a, gt: soon}\n"
+                                       "    - {path: $.a, len_gt: -1}\n"
+                                       "    - {path: $.a, exists: maybe}\n"
+                                       "    - {path: $.a, date_gte: \"2026-13-01\"}\n"));
+  INFO(text);
+  CHECK(has(text, g + ":3:23: state_checks.jsonpaths[0].op: 'between' is not an operator forgectl has (exists, "));
+  CHECK(has(text, g + ":4:26: state_checks.jsonpaths[1].regex is not a regular expression that compiles: "));
+  CHECK(has(text, g + ":5:23: state_checks.jsonpaths[2].in needs a list of the values to look for (got a string)"));
+  CHECK(has(text, g + ":6:27: state_checks.jsonpaths[3].not_in needs a list of the values to look for (got a mapping)"));
+  CHECK(has(text, g + ":7:23: state_checks.jsonpaths[4].gt compares numbers; give a number (got a string)"));
+  CHECK(has(text, g + ":8:27: state_checks.jsonpaths[5].len_gt compares a length"));
+  CHECK(has(text, g + ":9:27: state_checks.jsonpaths[6].exists"));
+  CHECK(has(text, g + ":10:29: state_checks.jsonpaths[7].date_gte compares dates; give an ISO-8601 date"));
+}
+
+TEST_CASE("tf legacy: a task with comparison operators that enables a tool nobody provides is refused, naming it") {
+  LegacyTask t;
+  t.task("tools: {agent: {enabled: [read_file, frobnicate]}}\n",
+         "state_checks:\n  jsonpaths:\n    - {path: $.db.a, gte: 3}\n    - {path: $.db.a, not_in: [x]}\n");
+  trial::PreflightInput in;
+  auto set = sweep::load_task_set({t.dir()}, "**/task.yaml", in);
+  INFO(set.report());
+  CHECK_FALSE(set.ok());
+  CHECK(has(set.report(), "tool 'frobnicate' is not a forgectl built-in and the task declares no mcp_server"));
+  CHECK_FALSE(has(set.report(), "gte"));
+}

@@ -158,12 +158,23 @@ void check_files(TaskDir& td, HarborTask& t, Diagnostics& diags) {
       check_dockerfile(*text, td.shown("Dockerfile"), diags);
     }
   }
+  // Tolokaforge's Terminal-Bench layout keeps it in environment/, which the compose file names.
+  if (t.files.dockerfile.empty() && td.find("environment/Dockerfile") == TaskDir::Found::kFile) {
+    if (auto text = td.read("environment/Dockerfile", kMaxScriptBytes, "the Dockerfile"))
+      check_dockerfile(*text, td.shown("environment/Dockerfile"), diags);
+  }
   if (auto text = td.read("docker-compose.yaml", kMaxConfigBytes, "the compose file")) {
     HarnessCompose h{Harness::kTerminalBench1, "client", !t.files.dockerfile.empty(), "", std::nullopt, std::nullopt};
     t.compose = read_harness_compose(*text, td.shown("docker-compose.yaml"), h, diags);
     t.files.compose_file = td.abs("docker-compose.yaml");
   }
   if (td.check_file("run-tests.sh", kMaxScriptBytes, "the test runner")) t.files.test_script = td.abs("run-tests.sh");
+  if (td.find("task.toml") == TaskDir::Found::kFile)
+    diags.add(Diagnostic{td.shown("task.toml"), 0, 0,
+                         "task.toml has no effect: with run-tests.sh and no instruction.md or tests/test.sh, this is a "
+                         "Terminal-Bench 1 task, read from task.yaml",
+                         "add instruction.md and tests/test.sh to run it as a Harbor task (docs/harbor.md)",
+                         Severity::kWarning});
   if (td.find("tests") == TaskDir::Found::kDirectory && td.check_tree("tests", kTestsLimits, "tests/"))
     t.files.tests_dir = td.abs("tests");
   if (td.find("solution.sh") == TaskDir::Found::kFile) {
