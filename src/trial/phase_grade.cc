@@ -62,6 +62,11 @@ Step TrialRun::read_server_state() {
   g.labels = up_->labels;
   g.initial_state = server_initial_state_;
   g.unstable_fields = task_.initial_state.unstable_fields;
+  g.cache = env_.golden_cache.get();
+  g.task_id = task_.task_id;
+  g.task_initial_state = task_.initial_state.json_db_json;
+  g.hash = &task_.grading.state_checks.hash;
+  g.use = &r_.golden;
   store_ = std::make_unique<PythonStateStore>(std::move(*state), std::move(g));
   return std::nullopt;
 }
