@@ -278,6 +278,9 @@ Result<std::string> prepare_verifier(engine::Client& c, const VerifierRun& v) {
   ScopeGuard remove([&] { (void)engine::remove_container(c, *id, engine::RemoveMode::kForce); });
   if (auto st = put_verifier_files(c, *id, v); !st) return st.fail_with(what);
   if (auto st = engine::start_container(c, *id); !st) return st.fail_with(what);
+  // Its timeout bounds each command the tests have run as the agent, not its own life.
+  if (auto st = start_as_agent_server(c, *id, static_cast<long long>(v.timeout_s * 1000), v.as); !st)
+    return st.fail_with(what);
   remove.dismiss();
   return id;
 }
@@ -303,9 +306,11 @@ Result<VerifierResult> run_verifier(engine::Client& c, const VerifierRun& v, con
   // The verifier's files last, also into a grader made ahead (which has them already): whatever
   // the agent's entries did, the tests and /logs are the verifier's as the task gave them.
   if (auto st = put_verifier_files(c, id, v); !st) return st.fail();
-  if (ahead.empty())
+  if (ahead.empty()) {
     if (auto st = engine::start_container(c, id); !st) return st.fail();
-  if (auto st = start_as_agent_server(c, id, static_cast<long long>(v.timeout_s * 1000), v.as); !st) return st.fail();
+    if (auto st = start_as_agent_server(c, id, static_cast<long long>(v.timeout_s * 1000), v.as); !st)
+      return st.fail();
+  }
 
   auto run = run_tests_as_verifier(c, id, v);
   if (!run) return run.fail();

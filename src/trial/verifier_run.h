@@ -66,7 +66,7 @@ struct VerifierResult {
 Result<VerifierResult> run_verifier(engine::Client& c, const VerifierRun& v, const std::string& ahead = "");
 
 // The grader of `v` made ahead of the trial's grade phase, like the warm pool's sandboxes: created
-// with the verifier's files only (its tests, /logs, its HOME) and started; its id. Nothing of the
+// with the verifier's files only (its tests, /logs, its HOME), started, its as-agent service up; its id. Nothing of the
 // agent's is in it until run_verifier copies this trial's workspace in.
 Result<std::string> prepare_verifier(engine::Client& c, const VerifierRun& v);
 
