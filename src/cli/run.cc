@@ -71,6 +71,7 @@ struct RunArgs {
   std::string harbor_verifier = "separate";
   int trials = 0, concurrency = 0;
   bool resume = false, keep_local = false, allow_local = false;
+  bool no_golden_cache = false;  // --no-golden-cache: every trial replays its own golden state
   bool build_images = false;  // --build-images: what the tasks need and this node lacks is built first
   Limits limits;
   std::string run_id;  // kept from run.json on --resume
@@ -102,6 +103,7 @@ Status fill_from_run_json(RunArgs& a, const Command& cmd) {
   if (cmd.given("--executor") == 0 && !inv.executor.empty()) a.executor = inv.executor;
   if (cmd.given("--keep-local") == 0) a.keep_local = inv.keep_local;
   if (cmd.given("--allow-local") == 0) a.allow_local = inv.allow_local;
+  if (cmd.given("--no-golden-cache") == 0) a.no_golden_cache = inv.no_golden_cache;
   if (cmd.given("--env-passthrough") == 0) a.env_passthrough = inv.env_passthrough;
   if (cmd.given("--harbor-verifier") == 0 && !inv.harbor_verifier.empty()) a.harbor_verifier = inv.harbor_verifier;
   auto keep = [&](const char* flag, const char* key, int& field) {
@@ -152,6 +154,9 @@ void add_flags(Command cmd, RunArgs& a) {
              "separate (default): a Harbor task's tests run in a fresh container; shared: in the agent's own "
              "container after its processes are killed (Harbor's default; what the agent left can act)")
       .one_of({"separate", "shared"});
+  cmd.flag("--no-golden-cache", a.no_golden_cache,
+           "replay each trial's golden solution on its own instead of once per task for the run (DIR/golden; "
+           "docs/grading.md)");
   cmd.flag("--keep-local", a.keep_local, "keep each local trial's sandbox directory (DIR/local/...) after grading");
   cmd.option("--max-builds", a.limits.builds, "image builds at once").default_val(a.limits.builds);
   // "auto": an adaptive limit that follows the daemon's create/remove latencies (docs/sweeps.md).
@@ -282,7 +287,7 @@ results::RunJson describe(const RunArgs& a, const Setup& s, const sweep::Plan& p
   r.images = plan.facts.images;
   r.invocation = {a.tasks,       a.agents,          a.hosts,    a.config,     a.shard,      a.trials,
                   a.concurrency, a.limits.as_map(), a.executor, a.keep_local, a.allow_local, a.env_passthrough,
-                  a.harbor_verifier};
+                  a.harbor_verifier, a.no_golden_cache};
   for (const auto& [k, m] : s.cfg.models) r.models[k] = {m.provider, m.name, m.base_url, m.temperature};
   r.limits = {{"max_turns", static_cast<double>(s.cfg.max_turns)},
               {"episode_timeout_s", static_cast<double>(s.cfg.episode_timeout.count() / 1000)},
@@ -452,6 +457,13 @@ int run_verb(Context& ctx, RunArgs& a, const Command& cmd) {
   env.interrupted = &ctx.interrupted;
   env.local_root = (fs::path(dir->dir()) / "local").string();
   env.keep_local = a.keep_local;
+  if (!a.no_golden_cache) {
+    // Without the host's key the cache still serves this run; its files are then never read back.
+    auto secret = trial::golden_cache_secret(ctx.host.state_dir);
+    if (!secret) ctx.log.warn("golden cache: " + secret.error().what() + "; --resume will compute golden states again");
+    env.golden_cache = std::make_shared<trial::GoldenCache>((fs::path(dir->dir()) / "golden").string(),
+                                                            secret ? *secret : std::string(), &trial_log);
+  }
   env.local_warning = std::make_shared<tools::LocalWarning>(&ctx.log, ctx.host.require_container);
   trial::Admission admission(a.limits.builds, a.limits.ups, a.limits.downs, a.limits.execs, a.limits.grades,
                              std::max(8, s.concurrency / 2));

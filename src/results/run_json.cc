@@ -23,6 +23,7 @@ void write_invocation(json::Writer& w, const RunInvocation& inv) {
       .field("allow_local", inv.allow_local)
       .field("env_passthrough", inv.env_passthrough)
       .field("harbor_verifier", inv.harbor_verifier.empty() ? "separate" : inv.harbor_verifier);
+  if (inv.no_golden_cache) w.field("no_golden_cache", true);
   w.key("limits").begin_object();
   for (const auto& [k, v] : inv.limits) w.field(k, v);
   w.end_object().end_object();
@@ -61,6 +62,7 @@ RunInvocation read_invocation(const json::Value& d) {
   inv.executor = json::get_string(*v, "executor");
   inv.keep_local = json::get_bool(*v, "keep_local");
   inv.allow_local = json::get_bool(*v, "allow_local");
+  inv.no_golden_cache = json::get_bool(*v, "no_golden_cache");
   inv.env_passthrough = json::get_strings(*v, "env_passthrough");
   inv.harbor_verifier = json::get_string(*v, "harbor_verifier");
   if (const json::Value* l = json::get_object(*v, "limits"))

@@ -118,6 +118,11 @@ Result<TrialRecord> parse_trial_line(std::string_view line, std::string_view whe
   r.docker_host = json::get_string(d, "docker_host");
   r.trial_dir = json::get_string(d, "trial_dir");
   r.unconfined = json::get_bool(d, "unconfined");
+  if (const auto* g = json::get_object(d, "golden")) {
+    r.golden_source = json::get_string(*g, "source");
+    r.golden_key = json::get_string(*g, "content_key");
+    r.golden_replays = json::get_int(*g, "replays");
+  }
   r.category = json::get_string(d, "category");
   r.tags = json::get_strings(d, "tags");
   r.difficulty = json::get_string(d, "difficulty");
@@ -157,6 +162,13 @@ std::string to_json_line(const TrialRecord& r) {
   w.end_object().field("started_at", r.started_at).field("finished_at", r.finished_at);
   w.field("docker_host", r.docker_host).field("trial_dir", r.trial_dir);
   if (r.unconfined) w.field("unconfined", true);
+  if (!r.golden_source.empty())
+    w.key("golden")
+        .begin_object()
+        .field("source", r.golden_source)
+        .field("content_key", r.golden_key)
+        .field("replays", r.golden_replays)
+        .end_object();
   // Written only when the task declares them, so lines of tasks without labels stay as they were.
   if (!r.category.empty()) w.field("category", r.category);
   if (!r.tags.empty()) w.field("tags", r.tags);

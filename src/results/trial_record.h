@@ -42,6 +42,11 @@ struct TrialRecord {
   // Its tools ran on the local executor, on the host and in no container. Written only when true;
   // a line without it (every container trial, every older line) reads as false.
   bool unconfined = false;
+  // How its expected state was had (golden replay of a Python tool server): "computed" once for the
+  // run by this trial, "reused" from the run, or "replayed" on its own (no cache, or a golden state
+  // that is not deterministic); the content key; the golden replays it ran. Written only when set.
+  std::string golden_source, golden_key;
+  std::int64_t golden_replays = 0;
   // What the task declares (task.yaml's category, metadata.tags and metadata.complexity), for the
   // report's slices; empty when it declares nothing (and in older lines).
   std::string category;

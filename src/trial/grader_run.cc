@@ -235,32 +235,82 @@ Result<std::string> collect_tree(engine::Client& c, const std::string& id, const
   return out;
 }
 
-Result<VerifierResult> run_verifier(engine::Client& c, const VerifierRun& v) {
-  const GraderSpec& g = v.where;
+// What is the verifier's (the tests, /logs, its HOME) into the grader: after everything of the
+// agent's, so none of its entries can stand in for them.
+Status put_verifier_files(engine::Client& c, const std::string& id, const VerifierRun& v) {
   auto logs = verifier_logs_tar(v.as.uid, v.as.gid);
   if (!logs) return logs.fail();
   auto home = verifier_home_tar(v.as.uid, v.as.gid);
   if (!home) return home.fail();
+  for (const auto& tar : v.verifier_tars)
+    if (auto st = engine::put_archive(c, id, "/", tar); !st) return st.fail();
+  if (auto st = engine::put_archive(c, id, "/", std::move(*logs)); !st) return st.fail();
+  return engine::put_archive(c, id, "/", std::move(*home));
+}
+
+// The grader created, empty.
+Result<std::string> create_verifier(engine::Client& c, const VerifierRun& v) {
+  const GraderSpec& g = v.where;
   auto volume = stack::ensure_helper_volume(c, g.host, g.image);
   if (!volume) return volume.fail();
   auto cpus = fit_cpus(c, v.nano_cpus);
   if (!cpus) return cpus.fail();
   auto created = engine::create_container(c, grader_spec(v, *volume, *cpus));
   if (!created) return created.fail();
-  const std::string id = created->id;
-  ScopeGuard remove([&] { (void)engine::remove_container(c, id, engine::RemoveMode::kForce); });
+  return created->id;
+}
 
+// Whether nothing the agent's files go to can overlap what is the verifier's: then the verifier's
+// may go in first, ahead of the trial's grade phase.
+bool verifier_files_first(const VerifierRun& v) {
+  if (!v.agent_tars.empty()) return false;
+  const std::string& w = v.where.workspace;
+  for (const char* p : {"/tests", "/logs", kVerifierHome})
+    if (w == p || w.rfind(std::string(p) + "/", 0) == 0) return false;
+  return w.size() > 1 && w[0] == '/';
+}
+
+Result<std::string> prepare_verifier(engine::Client& c, const VerifierRun& v) {
+  const std::string what = "preparing the grader ahead";
+  if (!verifier_files_first(v)) return fail(Errc::kUnsupported, what + ": the agent's files could overlap the verifier's");
+  auto id = create_verifier(c, v);
+  if (!id) return id.fail_with(what);
+  ScopeGuard remove([&] { (void)engine::remove_container(c, *id, engine::RemoveMode::kForce); });
+  if (auto st = put_verifier_files(c, *id, v); !st) return st.fail_with(what);
+  if (auto st = engine::start_container(c, *id); !st) return st.fail_with(what);
+  // Its timeout bounds each command the tests have run as the agent, not its own life.
+  if (auto st = start_as_agent_server(c, *id, static_cast<long long>(v.timeout_s * 1000), v.as); !st)
+    return st.fail_with(what);
+  remove.dismiss();
+  return id;
+}
+
+Result<VerifierResult> run_verifier(engine::Client& c, const VerifierRun& v, const std::string& ahead) {
+  const GraderSpec& g = v.where;
+  std::string id = ahead;
+  if (id.empty()) {
+    auto created = create_verifier(c, v);
+    if (!created) return created.fail();
+    id = *created;
+  }
+  ScopeGuard remove([&] { (void)engine::remove_container(c, id, engine::RemoveMode::kForce); });
+  if (!ahead.empty() && !verifier_files_first(v)) return fail(Errc::kInvalid, "a grader made ahead for other files");
+
+  // The agent's files go into the grader only now, whether it was made now or ahead (started then,
+  // running nothing but its init and `sleep`).
   Status copied = g.workspace_tar.empty() ? copy_workspace(c, g.runner, g.workspace, id, g.workspace_limit)
                                           : put_workspace_tar(c, g.workspace, id, g.workspace_tar);
   if (!copied) return copied.fail_with("copying the workspace");
   for (const auto& tar : v.agent_tars)
     if (auto st = engine::put_archive(c, id, "/", tar); !st) return st.fail_with("copying the artifacts");
-  for (const auto& tar : v.verifier_tars)
-    if (auto st = engine::put_archive(c, id, "/", tar); !st) return st.fail();
-  if (auto st = engine::put_archive(c, id, "/", std::move(*logs)); !st) return st.fail();
-  if (auto st = engine::put_archive(c, id, "/", std::move(*home)); !st) return st.fail();
-  if (auto st = engine::start_container(c, id); !st) return st.fail();
-  if (auto st = start_as_agent_server(c, id, static_cast<long long>(v.timeout_s * 1000), v.as); !st) return st.fail();
+  // The verifier's files last, also into a grader made ahead (which has them already): whatever
+  // the agent's entries did, the tests and /logs are the verifier's as the task gave them.
+  if (auto st = put_verifier_files(c, id, v); !st) return st.fail();
+  if (ahead.empty()) {
+    if (auto st = engine::start_container(c, id); !st) return st.fail();
+    if (auto st = start_as_agent_server(c, id, static_cast<long long>(v.timeout_s * 1000), v.as); !st)
+      return st.fail();
+  }
 
   auto run = run_tests_as_verifier(c, id, v);
   if (!run) return run.fail();
@@ -289,9 +339,11 @@ Result<VerifierResult> run_verifier(engine::Client& c, const VerifierRun& v) {
   return out;
 }
 
-Result<grading::TestRun> run_grader(engine::Client& c, const GraderSpec& g, const manifest::TaskConfig& task) {
+namespace {
+
+// The verifier of a task's test scripts (custom_checks): its command, deadline, tests and reward file.
+Result<VerifierRun> test_script_verifier(const GraderSpec& g, const manifest::TaskConfig& task) {
   const auto& cfg = task.grading.custom_checks;
-  const std::string what = "running the task's tests";
   VerifierRun v;
   v.where = g;
   if (!cfg.image.empty()) v.where.image = cfg.image;
@@ -300,13 +352,30 @@ Result<grading::TestRun> run_grader(engine::Client& c, const GraderSpec& g, cons
   // The tests are read before anything is created: a link out of the task refuses the grader.
   if (!cfg.dir.empty()) {
     auto dir = manifest::open_task_files(task.dir);  // custom_checks.dir may be a project's ("../../checks")
-    if (!dir) return dir.fail_with(what);
+    if (!dir) return dir.fail();
     auto bytes = tests_tar(*dir, cfg.dir);
-    if (!bytes) return bytes.fail_with(what);
+    if (!bytes) return bytes.fail();
     v.verifier_tars.push_back(std::move(*bytes));
   }
   if (!cfg.reward_file.empty()) v.read_files.push_back(cfg.reward_file);
-  auto r = run_verifier(c, v);
+  return v;
+}
+
+}  // namespace
+
+Result<std::string> prepare_grader(engine::Client& c, const GraderSpec& g, const manifest::TaskConfig& task) {
+  auto v = test_script_verifier(g, task);
+  if (!v) return v.fail_with("preparing the grader ahead");
+  return prepare_verifier(c, *v);
+}
+
+Result<grading::TestRun> run_grader(engine::Client& c, const GraderSpec& g, const manifest::TaskConfig& task,
+                                    const std::string& ahead) {
+  const auto& cfg = task.grading.custom_checks;
+  const std::string what = "running the task's tests";
+  auto v = test_script_verifier(g, task);
+  if (!v) return v.fail_with(what);
+  auto r = run_verifier(c, *v, ahead);
   if (!r) return r.fail_with(what);
   grading::TestRun run = std::move(r->run);
   // The reward file is in a directory the tests (and any program of the agent's they run) write:

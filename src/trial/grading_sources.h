@@ -78,7 +78,13 @@ struct GraderSpec {
 // only) into a fresh, networkless, hardened container and runs the command there as the verifier,
 // the agent's programs running through the as-agent service (docs/grading.md, "custom_checks").
 // Once every process in it is killed, reads the reward file — when the test exited on its own.
-Result<grading::TestRun> run_grader(engine::Client& c, const GraderSpec& spec, const manifest::TaskConfig& task);
+// `ahead`: the grader prepare_grader made for this trial (empty: one is made now).
+Result<grading::TestRun> run_grader(engine::Client& c, const GraderSpec& spec, const manifest::TaskConfig& task,
+                                    const std::string& ahead = "");
+
+// The grader of the task's test scripts made ahead of the grade phase, for this one trial: created
+// and started with its tests but nothing of the agent's (verifier_run.h: prepare_verifier).
+Result<std::string> prepare_grader(engine::Client& c, const GraderSpec& spec, const manifest::TaskConfig& task);
 
 // The same from a tar of the workspace (entries named "<base name of spec.workspace>/…", as the
 // archive API names them), for a workspace that is in no runner: the local executor's sandbox.

@@ -7,6 +7,7 @@ namespace forge::trial {
 
 // The stack removed under a `down` slot, or handed to the background teardown; the tools closed first.
 void TrialRun::down() {
+  discard_grader_ahead();  // before the stack goes: nothing is created in it afterwards
   if (!up_) return;
   progress("down");
   std::string who = "trial " + r_.task_id + "/" + std::to_string(r_.trial_index);

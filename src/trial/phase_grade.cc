@@ -1,6 +1,7 @@
 // The grade phase: the final state read, then the task graded on the host.
 #include "trial/trial_run.h"
 
+#include "engine/containers.h"
 #include "policy/hardening.h"
 #include "tools/python_server.h"
 #include "trial/grader_setup.h"
@@ -62,6 +63,11 @@ Step TrialRun::read_server_state() {
   g.labels = up_->labels;
   g.initial_state = server_initial_state_;
   g.unstable_fields = task_.initial_state.unstable_fields;
+  g.cache = env_.golden_cache.get();
+  g.task_id = task_.task_id;
+  g.task_initial_state = task_.initial_state.json_db_json;
+  g.hash = &task_.grading.state_checks.hash;
+  g.use = &r_.golden;
   store_ = std::make_unique<PythonStateStore>(std::move(*state), std::move(g));
   return std::nullopt;
 }
@@ -80,7 +86,7 @@ grading::Evidence TrialRun::evidence() {
   ev.judge = [this](const std::string& model_ref, const std::string& system, const std::string& user) {
     return judge(model_ref, system, user);
   };
-  ev.run_tests = [this]() { return run_grader(docker_, grader_spec(), task_); };
+  ev.run_tests = [this]() { return run_grader(docker_, grader_spec(), task_, take_grader_ahead()); };
   ev.run_checks = [this]() { return run_python_checks_container(docker_, task_, checks_inputs()); };
   if (local_) local_->use_sandbox(ev, docker_);
   // env.yaml shows the files as grading read them (grading runs on this thread alone).
@@ -124,6 +130,36 @@ GraderSpec TrialRun::grader_spec() const {
   gs.workspace_limit = workspace_limit();
   gs.cancel = env_.interrupted;
   return gs;
+}
+
+// The grader of a task's test scripts made while the trial's agent runs (or while it waits for its
+// turn), so the grade phase pays only for the workspace copy and the tests: a fresh container for
+// this trial alone, with the tests in it and nothing of any agent's.
+void TrialRun::prepare_grader_ahead() {
+  const auto& cc = task_.grading.custom_checks;
+  if (!cc.present || cc.python() || task_.harbor || local_ || !up_ || grader_ahead_.valid()) return;
+  grader_ahead_ = std::async(std::launch::async, [this, spec = grader_spec()]() {
+    auto start = Clock::now();
+    auto id = prepare_grader(docker_, spec, task_);
+    grader_ahead_took_ = elapsed_since(start);
+    return id;
+  });
+}
+
+// The grader made ahead, once ready; "" when there is none (a fresh one is made then).
+std::string TrialRun::take_grader_ahead() {
+  if (!grader_ahead_.valid()) return "";
+  auto id = grader_ahead_.get();
+  r_.phases["ahead_grader"] = grader_ahead_took_;
+  if (id) return *id;
+  note("WARNING", "grading", "no grader made ahead: " + id.error().what());
+  return "";
+}
+
+// A grader made ahead that grading never took (the trial ended first): removed.
+void TrialRun::discard_grader_ahead() {
+  if (!grader_ahead_.valid()) return;
+  if (auto id = grader_ahead_.get()) (void)engine::remove_container(docker_, *id, engine::RemoveMode::kForce);
 }
 
 std::uint64_t TrialRun::workspace_limit() const {

@@ -8,7 +8,10 @@
 #include "core/strings.h"
 #include "engine/archive.h"
 #include "engine/containers.h"
+#include "engine/images.h"
+#include "grading/replay.h"
 #include "manifest/python_server.h"
+#include "stack/local_images.h"
 #include "tools/python_server.h"
 #include "tools/schema.h"
 #include "trial/python_container.h"
@@ -98,10 +101,14 @@ Result<std::string> PythonStateStore::stable_state_json() {
   return python_stable_json(final_, golden_.unstable_fields);
 }
 
-Result<std::unique_ptr<grading::GoldenState>> PythonStateStore::golden_from_initial() {
-  engine::Client& c = *golden_.docker;
+namespace {
+
+// A fresh container and server from the image and the task's files, seeded with `seed` (empty:
+// the server keeps what its script loaded).
+Result<std::unique_ptr<PythonGoldenState>> start_golden(const PythonServerGolden& g, const std::string& seed) {
+  engine::Client& c = *g.docker;
   const std::string what = "starting a fresh Python server for golden replay";
-  auto made = engine::create_container(c, golden_spec(golden_));
+  auto made = engine::create_container(c, golden_spec(g));
   if (!made) return made.fail_with(what);
   const std::string id = made->id;
   bool keep = false;
@@ -114,16 +121,118 @@ Result<std::unique_ptr<grading::GoldenState>> PythonStateStore::golden_from_init
     }
   } remove{c, id, keep};
   // The rootfs is the image's, the agent never ran here: the task's files come from the task dir.
-  auto tar = tools::python_server_tar(golden_.server, std::string(kGoldenDir).substr(1));
+  auto tar = tools::python_server_tar(g.server, std::string(kGoldenDir).substr(1));
   if (!tar) return tar.fail_with(what);
   if (auto st = engine::put_archive(c, id, "/", std::move(*tar)); !st) return st.fail_with(what);
   if (auto st = engine::start_container(c, id); !st) return st.fail_with(what);
-  auto session = tools::start_python_server(c, id, golden_.server, kGoldenDir, Deadline::in(golden_.start_timeout));
+  auto session = tools::start_python_server(c, id, g.server, kGoldenDir, Deadline::in(g.start_timeout));
   if (!session) return session.fail_with(what);
-  if (auto st = tools::set_server_state(**session, golden_.initial_state, Deadline::in(golden_.call_timeout)); !st)
-    return st.fail_with(what);
+  if (!seed.empty())
+    if (auto st = tools::set_server_state(**session, seed, Deadline::in(g.call_timeout)); !st) return st.fail_with(what);
   keep = true;
-  return std::unique_ptr<grading::GoldenState>(new PythonGoldenState(c, id, std::move(*session), golden_));
+  return std::make_unique<PythonGoldenState>(c, id, std::move(*session), g);
+}
+
+// The run's golden state: each golden action's recorded outcome, the state they came to.
+class CachedGoldenState final : public grading::GoldenState {
+ public:
+  explicit CachedGoldenState(std::shared_ptr<const GoldenEntry> e) : e_(std::move(e)) {}
+  Status apply(const std::string& tool, const std::string&) override {
+    const auto& steps = e_->replay.steps;
+    if (next_ >= steps.size() || steps[next_].tool != tool)
+      return fail(Errc::kUnsupported, "golden action " + std::to_string(next_ + 1) + " is not the one computed once");
+    const auto& s = steps[next_++];
+    if (!s.refusal.empty()) return fail(Errc::kInvalid, s.refusal);
+    return {};
+  }
+  Result<std::string> stable_hash() override { return e_->replay.hash; }
+  Result<std::string> stable_state_json() override { return e_->replay.state_json; }
+
+ private:
+  std::shared_ptr<const GoldenEntry> e_;
+  std::size_t next_ = 0;
+};
+
+std::vector<std::string> golden_tools(const manifest::HashCheck& hash) {
+  std::vector<std::string> out;
+  for (const auto& a : hash.golden_actions) out.push_back(a.name);
+  return out;
+}
+
+}  // namespace
+
+Result<std::string> python_golden_key(const PythonServerGolden& g) {
+  Sha256 h;
+  auto put = [&h](std::string_view s) {
+    h.update(std::to_string(s.size()) + ":");
+    h.update(s);
+  };
+  put("forgectl golden state 1");
+  put(g.task_id);
+  put(g.server.script);
+  for (const auto& c : g.server.command) put(c);
+  auto tar = tools::python_server_tar(g.server, "server");
+  if (!tar) return tar.fail_with("the golden state's content key");
+  put(sha256_hex(*tar));
+  auto image = engine::inspect_image(*g.docker, manifest::kPythonImage);
+  if (!image) return image.fail_with("the golden state's content key");
+  auto content = image->labels.find(stack::kContentLabel);
+  put(content != image->labels.end() && !content->second.empty() ? "content:" + content->second : image->id);
+  put(g.task_initial_state);
+  for (const auto& u : g.unstable_fields) put(u);
+  if (g.hash)
+    for (const auto& a : g.hash->golden_actions) {
+      put(a.name);
+      put(a.arguments_json);
+    }
+  return h.hex_digest();
+}
+
+Result<GoldenReplay> replay_golden_from_task(const PythonServerGolden& g) {
+  auto golden = start_golden(g, g.task_initial_state);
+  if (!golden) return golden.fail();
+  GoldenReplay out;
+  const auto& actions = g.hash->golden_actions;
+  for (std::size_t i = 0; i < actions.size(); ++i) {
+    const auto& a = actions[i];
+    auto r = (*golden)->apply(a.name, a.arguments_json);
+    if (!r && !grading::golden_action_refused(r.error().code))
+      return r.fail_with("replaying golden action " + std::to_string(i + 1));
+    out.steps.push_back({a.name, r ? std::string() : r.error().what()});
+  }
+  auto s = (*golden)->stable_state_json();
+  if (!s) return s.fail_with("hashing the golden state");
+  out.state_json = std::move(*s);
+  out.hash = sha256_hex(out.state_json);
+  return out;
+}
+
+std::unique_ptr<grading::GoldenState> PythonStateStore::from_cache() {
+  if (!golden_.cache || !golden_.hash || !golden_.use) return nullptr;
+  auto key = python_golden_key(golden_);
+  if (!key) return nullptr;  // the trial replays its own, as without the cache
+  PythonServerGolden from_task = golden_;
+  from_task.cache = nullptr;
+  from_task.use = nullptr;
+  auto got = golden_.cache->get(golden_.task_id, *key, golden_tools(*golden_.hash),
+                                [&from_task] { return replay_golden_from_task(from_task); });
+  golden_.use->key = *key;
+  if (!got) return nullptr;
+  golden_.use->replays += got->replays;
+  if (!got->entry->deterministic) return nullptr;
+  golden_.use->source = to_string(got->source);
+  return std::make_unique<CachedGoldenState>(got->entry);
+}
+
+Result<std::unique_ptr<grading::GoldenState>> PythonStateStore::golden_from_initial() {
+  if (auto cached = from_cache()) return cached;
+  if (golden_.use) {
+    golden_.use->source = to_string(GoldenSource::kOwn);
+    ++golden_.use->replays;
+  }
+  auto made = start_golden(golden_, golden_.initial_state);
+  if (!made) return made.fail();
+  return std::unique_ptr<grading::GoldenState>(std::move(*made));
 }
 
 Status check_server_golden_actions(const manifest::HashCheck& hash, const std::vector<std::string>& tools,

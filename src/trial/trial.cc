@@ -40,6 +40,7 @@ Step TrialRun::begin() {
   Step s = up();
   if (!s) s = setup();
   if (!s) s = open_tools();
+  if (!s) prepare_grader_ahead();
   return s;
 }
 

@@ -20,6 +20,7 @@
 #include "stack/background_teardown.h"
 #include "tools/local_guard.h"
 #include "trial/agent_choice.h"
+#include "trial/golden_cache.h"
 #include "trial/trial_result.h"
 
 namespace forge::trial {
@@ -80,6 +81,9 @@ struct TrialEnv {
   // The priority of the up phase's wait for a stack-creation slot: kAhead for a trial prepared
   // ahead of its turn (prepare_trial), which yields to every trial waiting now.
   Slots::Priority up_priority = Slots::Priority::kNow;
+  // The run's golden states (golden_cache.h), shared by its trials; null: each trial replays its own
+  // (--no-golden-cache).
+  std::shared_ptr<GoldenCache> golden_cache;
 };
 
 TrialResult run_trial(const manifest::TaskConfig& task, int trial_index, int attempt, const AgentChoice& agent,

@@ -106,6 +106,9 @@ results::TrialRecord to_record(const TrialResult& t) {
   r.finished_at = t.finished_at;
   r.docker_host = t.docker_host;
   r.unconfined = t.unconfined;
+  r.golden_source = t.golden.source;
+  r.golden_key = t.golden.key;
+  r.golden_replays = t.golden.replays;
   r.trial_dir = "trials/" + rel_dir_of(t);
   r.category = t.category;
   r.tags = t.tags;

@@ -25,6 +25,15 @@ struct TrialEvent {
   std::map<std::string, std::string> context;
 };
 
+// How a trial had its golden state (Python tool servers; trials.jsonl's "golden"): computed once
+// for the run, reused, or replayed on its own; the content key it was keyed by, and how many golden
+// replays the trial ran.
+struct GoldenUse {
+  std::string source;  // computed | reused | replayed; empty: no golden replay
+  std::string key;
+  int replays = 0;
+};
+
 struct TrialResult {
   std::string task_id;
   int trial_index = 0;
@@ -55,6 +64,7 @@ struct TrialResult {
   std::string verifier_output;
   // Its tools ran on the local executor: on the host, outside any container (trials.jsonl's "unconfined").
   bool unconfined = false;
+  GoldenUse golden;
   // Stopped by SIGINT/SIGTERM before it could end: no result at all; the sweep leaves it for --resume.
   bool interrupted = false;
   // No further trials: a setup error, or a provider key/account/model problem.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -103,6 +104,9 @@ class TrialRun {
   ChecksInputs checks_inputs() const;
   Result<grading::JudgeReply> judge(const std::string& model_ref, const std::string& system, const std::string& user);
   GraderSpec grader_spec() const;
+  void prepare_grader_ahead();
+  std::string take_grader_ahead();
+  void discard_grader_ahead();
 
   // phase_harbor_verify.cc: the grade of a Harbor task, or of one of its steps.
   Step grade_harbor();
@@ -166,6 +170,10 @@ class TrialRun {
   bool grading_ = false;
   std::mutex progress_mu_;
   TrialProgress progress_;
+  // The grader of the task's test scripts, being made ahead since the tools opened (its id, or
+  // why not); the time it took, set by that thread before the future is ready.
+  std::future<Result<std::string>> grader_ahead_;
+  Millis grader_ahead_took_{0};
 };
 
 }  // namespace forge::trial

@@ -61,7 +61,14 @@ struct VerifierResult {
 // Creates, fills and starts the grader, checks the as-agent service, runs the tests as `as`
 // under the helper's deadline, kills the container, then reads what was asked. A file to read
 // that exists but is not a regular file, or is larger than max_file_bytes, is in `unreadable`.
-Result<VerifierResult> run_verifier(engine::Client& c, const VerifierRun& v);
+// `ahead`: the grader prepare_verifier made for this trial, which then gets only the agent's
+// files; it is removed at the end all the same.
+Result<VerifierResult> run_verifier(engine::Client& c, const VerifierRun& v, const std::string& ahead = "");
+
+// The grader of `v` made ahead of the trial's grade phase, like the warm pool's sandboxes: created
+// with the verifier's files only (its tests, /logs, its HOME), started, its as-agent service up; its id. Nothing of the
+// agent's is in it until run_verifier copies this trial's workspace in.
+Result<std::string> prepare_verifier(engine::Client& c, const VerifierRun& v);
 
 // The regular files under `path` of container `id` (running or stopped) as a tar of plain 0644
 // files named after the path's base name ("verifier/…"), at most `max_bytes` of content (files

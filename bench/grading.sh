@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# bench/grading.sh [-t TRIALS] [-c CONCURRENCY]: the grade phase of a trial, before and after, in one run.
+# `forgectl run TASK --agent oracle --trials 12 --concurrency 2` for examples/tasks/library-loans (a Python
+# tool server, golden replay) and examples/tasks/script-tests (test scripts in a grader container), with the
+# previous binary ($FORGECTL_BEFORE, default /work/main/build/src/cli/forgectl) and this tree's
+# ($FORGECTL_AFTER, default build/src/cli/forgectl), alternating. Prints the grade phase's p50 [p25-p75] per
+# task and binary from trials.jsonl's phases_s.grade, and the issue's targets (library-loans <= 300 ms,
+# script-tests <= 500 ms, after). Each binary needs its forgectl-exec beside it.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(dirname "$HERE")
+BEFORE=${FORGECTL_BEFORE:-/work/main/build/src/cli/forgectl}
+AFTER=${FORGECTL_AFTER:-$ROOT/build/src/cli/forgectl}
+trials=12 conc=2
+while (($#)); do
+  case $1 in
+    -t) trials=$2; shift ;;
+    -c) conc=$2; shift ;;
+    -h | --help) sed -n 2,8p "$0"; exit 0 ;;
+    *) echo "usage: bench/grading.sh [-t TRIALS] [-c CONCURRENCY]" >&2; exit 2 ;;
+  esac
+  shift
+done
+for b in "$BEFORE" "$AFTER"; do
+  [[ -x $b ]] || { echo "bench/grading.sh: no binary $b" >&2; exit 1; }
+done
+
+WORK=$(mktemp -d /tmp/forgectl-grading-bench.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+
+run() {  # run WAY BIN TASK
+  local out=$WORK/$1-$(basename "$3")
+  local helper
+  helper=$(dirname "$2")/forgectl-exec
+  [[ -x $helper ]] || helper=$(dirname "$(dirname "$2")")/helper/forgectl-exec
+  FORGECTL_EXEC_HELPER=$helper "$2" run "$3" --agent oracle --trials "$trials" --concurrency "$conc" \
+    --out "$out" --progress plain >"$out.log" 2>&1 || { echo "bench/grading.sh: $1 on $3 failed:" >&2; tail -20 "$out.log" >&2; exit 1; }
+  echo "$out"
+}
+
+rows=()
+for task in library-loans script-tests; do
+  for way in before after; do
+    bin=$BEFORE
+    [[ $way == after ]] && bin=$AFTER
+    rows+=("$task $way $(run "$way" "$bin" "$ROOT/examples/tasks/$task")")
+  done
+done
+
+python3 - "$trials" "${rows[@]}" <<'PY'
+import json, statistics, sys
+trials = int(sys.argv[1])
+targets = {"library-loans": 300, "script-tests": 500}
+print(f"grade phase, {trials} oracle trials per run (ms): p50 [p25-p75], passed")
+res = {}
+for row in sys.argv[2:]:
+    task, way, out = row.split(" ", 2)
+    recs = [json.loads(l) for l in open(out + "/trials.jsonl") if l.strip()]
+    g = sorted(r["phases_s"]["grade"] * 1000 for r in recs if "grade" in r.get("phases_s", {}))
+    q = statistics.quantiles(g, n=4) if len(g) > 1 else [g[0]] * 3
+    passed = sum(r["binary_pass"] for r in recs)
+    sources = {}
+    for r in recs:
+        s = r.get("golden", {}).get("source")
+        if s: sources[s] = sources.get(s, 0) + 1
+    res[(task, way)] = q[1]
+    extra = " golden: " + ", ".join(f"{k} {v}" for k, v in sorted(sources.items())) if sources else ""
+    print(f"  {task:14s} {way:6s} {q[1]:8.0f} [{q[0]:.0f}-{q[2]:.0f}]  {passed}/{len(recs)}{extra}")
+for task, t in targets.items():
+    if (task, "after") in res:
+        a, b = res[(task, "after")], res.get((task, "before"))
+        verdict = "met" if a <= t else "NOT met"
+        print(f"  target {task} <= {t} ms: {verdict} ({a:.0f} ms; before {b:.0f} ms)")
+PY
