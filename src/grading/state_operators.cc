@@ -15,13 +15,21 @@ using Op = manifest::StateAssertion::Op;
 
 std::string_view sv(const json::Value& v) { return {v.GetString(), v.GetStringLength()}; }
 
-const char* kind_of(const json::Value& v) {
-  if (v.IsString()) return "a string";
-  if (v.IsBool()) return "a boolean";
-  if (v.IsNumber()) return "a number";
-  if (v.IsArray()) return "a list";
-  if (v.IsObject()) return "a mapping";
-  return "null";
+using manifest::json_kind;
+
+// x against y by the ordering of `op`: the greater, at least, less or at most of its family.
+template <class T>
+bool in_order(Op op, Op gt, Op gte, Op lt, const T& x, const T& y) {
+  if (op == gt) return x > y;
+  if (op == gte) return x >= y;
+  if (op == lt) return x < y;
+  return x <= y;
+}
+
+// The failing verdict of an ordering whose value is not of the kind it compares.
+Verdict not_comparable(Op op, const char* compares, const json::Value& value) {
+  return {false, std::string(manifest::state_op_name(op)) + " compares " + compares + ", and this is " +
+                     (value.IsString() ? "a string that is not one" : json_kind(value))};
 }
 
 bool values_equal(const json::Value& a, const json::Value& b, bool ci) {
@@ -72,42 +80,18 @@ std::optional<std::size_t> length_of(const json::Value& v) {
 }
 
 Verdict compare_numbers(Op op, const json::Value& value, const json::Value& expected) {
-  const char* name = manifest::state_op_name(op);
   auto x = as_number(value);
   auto y = as_number(expected);  // checked when grading.yaml was read
-  if (!x || !y)
-    return {false, std::string(name) + " compares numbers, and this is " +
-                       (value.IsString() ? "a string that is not one" : kind_of(value))};
-  switch (op) {
-    case Op::kGt:
-      return {*x > *y, {}};
-    case Op::kGte:
-      return {*x >= *y, {}};
-    case Op::kLt:
-      return {*x < *y, {}};
-    default:
-      return {*x <= *y, {}};
-  }
+  if (!x || !y) return not_comparable(op, "numbers", value);
+  return {in_order(op, Op::kGt, Op::kGte, Op::kLt, *x, *y), {}};
 }
 
 // Two ISO-8601 instants compared in UTC (Tolokaforge's date_* trace operators).
 Verdict compare_dates(Op op, const json::Value& value, const json::Value& expected) {
-  const char* name = manifest::state_op_name(op);
   auto x = value.IsString() ? manifest::instant_in_text(sv(value)) : std::nullopt;
   auto y = manifest::instant_in_text(sv(expected));  // checked when grading.yaml was read
-  if (!x || !y)
-    return {false, std::string(name) + " compares ISO-8601 dates, and this is " +
-                       (value.IsString() ? "a string that is not one" : kind_of(value))};
-  switch (op) {
-    case Op::kDateGt:
-      return {*x > *y, {}};
-    case Op::kDateGte:
-      return {*x >= *y, {}};
-    case Op::kDateLt:
-      return {*x < *y, {}};
-    default:
-      return {*x <= *y, {}};
-  }
+  if (!x || !y) return not_comparable(op, "ISO-8601 dates", value);
+  return {in_order(op, Op::kDateGt, Op::kDateGte, Op::kDateLt, *x, *y), {}};
 }
 
 }  // namespace
@@ -160,7 +144,7 @@ Verdict StateOperator::on_value(const json::Value& v) const {
     }
     case Op::kRegex:
     case Op::kNotRegex:
-      if (!v.IsString()) return {false, std::string(name) + " matches text, and this is " + kind_of(v)};
+      if (!v.IsString()) return {false, std::string(name) + " matches text, and this is " + json_kind(v)};
       return {pattern_->search(sv(v)) == (op_ == Op::kRegex), {}};
     case Op::kDateGt:
     case Op::kDateGte:
@@ -170,7 +154,7 @@ Verdict StateOperator::on_value(const json::Value& v) const {
     case Op::kLenGt:
     case Op::kLenGte: {
       auto n = length_of(v);
-      if (!n) return {false, std::string(name) + " measures text, a list or a mapping, and this is " + kind_of(v)};
+      if (!n) return {false, std::string(name) + " measures text, a list or a mapping, and this is " + json_kind(v)};
       const double bound = e->GetDouble();
       return {op_ == Op::kLenGt ? double(*n) > bound : double(*n) >= bound, {}};
     }

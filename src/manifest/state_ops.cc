@@ -49,7 +49,9 @@ constexpr Spelling kSpellings[] = {
     {"matches", StateOp::kRegex},
 };
 
-const char* kind_of(const json::Value& v) {
+}  // namespace
+
+const char* json_kind(const json::Value& v) {
   if (v.IsString()) return "a string";
   if (v.IsBool()) return "a boolean";
   if (v.IsNumber()) return "a number";
@@ -57,8 +59,6 @@ const char* kind_of(const json::Value& v) {
   if (v.IsObject()) return "a mapping";
   return "null";
 }
-
-}  // namespace
 
 std::optional<StateOp> state_op_named(std::string_view name) {
   for (const auto& s : kSpellings)
@@ -138,7 +138,7 @@ std::optional<std::string> operand_problem(StateOp op, std::string_view expected
   if (kind == Operand::kNone) return std::nullopt;
   json::Document v;
   if (json::parse_document(v, expected_json)) return "is not valid JSON";
-  const std::string got = std::string(" (got ") + kind_of(v) + ")";
+  const std::string got = std::string(" (got ") + json_kind(v) + ")";
   switch (kind) {
     case Operand::kText:
       // A number or boolean compares as equals would (YAML writes `equals_ci: 42` unquoted).

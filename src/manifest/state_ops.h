@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/json.h"
 #include "manifest/grading_config.h"
 
 namespace forge::manifest {
@@ -38,6 +39,9 @@ bool negated(StateOp op);
 // What is wrong with `expected_json` as `op`'s operand, said after the key ("compares numbers; give
 // a number (got a list)"), or nullopt when it fits. A pattern is compiled to know.
 std::optional<std::string> operand_problem(StateOp op, std::string_view expected_json);
+
+// What a JSON value is, as reasons say it: "a string", "a number", "a list", "a mapping", "null".
+const char* json_kind(const json::Value& v);
 
 // A string that is a whole decimal number ("12", " -3.5 ", "1e3"), as a number; else nullopt.
 std::optional<double> number_in_text(std::string_view text);
