@@ -1,0 +1,140 @@
+// The `browser` tool against the real daemon: the example shop task passes under its reference
+// solution and fails under noop; the browser container is hardened, sits on the trial's internal
+// network only (the trial's mock-web answers; a fake internet server on a network of the test's own
+// does not, nor do file:// or chrome:// pages), and nothing of it is left after teardown.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "engine/containers.h"
+#include "stack/browser_image.h"
+#include "support/containers.h"
+#include "support/paths.h"
+#include "support/scripted_trial.h"
+#include "tools/builtin_tools.h"
+#include "trial/browser_use.h"
+
+using namespace forge;
+using namespace forge::test;
+
+namespace {
+
+// The browser image, built once for the suite (a no-op when its content key matches).
+void need_browser_image() {
+  static const bool built = [] {
+    auto b = stack::build_browser_image(*docker_env().client, {});
+    REQUIRE_MESSAGE(b.has_value(), (b ? "" : b.error().what()));
+    return true;
+  }();
+  (void)built;
+}
+
+std::string actions(const std::string& items) { return R"({"actions":[)" + items + "]}"; }
+
+// One browser tool call: its output, or "Error: …".
+std::string call(tools::Tool& tool, const std::string& args) {
+  auto doc = json::parse(args, "test arguments");
+  REQUIRE(doc.has_value());
+  auto r = tool.call(*doc, {Deadline::in(Millis(60000))});
+  return r ? *r : "Error: " + r.error().message;
+}
+
+}  // namespace
+
+TEST_CASE("browser task: the example shop order passes under the oracle, fails under noop, leaves nothing") {
+  need_browser_image();
+  (void)docker_env().services_image;
+  manifest::TaskConfig task = load_as_run(source_dir() + "/examples/tasks/browser-order");
+  REQUIRE(trial::uses_browser(task));
+  {
+    Rig rig;
+    auto r = rig.run(task, trial::AgentChoice{trial::AgentChoice::Kind::kOracle});
+    CAPTURE(r.error);
+    REQUIRE(r.outcome == results::Outcome::kGraded);
+    REQUIRE(r.tool_log.size() == 3);
+    const std::string& shop = r.tool_log[0].record.content;
+    CAPTURE(shop);
+    CHECK(shop.find("Title: Order Blue Widget - Acme Shop") != std::string::npos);
+    CHECK(shop.find("[input number] Quantity @ (250, 300)") != std::string::npos);
+    const std::string& order = r.tool_log[1].record.content;
+    CAPTURE(order);
+    CHECK(r.tool_log[1].record.outcome == tools::ToolOutcome::Kind::kOk);
+    CHECK(order.find("Order confirmed: BW-3-L8MJ (3 x Blue Widget for Dana Reyes)") != std::string::npos);
+    CHECK(r.grade.binary_pass);
+    CHECK(rig.left_nothing());
+  }
+  {
+    Rig rig;
+    auto r = rig.run(task, trial::AgentChoice{trial::AgentChoice::Kind::kNoop});
+    CHECK(r.outcome == results::Outcome::kGraded);
+    CHECK_FALSE(r.grade.binary_pass);
+    CHECK(rig.left_nothing());
+  }
+}
+
+TEST_CASE("browser: hardened container on the trial's network only; file://, chrome:// and other networks refused") {
+  need_browser_image();
+  (void)docker_env().services_image;
+  TempDir dir;
+  std::string compose = source_dir() + "/examples/tasks/browser-order/compose.yaml";
+  dir.write("environment.yaml", "network_policy: no_internet\ncompose_file: " + compose + "\n");
+  // A fake internet server of the test's own, on a network the trial's stack is not on.
+  TestNetwork edge(engine::NetworkSpec{.name = "fg-test-edge-" + random_hex(4)});
+  engine::ContainerSpec fake;
+  fake.cmd = std::vector<std::string>{
+      "sh", "-c", "mkdir -p /tmp/www && echo FAKE-INTERNET-7731 > /tmp/www/index.html && httpd -f -p 8080 -h /tmp/www"};
+  fake.network = edge.id;
+  fake.host.network_mode = edge.id;
+  TestContainer server(fake);
+  auto fake_info = engine::inspect_container(*docker_env().client, server.id);
+  REQUIRE(fake_info.has_value());
+  REQUIRE_FALSE(fake_info->networks.empty());
+  const std::string fake_ip = fake_info->networks.begin()->second.ip_address;
+  REQUIRE_FALSE(fake_ip.empty());
+
+  std::string browser_id;
+  {
+    TestStack stack(dir.path() + "/environment.yaml");
+    auto started = trial::start_browser(*docker_env().client, stack.result, Deadline::in(Millis(60000)));
+    REQUIRE_MESSAGE(started.has_value(), (started ? "" : started.error().what()));
+    browser_id = started->container;
+
+    auto info = engine::inspect_container(*docker_env().client, browser_id);
+    REQUIRE(info.has_value());
+    CHECK(info->user == "65534:65534");
+    CHECK(info->host.cap_drop == std::vector<std::string>{"ALL"});
+    CHECK(std::find(info->host.security_opt.begin(), info->host.security_opt.end(), "no-new-privileges") !=
+          info->host.security_opt.end());
+    CHECK(info->host.readonly_rootfs);
+    CHECK(info->host.tmpfs.count("/tmp") == 1);
+    CHECK(info->host.memory > 0);
+    CHECK(info->host.pids_limit > 0);
+    CHECK(info->networks.size() == 1);
+    CHECK(info->labels.at(stack::kLabelStack) == stack.result.name);
+
+    tools::BuiltinOptions o;
+    o.browser.session = started->session;
+    auto tool = tools::browser_tool(o);
+    REQUIRE(tool);
+    // The honest control: the trial's own mock-web answers.
+    std::string ok = call(*tool, actions(R"({"type":"navigate","url":"http://mock-web:8080/health"})"));
+    CAPTURE(ok);
+    CHECK(ok.find("URL: http://mock-web:8080/health") != std::string::npos);
+    CHECK(ok.find("healthy") != std::string::npos);
+    for (const char* url : {"file:///etc/passwd", "chrome://version", "view-source:http://mock-web:8080/",
+                            "javascript:alert(1)", "data:text/html,hi"}) {
+      std::string out = call(*tool, actions(std::string(R"({"type":"navigate","url":")") + url + "\"}"));
+      CAPTURE(out);
+      CHECK(out.find("Error: action 1 (navigate): the browser opens only http:// and https:// pages") == 0);
+    }
+    std::string outside = call(*tool, actions(R"({"type":"navigate","url":"http://)" + fake_ip + R"(:8080/"})"));
+    CAPTURE(outside);
+    CHECK(outside.find("FAKE-INTERNET-7731") == std::string::npos);
+    std::string named = call(*tool, actions(R"({"type":"navigate","url":"http://example.com/"})"));
+    CAPTURE(named);
+    CHECK(named.find("ERR_NAME_NOT_RESOLVED") != std::string::npos);
+  }
+  // Teardown by the stack's labels took the browser too.
+  CHECK_FALSE(engine::inspect_container(*docker_env().client, browser_id).has_value());
+}
