@@ -44,7 +44,27 @@ Result<std::string> openai_request_body(const ResolvedModel& model, const ChatRe
   // The provider knows each call by its own id; forgectl's ids stay on this side.
   const auto ids = provider_call_ids(req.messages);
   w.key("messages").begin_array();
+  const bool images = provider_takes_images(cfg.provider);
+  // A tool message holds text only in the chat completions API: the images of a run of tool
+  // results follow it in one user message.
+  std::vector<const ChatMessage*> pictured;
+  auto flush_images = [&] {
+    if (pictured.empty()) return;
+    w.begin_object().field("role", "user").key("content").begin_array();
+    for (const ChatMessage* t : pictured) {
+      w.begin_object().field("type", "text");
+      w.field("text", "Image returned by tool call " + provider_id_of(ids, t->tool_call_id) + " (" + t->name + "):");
+      w.end_object();
+      for (const auto& img : t->images) {
+        w.begin_object().field("type", "image_url").key("image_url").begin_object();
+        w.field("url", "data:" + img.media_type + ";base64," + img.base64).end_object().end_object();
+      }
+    }
+    w.end_array().end_object();
+    pictured.clear();
+  };
   for (const auto& m : req.messages) {
+    if (m.role != ChatMessage::Role::kTool) flush_images();
     w.begin_object().field("role", role_name(m.role));
     switch (m.role) {
       case ChatMessage::Role::kSystem:
@@ -52,24 +72,33 @@ Result<std::string> openai_request_body(const ResolvedModel& model, const ChatRe
         w.field("content", m.content);
         break;
       case ChatMessage::Role::kAssistant:
-        if (m.content.empty() && !m.tool_calls.empty()) w.key("content").null();
-        else w.field("content", m.content);
+        if (m.content.empty() && !m.tool_calls.empty())
+          w.key("content").null();
+        else
+          w.field("content", m.content);
         if (!m.tool_calls.empty()) {
           w.key("tool_calls").begin_array();
           for (const auto& tc : m.tool_calls) {
             w.begin_object().field("id", provider_id_of(tc)).field("type", "function");
-            w.key("function").begin_object().field("name", tc.name).field("arguments", arguments_for_wire(tc.arguments));
+            w.key("function")
+                .begin_object()
+                .field("name", tc.name)
+                .field("arguments", arguments_for_wire(tc.arguments));
             w.end_object().end_object();
           }
           w.end_array();
         }
         break;
       case ChatMessage::Role::kTool:
-        w.field("tool_call_id", provider_id_of(ids, m.tool_call_id)).field("content", m.content);
+        w.field("tool_call_id", provider_id_of(ids, m.tool_call_id));
+        if (!m.images.empty() && images) pictured.push_back(&m);
+        w.field("content",
+                m.images.empty() || images ? m.content : m.content + image_note(m.images.size(), cfg.provider));
         break;
     }
     w.end_object();
   }
+  flush_images();
   w.end_array();
   if (!req.tools.empty()) {
     w.key("tools").begin_array();
@@ -91,8 +120,10 @@ Result<std::string> openai_request_body(const ResolvedModel& model, const ChatRe
   if (cfg.seed) w.field("seed", *cfg.seed);
   if (!cfg.reasoning.empty() && cfg.reasoning != "off") {
     // OpenRouter normalises reasoning across its upstreams under its own key.
-    if (cfg.provider == "openrouter") w.key("reasoning").begin_object().field("effort", cfg.reasoning).end_object();
-    else w.field("reasoning_effort", cfg.reasoning);
+    if (cfg.provider == "openrouter")
+      w.key("reasoning").begin_object().field("effort", cfg.reasoning).end_object();
+    else
+      w.field("reasoning_effort", cfg.reasoning);
   }
   w.end_object();
   return w.take();
@@ -126,11 +157,14 @@ Result<ChatResponse> parse_openai_response(std::string_view body, std::vector<st
       tc.name = json::get_string(*fn, "name");
       const json::Value* args = member(*fn, "arguments");
       std::string raw = !args || args->IsNull() ? ""
-                        : args->IsString() ? std::string(args->GetString(), args->GetStringLength())
-                                           : json::to_string(*args);  // Ollama sends an object
+                        : args->IsString()      ? std::string(args->GetString(), args->GetStringLength())
+                                                : json::to_string(*args);  // Ollama sends an object
       auto fixed = repair_tool_arguments(raw);
       if (repairs && fixed.outcome != RepairedArguments::Outcome::kValid)
-        repairs->push_back(tc.name + ": " + (fixed.outcome == RepairedArguments::Outcome::kRepaired ? "repaired " : "invalid, kept raw: ") + fixed.note);
+        repairs->push_back(
+            tc.name + ": " +
+            (fixed.outcome == RepairedArguments::Outcome::kRepaired ? "repaired " : "invalid, kept raw: ") +
+            fixed.note);
       tc.arguments = std::move(fixed.text);
       r.message.tool_calls.push_back(std::move(tc));
     }

@@ -76,7 +76,7 @@ class BrowserActions {
     }
     for (std::size_t i = 0; i < parsed.size(); ++i) {
       const BrowserAction& a = parsed[i];
-      auto line = act(b, a, ctx.deadline);
+      auto line = act(b, a, ctx);
       if (!line) {
         return fail(line.error().code, (out.empty() ? "" : out + "\n") + "action " + std::to_string(i + 1) + " (" +
                                            a.type + "): " + line.error().message);
@@ -96,7 +96,8 @@ class BrowserActions {
   double px(int g) const { return grid_to_pixel(g, r_.session->width()); }
   double py(int g) const { return grid_to_pixel(g, r_.session->height()); }
 
-  Result<std::string> act(BrowserSession& b, const BrowserAction& a, Deadline d) {
+  Result<std::string> act(BrowserSession& b, const BrowserAction& a, const CallContext& ctx) {
+    const Deadline d = ctx.deadline;
     const std::string& t = a.type;
     if (t == "open_web_browser") return b.opened() ? "The browser is open." : "The browser is open (a blank page).";
     if (t == "navigate" || t == "search") {
@@ -126,7 +127,7 @@ class BrowserActions {
       return *moved ? std::string(t == "go_back" ? "Went back." : "Went forward.")
                     : std::string("There is no page to go ") + (t == "go_back" ? "back" : "forward") + " to.";
     }
-    if (t == "screenshot") return screenshot(b, d);
+    if (t == "screenshot") return screenshot(b, ctx);
     if (t == "click_at" || t == "hover_at") {
       Status st = t == "click_at" ? b.click(px(a.x), py(a.y), d) : b.mouse("mouseMoved", px(a.x), py(a.y), d);
       if (st) st = b.settle(d);
@@ -205,7 +206,8 @@ class BrowserActions {
     return "Pressed " + join(a.keys, "+") + ".";
   }
 
-  Result<std::string> screenshot(BrowserSession& b, Deadline d) {
+  Result<std::string> screenshot(BrowserSession& b, const CallContext& ctx) {
+    const Deadline d = ctx.deadline;
     if (screenshots_.load() >= r_.max_screenshots)
       return fail(Errc::kForbidden, "this trial's " + std::to_string(r_.max_screenshots) +
                                         " screenshots are used up; read the page's text instead");
@@ -215,8 +217,11 @@ class BrowserActions {
     if (bytes > kMaxScreenshotBytes)
       return fail(Errc::kInvalid, "the screenshot is " + std::to_string(bytes) + " bytes, over the limit");
     ++screenshots_;
-    return "Screenshot taken (PNG, " + std::to_string(bytes) + " bytes, " + std::to_string(b.width()) + "x" +
-           std::to_string(b.height()) + ").";
+    std::string line = "Screenshot taken (PNG, " + std::to_string(bytes) + " bytes, " + std::to_string(b.width()) +
+                       "x" + std::to_string(b.height()) + ")";
+    if (!ctx.images) return line + "; this caller takes no images.";
+    ctx.images->push_back({"image/png", std::move(*png)});
+    return line + ", attached as an image.";
   }
 
   static std::string json_string(const std::string& s) {

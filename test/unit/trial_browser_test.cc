@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "agent/llm_anthropic.h"
+#include "agent/llm_openai.h"
 #include "support/paths.h"
 #include "sweep/task_set.h"
 #include "tools/browser_actions.h"
@@ -161,4 +163,64 @@ TEST_CASE("browser task settings: initial_url and allowed_actions kept; mobile a
   auto l = sweep::load_task_set({local}, "", trial::PreflightInput{});
   CHECK_FALSE(l.ok());
   CHECK(l.report().find("tool 'browser' runs Chromium in a container of its own") != std::string::npos);
+}
+
+namespace {
+
+// A conversation whose last tool result carries a screenshot.
+ChatRequest pictured_request() {
+  ChatRequest req;
+  req.messages.push_back({ChatMessage::Role::kUser, "order it"});
+  ChatMessage call{ChatMessage::Role::kAssistant, ""};
+  call.tool_calls.push_back({"c1", "browser", R"({"actions":[{"type":"screenshot"}]})", "p1", ""});
+  req.messages.push_back(call);
+  ChatMessage result{ChatMessage::Role::kTool, "Screenshot taken (PNG, 3 bytes, 1440x900), attached as an image."};
+  result.tool_call_id = "c1";
+  result.name = "browser";
+  result.images.push_back({"image/png", "iVBO"});
+  req.messages.push_back(result);
+  return req;
+}
+
+json::Document body_of(const Result<std::string>& body) {
+  REQUIRE_MESSAGE(body.has_value(), (body ? "" : body.error().what()));
+  auto doc = json::parse(*body, "request body");
+  REQUIRE(doc.has_value());
+  return std::move(*doc);
+}
+
+}  // namespace
+
+TEST_CASE("browser screenshots: an image block for Anthropic and OpenAI-compatible providers, a note for the rest") {
+  agent::ResolvedModel m;
+  m.config.provider = "anthropic";
+  m.wire_name = "claude-sonnet-4";
+  auto a = body_of(agent::anthropic_request_body(m, pictured_request()));
+  const auto& result = a["messages"][2]["content"][0];
+  CHECK(json::get_string(result, "type") == "tool_result");
+  REQUIRE(result["content"].IsArray());
+  CHECK(json::get_string(result["content"][0], "type") == "text");
+  const auto& img = result["content"][1];
+  CHECK(json::get_string(img, "type") == "image");
+  CHECK(json::get_string(img["source"], "type") == "base64");
+  CHECK(json::get_string(img["source"], "media_type") == "image/png");
+  CHECK(json::get_string(img["source"], "data") == "iVBO");
+
+  m.config.provider = "openai";
+  m.wire_name = "gpt-4o";
+  auto o = body_of(agent::openai_request_body(m, pictured_request()));
+  REQUIRE(o["messages"].Size() == 4);
+  CHECK(json::get_string(o["messages"][2], "role") == "tool");
+  CHECK(o["messages"][2]["content"].IsString());
+  const auto& user = o["messages"][3];
+  CHECK(json::get_string(user, "role") == "user");
+  CHECK(json::get_string(user["content"][0], "text") == "Image returned by tool call p1 (browser):");
+  CHECK(json::get_string(user["content"][1], "type") == "image_url");
+  CHECK(json::get_string(user["content"][1]["image_url"], "url") == "data:image/png;base64,iVBO");
+
+  m.config.provider = "vllm";
+  auto v = body_of(agent::openai_request_body(m, pictured_request()));
+  REQUIRE(v["messages"].Size() == 3);
+  CHECK(json::get_string(v["messages"][2], "content")
+            .find("[1 image was returned and not shown: provider 'vllm' is sent text only]") != std::string::npos);
 }
