@@ -131,8 +131,8 @@ Result<ChatResponse> parse_anthropic_response(std::string_view body) {
     } else if (type == "tool_use") {
       const json::Value* input = json::get_object(block, "input");
       // The API parses the model's arguments itself: input is always an object.
-      r.message.tool_calls.push_back(ToolCall{json::get_string(block, "id"), json::get_string(block, "name"),
-                                              input ? json::to_string(*input) : "{}"});
+      r.message.tool_calls.push_back(
+          ToolCall{json::get_string(block, "id"), json::get_string(block, "name"), input ? json::to_string(*input) : "{}"});
     }
   }
   r.finish_reason = map_stop_reason(json::get_string(*doc, "stop_reason"));

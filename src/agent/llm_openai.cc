@@ -72,18 +72,13 @@ Result<std::string> openai_request_body(const ResolvedModel& model, const ChatRe
         w.field("content", m.content);
         break;
       case ChatMessage::Role::kAssistant:
-        if (m.content.empty() && !m.tool_calls.empty())
-          w.key("content").null();
-        else
-          w.field("content", m.content);
+        if (m.content.empty() && !m.tool_calls.empty()) w.key("content").null();
+        else w.field("content", m.content);
         if (!m.tool_calls.empty()) {
           w.key("tool_calls").begin_array();
           for (const auto& tc : m.tool_calls) {
             w.begin_object().field("id", provider_id_of(tc)).field("type", "function");
-            w.key("function")
-                .begin_object()
-                .field("name", tc.name)
-                .field("arguments", arguments_for_wire(tc.arguments));
+            w.key("function").begin_object().field("name", tc.name).field("arguments", arguments_for_wire(tc.arguments));
             w.end_object().end_object();
           }
           w.end_array();
@@ -120,10 +115,8 @@ Result<std::string> openai_request_body(const ResolvedModel& model, const ChatRe
   if (cfg.seed) w.field("seed", *cfg.seed);
   if (!cfg.reasoning.empty() && cfg.reasoning != "off") {
     // OpenRouter normalises reasoning across its upstreams under its own key.
-    if (cfg.provider == "openrouter")
-      w.key("reasoning").begin_object().field("effort", cfg.reasoning).end_object();
-    else
-      w.field("reasoning_effort", cfg.reasoning);
+    if (cfg.provider == "openrouter") w.key("reasoning").begin_object().field("effort", cfg.reasoning).end_object();
+    else w.field("reasoning_effort", cfg.reasoning);
   }
   w.end_object();
   return w.take();
@@ -157,14 +150,11 @@ Result<ChatResponse> parse_openai_response(std::string_view body, std::vector<st
       tc.name = json::get_string(*fn, "name");
       const json::Value* args = member(*fn, "arguments");
       std::string raw = !args || args->IsNull() ? ""
-                        : args->IsString()      ? std::string(args->GetString(), args->GetStringLength())
-                                                : json::to_string(*args);  // Ollama sends an object
+                        : args->IsString() ? std::string(args->GetString(), args->GetStringLength())
+                                           : json::to_string(*args);  // Ollama sends an object
       auto fixed = repair_tool_arguments(raw);
       if (repairs && fixed.outcome != RepairedArguments::Outcome::kValid)
-        repairs->push_back(
-            tc.name + ": " +
-            (fixed.outcome == RepairedArguments::Outcome::kRepaired ? "repaired " : "invalid, kept raw: ") +
-            fixed.note);
+        repairs->push_back(tc.name + ": " + (fixed.outcome == RepairedArguments::Outcome::kRepaired ? "repaired " : "invalid, kept raw: ") + fixed.note);
       tc.arguments = std::move(fixed.text);
       r.message.tool_calls.push_back(std::move(tc));
     }
