@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/strings.h"
 #include "engine/client.h"
 #include "engine/containers.h"
 #include "engine/docker_host.h"
@@ -80,8 +81,9 @@ int main(int argc, char** argv) {
   web.name = tag + "-web";
   web.image = stack::kRunnerImage;
   web.labels = labels;
-  web.cmd = std::vector<std::string>{"sh", "-c", "mkdir -p /tmp/www && printf '%s' \"$PAGE\" > /tmp/www/index.html && "
-                                                 "exec httpd -f -p 8080 -h /tmp/www"};
+  web.cmd = std::vector<std::string>{"sh", "-c",
+                                     "mkdir -p /tmp/www && printf '%s' \"$PAGE\" > /tmp/www/index.html && "
+                                     "exec httpd -f -p 8080 -h /tmp/www"};
   web.env = {"PAGE=" + page};
   web.host.network_mode = *net;
   web.network = *net;
@@ -117,7 +119,7 @@ int main(int argc, char** argv) {
   std::vector<double> dump;
   for (int i = 0; i < std::max(3, n / 3); ++i) {
     engine::ExecOptions eo;
-    eo.cmd = {stack::kBrowserBinary, "--headless",         "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+    eo.cmd = {stack::kBrowserBinary,       "--headless", "--no-sandbox",    "--disable-gpu", "--disable-dev-shm-usage",
               "--user-data-dir=/tmp/dump", "--dump-dom", "http://web:8080/"};
     eo.user = stack::kBrowserUser;
     eo.timeout = Millis(60000);
@@ -128,9 +130,10 @@ int main(int argc, char** argv) {
     dump.push_back(Ms(Clock::now() - t1).count());
   }
   const std::string peak = peak_mib(b->container);
-  std::printf("start_ms %.0f\naction_p50_ms %.0f\naction_p95_ms %.0f\ndump_dom_p50_ms %.0f\ndump_dom_p95_ms %.0f\n"
-              "peak_mib %s\n",
-              start_ms, pct(action, 0.5), pct(action, 0.95), pct(dump, 0.5), pct(dump, 0.95), peak.c_str());
+  std::printf(
+      "start_ms %.0f\naction_p50_ms %.0f\naction_p95_ms %.0f\ndump_dom_p50_ms %.0f\ndump_dom_p95_ms %.0f\n"
+      "peak_mib %s\n",
+      start_ms, pct(action, 0.5), pct(action, 0.95), pct(dump, 0.5), pct(dump, 0.95), peak.c_str());
   b->session.reset();
   cleanup();
   return 0;
