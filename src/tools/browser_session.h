@@ -57,6 +57,8 @@ class BrowserSession {
   Status press_key(const std::string& key, int modifiers, Deadline deadline);
   // Base64 PNG of the viewport.
   Result<std::string> screenshot(Deadline deadline);
+  // Before an action: forgets the page's earlier events, so settle() sees only what it caused.
+  void begin_action() { pipe_->clear_events(); }
   // After an input event: when it started a navigation, waits for the load (kNavigationCap).
   Status settle(Deadline deadline);
   // Whether any page was loaded yet (open_web_browser's initial_url is loaded once).

@@ -76,6 +76,7 @@ class BrowserActions {
     }
     for (std::size_t i = 0; i < parsed.size(); ++i) {
       const BrowserAction& a = parsed[i];
+      b.begin_action();
       auto line = act(b, a, ctx);
       if (!line) {
         return fail(line.error().code, (out.empty() ? "" : out + "\n") + "action " + std::to_string(i + 1) + " (" +

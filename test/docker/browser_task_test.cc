@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 
 #include "engine/containers.h"
 #include "stack/browser_image.h"
@@ -77,8 +78,8 @@ TEST_CASE("browser: hardened container on the trial's network only; file://, chr
   need_browser_image();
   (void)docker_env().services_image;
   TempDir dir;
-  std::string compose = source_dir() + "/examples/tasks/browser-order/compose.yaml";
-  dir.write("environment.yaml", "network_policy: no_internet\ncompose_file: " + compose + "\n");
+  std::filesystem::copy_file(source_dir() + "/examples/tasks/browser-order/compose.yaml", dir.path() + "/compose.yaml");
+  dir.write("environment.yaml", "network_policy: no_internet\ncompose_file: compose.yaml\n");
   // A fake internet server of the test's own, on a network the trial's stack is not on.
   TestNetwork edge(engine::NetworkSpec{.name = "fg-test-edge-" + random_hex(4)});
   engine::ContainerSpec fake;
