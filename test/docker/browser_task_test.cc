@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <sstream>
 
 #include "engine/containers.h"
+#include "engine/exec.h"
 #include "stack/browser_image.h"
 #include "support/containers.h"
 #include "support/paths.h"
@@ -113,6 +115,24 @@ TEST_CASE("browser: hardened container on the trial's network only; file://, chr
     CHECK(info->host.pids_limit > 0);
     CHECK(info->networks.size() == 1);
     CHECK(info->labels.at(stack::kLabelStack) == stack.result.name);
+
+    // Nothing of the browser listens: its control is the exec's pipe, no port a page or the agent's
+    // bash could find (TCP state 0A is LISTEN).
+    engine::ExecOptions listen;
+    listen.cmd = {"cat", "/proc/net/tcp", "/proc/net/tcp6"};
+    listen.user = stack::kBrowserUser;
+    listen.timeout = Millis(10000);
+    auto sockets = engine::exec_run(*docker_env().client, browser_id, listen);
+    REQUIRE(sockets.has_value());
+    CAPTURE(sockets->out);
+    // Docker's embedded DNS (127.0.0.11, 0B00007F) listens in every user-network container; nothing else may.
+    std::istringstream lines(sockets->out);
+    for (std::string line; std::getline(lines, line);) {
+      std::istringstream f(line);
+      std::string slot, local, remote, state;
+      f >> slot >> local >> remote >> state;
+      if (state == "0A") CHECK_MESSAGE(local.rfind("0B00007F:", 0) == 0, line);
+    }
 
     tools::BuiltinOptions o;
     o.browser.session = started->session;
