@@ -15,6 +15,7 @@
 #include "support/containers.h"
 #include "support/paths.h"
 #include "support/scripted_trial.h"
+#include "support/trial_rig.h"
 #include "tools/builtin_tools.h"
 #include "trial/browser_use.h"
 
@@ -158,4 +159,45 @@ TEST_CASE("browser: hardened container on the trial's network only; file://, chr
   }
   // Teardown by the stack's labels took the browser too.
   CHECK_FALSE(engine::inspect_container(*docker_env().client, browser_id).has_value());
+}
+
+TEST_CASE("browser screenshot: a real PNG reaches the scripted OpenAI and Anthropic servers as an image block") {
+  need_browser_image();
+  (void)docker_env().services_image;
+  manifest::TaskConfig task = load_as_run(source_dir() + "/examples/tasks/browser-order");
+  const std::string shot = actions(R"({"type":"open_web_browser"},{"type":"screenshot"})");
+  for (const std::string provider : {"openai", "anthropic"}) {
+    CAPTURE(provider);
+    LlmTrialRig rig(provider, provider == "openai" ? "gpt-4o" : "claude-sonnet-4");
+    auto& s = rig.h.server;
+    if (provider == "openai") {
+      s.push(200, fake_llm::openai_tool_call("call_1", "browser", shot));
+      s.push(200, fake_llm::openai_text("I looked at the shop. ###STOP###"));
+    } else {
+      s.push(200, fake_llm::anthropic_tool_use("toolu_1", "browser", shot));
+      s.push(200, fake_llm::anthropic_text("I looked at the shop. ###STOP###"));
+    }
+    auto r = rig.run_llm(task);
+    REQUIRE_MESSAGE(r.outcome == results::Outcome::kGraded, r.error);
+    REQUIRE(r.tool_log.size() == 1);
+    CHECK(r.tool_log[0].record.content.find("Screenshot taken (PNG, ") != std::string::npos);
+    const json::Document second = rig.h.body(1);
+    REQUIRE(second.IsObject());
+    std::string data;
+    for (const auto& m : second["messages"].GetArray()) {
+      if (!m["content"].IsArray()) continue;
+      for (const auto& part : m["content"].GetArray()) {
+        if (provider == "openai" && json::get_string(part, "type") == "image_url")
+          data = json::get_string(part["image_url"], "url");
+        if (provider == "anthropic" && json::get_string(part, "type") == "tool_result" && part["content"].IsArray())
+          for (const auto& inner : part["content"].GetArray())
+            if (json::get_string(inner, "type") == "image") data = json::get_string(inner["source"], "data");
+      }
+    }
+    CAPTURE(data.substr(0, 80));
+    // PNG's signature, base64: iVBORw0KGgo.
+    CHECK(data.find(provider == "openai" ? "data:image/png;base64,iVBORw0KGgo" : "iVBORw0KGgo") == 0);
+    CHECK(data.size() > 1000);
+    CHECK(rig.left_nothing());
+  }
 }
