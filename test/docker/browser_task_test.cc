@@ -201,3 +201,27 @@ TEST_CASE("browser screenshot: a real PNG reaches the scripted OpenAI and Anthro
     CHECK(rig.left_nothing());
   }
 }
+
+TEST_CASE("browser under limited_internet: the allowlisted upstream answers through the egress proxy, others do not") {
+  need_browser_image();
+  TempDir dir;
+  std::filesystem::copy_file(source_dir() + "/examples/tasks/pinned-package/compose.yaml",
+                             dir.path() + "/compose.yaml");
+  dir.write("environment.yaml",
+            "network_policy: limited_internet\nlimited_internet_allowlist: [pkgs.example.test]\n"
+            "limited_internet_allow_http: true\ncompose_file: compose.yaml\n");
+  TestStack stack(dir.path() + "/environment.yaml");
+  auto started = trial::start_browser(*docker_env().client, stack.result, Deadline::in(Millis(60000)));
+  REQUIRE_MESSAGE(started.has_value(), (started ? "" : started.error().what()));
+  tools::BuiltinOptions o;
+  o.browser.session = started->session;
+  auto tool = tools::browser_tool(o);
+  std::string allowed =
+      call(*tool, actions(R"({"type":"navigate","url":"http://pkgs.example.test/simple/acme-cli/"})"));
+  CAPTURE(allowed);
+  CHECK(allowed.find("acme-cli 2.3.1 (latest)") != std::string::npos);
+  // The same upstream under a name the allowlist lacks: the proxy refuses it.
+  std::string other = call(*tool, actions(R"({"type":"navigate","url":"http://package-index/simple/acme-cli/"})"));
+  CAPTURE(other);
+  CHECK(other.find("acme-cli 2.3.1") == std::string::npos);
+}
