@@ -1,4 +1,5 @@
 // browser: Tolokaforge's browser tool (actions on a 0–999 grid) over the trial's own Chromium.
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -52,7 +53,7 @@ Result<std::string> observe(BrowserSession& b, Deadline d) {
 
 class BrowserActions {
  public:
-  BrowserActions(BrowserRoute route) : r_(std::move(route)) {}
+  explicit BrowserActions(BrowserRoute route) : r_(std::move(route)) {}
 
   Result<std::string> run(const json::Value& args, const CallContext& ctx) {
     BrowserSession& b = *r_.session;
