@@ -14,6 +14,8 @@ packages=(
   libarchive-dev libsqlite3-dev libtomlplusplus-dev
   # runtime: the engine, and what the local images are built from (debootstrap: forgectl/python:local)
   docker.io busybox-static squid iptables debootstrap
+  # forgectl/browser:local (the `browser` tool): Debian's headless Chromium, its NSS modules, fonts
+  chromium-headless-shell chromium-common libnss3 fontconfig-config fonts-dejavu-core fonts-liberation
   # tests: a second, private dockerd gets its own bridge; a one-node Slurm (munged, slurmctld,
   # slurmd: scripts/slurm-test-cluster.sh) runs the Slurm sweep test (docs/scale.md)
   iproute2 slurm-wlm munge

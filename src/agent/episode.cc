@@ -139,6 +139,7 @@ Episode run_episode(Agent& agent, UserSimulator* user, tools::ToolExecutor& exec
         tm.tool_call_id = call.id;
         tm.name = call.name;
         tm.tool_error = out.kind != tools::ToolOutcome::Kind::kOk;
+        tm.images = std::move(out.images);
         ep.messages.push_back(std::move(tm));
       }
       continue;

@@ -67,7 +67,20 @@ Result<std::string> anthropic_request_body(const ResolvedModel& model, const Cha
       case R::kTool: {
         json::Writer w;
         w.begin_object().field("type", "tool_result").field("tool_use_id", provider_id_of(ids, m.tool_call_id));
-        w.field("content", m.content).end_object();
+        if (m.images.empty()) {
+          w.field("content", m.content).end_object();
+        } else if (!provider_takes_images(model.config.provider)) {
+          w.field("content", m.content + image_note(m.images.size(), model.config.provider)).end_object();
+        } else {
+          // Anthropic takes image blocks inside the tool result itself.
+          w.key("content").begin_array();
+          w.begin_object().field("type", "text").field("text", m.content).end_object();
+          for (const auto& img : m.images) {
+            w.begin_object().field("type", "image").key("source").begin_object().field("type", "base64");
+            w.field("media_type", img.media_type).field("data", img.base64).end_object().end_object();
+          }
+          w.end_array().end_object();
+        }
         add_block(turns, "user", w.take());
         break;
       }

@@ -151,4 +151,11 @@ Result<std::string> tool_schema_for_wire(const ToolDecl& tool) {
   return tool.parameters;
 }
 
+bool provider_takes_images(std::string_view provider) { return provider != "vllm" && provider != "ollama"; }
+
+std::string image_note(std::size_t images, std::string_view provider) {
+  return "\n[" + std::to_string(images) + (images == 1 ? " image was" : " images were") +
+         " returned and not shown: provider '" + std::string(provider) + "' is sent text only]";
+}
+
 }  // namespace forge::agent

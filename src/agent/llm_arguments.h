@@ -42,4 +42,11 @@ std::string arguments_for_wire(std::string_view arguments);
 // kInvalid when the text is not a JSON object.
 Result<std::string> tool_schema_for_wire(const ToolDecl& tool);
 
+// Whether a provider is sent the images tools return (the browser's screenshots): the hosted APIs
+// and proxies take them; self-hosted servers (vllm, ollama) mostly serve text-only models, so they
+// get image_note() instead.
+bool provider_takes_images(std::string_view provider);
+// What a model that is sent no images reads in their place.
+std::string image_note(std::size_t images, std::string_view provider);
+
 }  // namespace forge::agent

@@ -44,7 +44,27 @@ Result<std::string> openai_request_body(const ResolvedModel& model, const ChatRe
   // The provider knows each call by its own id; forgectl's ids stay on this side.
   const auto ids = provider_call_ids(req.messages);
   w.key("messages").begin_array();
+  const bool images = provider_takes_images(cfg.provider);
+  // A tool message holds text only in the chat completions API: the images of a run of tool
+  // results follow it in one user message.
+  std::vector<const ChatMessage*> pictured;
+  auto flush_images = [&] {
+    if (pictured.empty()) return;
+    w.begin_object().field("role", "user").key("content").begin_array();
+    for (const ChatMessage* t : pictured) {
+      w.begin_object().field("type", "text");
+      w.field("text", "Image returned by tool call " + provider_id_of(ids, t->tool_call_id) + " (" + t->name + "):");
+      w.end_object();
+      for (const auto& img : t->images) {
+        w.begin_object().field("type", "image_url").key("image_url").begin_object();
+        w.field("url", "data:" + img.media_type + ";base64," + img.base64).end_object().end_object();
+      }
+    }
+    w.end_array().end_object();
+    pictured.clear();
+  };
   for (const auto& m : req.messages) {
+    if (m.role != ChatMessage::Role::kTool) flush_images();
     w.begin_object().field("role", role_name(m.role));
     switch (m.role) {
       case ChatMessage::Role::kSystem:
@@ -65,11 +85,15 @@ Result<std::string> openai_request_body(const ResolvedModel& model, const ChatRe
         }
         break;
       case ChatMessage::Role::kTool:
-        w.field("tool_call_id", provider_id_of(ids, m.tool_call_id)).field("content", m.content);
+        w.field("tool_call_id", provider_id_of(ids, m.tool_call_id));
+        if (!m.images.empty() && images) pictured.push_back(&m);
+        w.field("content",
+                m.images.empty() || images ? m.content : m.content + image_note(m.images.size(), cfg.provider));
         break;
     }
     w.end_object();
   }
+  flush_images();
   w.end_array();
   if (!req.tools.empty()) {
     w.key("tools").begin_array();

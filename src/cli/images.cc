@@ -6,6 +6,7 @@
 #include "core/json.h"
 #include "core/strings.h"
 #include "engine/images.h"
+#include "stack/browser_image.h"
 #include "stack/local_images.h"
 #include "stack/python_image.h"
 
@@ -66,6 +67,12 @@ void add_images(Command app, Context& ctx, int* rc) {
       return;
     }
     ctx.out << stack::kServicesImage << ' ' << *services_id << '\n';
+    auto browser = stack::build_browser_image(**c, {.busybox = from->busybox}, debug);
+    if (!browser) {
+      *rc = ctx.report(browser.error());
+      return;
+    }
+    ctx.out << stack::kBrowserImage << ' ' << browser->id << '\n';
     auto python = stack::build_python_image(**c, {.debian_mirror = from->mirror}, debug);
     if (!python) {
       *rc = ctx.report(python.error());

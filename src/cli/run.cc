@@ -28,6 +28,7 @@
 #include "policy/hardening.h"
 #include "policy/topology.h"
 #include "results/run_json.h"
+#include "stack/browser_image.h"
 #include "stack/local_images.h"
 #include "stack/python_image.h"
 #include "sweep/docker_runner.h"
@@ -377,7 +378,7 @@ int run_verb(Context& ctx, RunArgs& a, const Command& cmd) {
   // Engines get forgectl's own images (built from this binary where missing) and lose dead
   // owners' orphans once, before the first image a plan needs from them is resolved.
   Slots builds(a.limits.builds);
-  bool prepared = false, services_ready = false, python_ready = false;
+  bool prepared = false, services_ready = false, python_ready = false, browser_ready = false;
   auto prepare = [&]() -> Status {
     if (prepared || !pool) return {};
     prepared = true;
@@ -392,6 +393,10 @@ int run_verb(Context& ctx, RunArgs& a, const Command& cmd) {
     if (ref == stack::kServicesImage && !services_ready) {
       if (auto st = sweep::ensure_services_image(*pool, ctx.host, builds, ctx.log); !st) return st.fail();
       services_ready = true;
+    }
+    if (ref == stack::kBrowserImage && !browser_ready) {
+      if (auto st = sweep::ensure_browser_image(*pool, ctx.host, builds, ctx.log); !st) return st.fail();
+      browser_ready = true;
     }
     if (ref == stack::kPythonImage && a.build_images && !python_ready) {
       if (auto st = sweep::ensure_python_image(*pool, ctx.host, builds, ctx.log); !st) return st.fail();

@@ -28,6 +28,12 @@ struct ToolCall {
   std::string refusal;
 };
 
+// An image a tool returned (the browser's screenshot), sent to providers that take images.
+struct ImagePart {
+  std::string media_type;  // "image/png"
+  std::string base64;      // the bytes, base64 (RFC 4648)
+};
+
 struct ChatMessage {
   enum class Role { kSystem, kUser, kAssistant, kTool };
   Role role = Role::kUser;
@@ -37,6 +43,7 @@ struct ChatMessage {
   std::string name;                  // tool only: the tool's name
   bool tool_error = false;           // tool only: the call was refused, failed or timed out
   std::string reasoning;             // assistant: reasoning text the provider returned, if any
+  std::vector<ImagePart> images;     // tool only: images the tool returned besides its text
 };
 const char* role_name(ChatMessage::Role r);  // "system" | "user" | "assistant" | "tool"
 

@@ -35,12 +35,23 @@ struct McpServerConfig {
   bool copies_files() const { return python() || !files.empty(); }
 };
 
+// tools.agent.browser: Tolokaforge's settings of the `browser` tool (docs/tools.md "browser").
+struct BrowserConfig {
+  std::string initial_url;                   // opened when the browser starts; empty: about:blank
+  std::vector<std::string> allowed_actions;  // empty: all 15 action types
+  SourceLocation where;
+};
+
 enum class ExecutorKind { kContainer, kLocal };
 
 struct ToolsConfig {
   bool declared = false;  // false: the task has no tools block (every built-in for the agent)
   std::vector<std::string> agent_enabled, user_enabled;
   std::optional<McpServerConfig> mcp_server;
+  std::optional<BrowserConfig> browser;
+  // tools.agent.mobile (Tolokaforge's mobile-viewport browser with apps): read only so preflight
+  // can refuse it by name.
+  std::optional<SourceLocation> mobile_where;
   std::map<std::string, ToolPolicyConfig> policies;
   ExecutorKind executor = ExecutorKind::kContainer;
   SourceLocation where;

@@ -1,6 +1,7 @@
 // Reads a task.yaml's `tools:` block strictly.
 #include "manifest/tools_parse.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "core/confined_dir.h"
@@ -16,7 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Tolokaforge's per-actor keys that forgectl accepts but does not use yet.
+// Tolokaforge's per-actor keys.
 const std::vector<std::string> kActorKeys = {"enabled", "mcp_server", "browser", "mobile"};
 
 std::vector<std::string> tool_names(YamlReader& r, const Field& f, const std::string& what) {
@@ -162,6 +163,34 @@ std::optional<McpServerConfig> mcp_server(YamlReader& r, const Field& f, const s
   return m;
 }
 
+// The 15 action types of Tolokaforge's browser (Gemini Computer Use names).
+const std::vector<std::string> kBrowserActions = {
+    "open_web_browser", "navigate",  "screenshot", "wait_5_seconds",  "go_back",         "go_forward", "search",
+    "click_at",         "select",    "hover_at",   "type_text_at",    "key_combination", "scroll_document",
+    "scroll_at",        "drag_and_drop"};
+
+BrowserConfig browser(YamlReader& r, const Field& f) {
+  BrowserConfig b;
+  b.where = r.location(f);
+  const std::string what = "tools.agent.browser";
+  for (const auto& k : r.known_keys(r.mapping_or_null(f, what), what, {"initial_url", "allowed_actions"})) {
+    if (k.key == "initial_url") {
+      auto v = r.string(k, what + ".initial_url");
+      if (v && !v->empty() && v->rfind("http://", 0) != 0 && v->rfind("https://", 0) != 0)
+        r.error(k, what + ".initial_url: '" + *v + "' is not an http:// or https:// URL");
+      else if (v) b.initial_url = *v;
+    } else if (auto v = r.strings(k, what + ".allowed_actions")) {
+      for (const auto& a : *v) {
+        if (std::find(kBrowserActions.begin(), kBrowserActions.end(), a) == kBrowserActions.end())
+          r.error(k, what + ".allowed_actions: '" + a + "' is not a browser action type");
+        else if (std::find(b.allowed_actions.begin(), b.allowed_actions.end(), a) == b.allowed_actions.end())
+          b.allowed_actions.push_back(a);
+      }
+    }
+  }
+  return b;
+}
+
 ToolPolicyConfig policy(YamlReader& r, const Field& f, const std::string& what) {
   ToolPolicyConfig p;
   p.where = r.location(f);
@@ -193,6 +222,10 @@ ToolsConfig read_tools(YamlReader& r, const Field& block, const std::string& bas
         if (a.key == "enabled") (k.key == "agent" ? t.agent_enabled : t.user_enabled) = tool_names(r, a, what + ".enabled");
         else if (a.key == "mcp_server" && k.key == "agent") t.mcp_server = mcp_server(r, a, base_dir);
         else if (a.key == "mcp_server") r.error(a, "tools.user.mcp_server is not supported; declare it under tools.agent");
+        else if (a.key == "browser" && k.key == "agent") t.browser = browser(r, a);
+        else if (a.key == "mobile" && k.key == "agent") t.mobile_where = r.location(a);
+        else if (a.key == "browser" || a.key == "mobile")
+          r.error(a, what + "." + a.key + " is not supported; the browser is the agent's (tools.agent." + a.key + ")");
       }
     } else if (k.key == "policies") {
       for (const auto& p : r.mapping_or_null(k, "tools.policies")) t.policies[p.key] = policy(r, p, "tools.policies." + p.key);

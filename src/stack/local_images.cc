@@ -16,6 +16,8 @@
 #include "core/strings.h"
 #include "engine/images.h"
 #include "engine/tar.h"
+#include "stack/browser_image.h"
+#include "stack/rootfs.h"
 
 namespace forge::stack {
 
@@ -117,86 +119,6 @@ Result<std::string> build_runner_image(engine::Client& c, const ImageSources& sr
   spec.labels[kHelperLabel] = *digest;
   return engine::build_image(c, spec, progress);
 }
-
-// The shared libraries `binary` loads, with the dynamic loader, as absolute host paths (what
-// `ldd` prints after "=>", or first for the loader). A static binary has none.
-static Result<std::vector<std::string>> shared_libraries(const std::string& binary) {
-  if (binary.find('\'') != std::string::npos) return fail(Errc::kInvalid, "cannot quote '" + binary + "' for ldd");
-  std::string cmd = "ldd '" + binary + "' 2>&1";
-  FILE* raw = ::popen(cmd.c_str(), "r");
-  if (!raw) return fail(Errc::kUnsupported, "cannot run ldd (from libc-bin) on " + binary);
-  std::unique_ptr<FILE, int (*)(FILE*)> p(raw, ::pclose);
-  std::vector<std::string> libs;
-  std::string output, missing;
-  std::array<char, 512> buf{};
-  while (std::fgets(buf.data(), buf.size(), p.get())) {
-    std::string l = trim(buf.data());
-    output += l + "\n";
-    auto arrow = l.find("=>");
-    std::string path = arrow == std::string::npos ? l : trim(l.substr(arrow + 2));
-    path = path.substr(0, path.find(' '));
-    if (path == "not")
-      missing += (missing.empty() ? "" : ", ") + l.substr(0, l.find(' '));
-    else if (starts_with(path, "/"))
-      libs.push_back(path);
-  }
-  int status = ::pclose(p.release());
-  if (!missing.empty()) return fail(Errc::kNotFound, binary + " needs libraries that are not installed: " + missing);
-  if (status != 0) {
-    if (output.find("not a dynamic executable") != std::string::npos) return std::vector<std::string>{};
-    return fail(Errc::kIo, "ldd " + binary + " failed: " + trim(output));
-  }
-  return libs;
-}
-
-namespace {
-
-// Adds host files under rootfs/ at their host paths, creating each parent directory once.
-class RootfsBuilder {
- public:
-  explicit RootfsBuilder(engine::TarWriter& tar) : tar_(tar) {}
-
-  void dir(const std::string& path, unsigned mode = 0755) {
-    if (!dirs_.insert(path).second) return;
-    parents(path);
-    steps_.push_back(tar_.add_directory("rootfs" + path + "/", mode));
-  }
-  void file(const std::string& path, const std::string& host_path) {
-    parents(path);
-    steps_.push_back(tar_.add_host_file("rootfs" + path, host_path));
-  }
-  void text(const std::string& path, std::string_view content) {
-    parents(path);
-    steps_.push_back(tar_.add_file("rootfs" + path, content));
-  }
-  // Copies the regular files below `host_dir` (symlinks followed) to `path`, sorted for stable bytes.
-  void tree(const std::string& path, const std::string& host_dir) {
-    std::error_code ec, ignored;  // a dangling link is skipped, not an error
-    std::vector<std::string> files;
-    for (fs::recursive_directory_iterator it(host_dir, ec), end; !ec && it != end; it.increment(ec))
-      if (fs::is_regular_file(it->path(), ignored)) files.push_back(it->path().lexically_relative(host_dir).string());
-    if (ec) steps_.push_back(fail(Errc::kIo, "reading " + host_dir + ": " + ec.message()));
-    std::sort(files.begin(), files.end());
-    dir(path);
-    for (const auto& f : files) file(path + "/" + f, host_dir + "/" + f);
-  }
-  Status status() const {
-    for (const auto& st : steps_)
-      if (!st) return st;
-    return {};
-  }
-
- private:
-  void parents(const std::string& path) {
-    auto slash = path.rfind('/');
-    if (slash != std::string::npos && slash > 0) dir(path.substr(0, slash));
-  }
-  engine::TarWriter& tar_;
-  std::set<std::string> dirs_;
-  std::vector<Status> steps_;
-};
-
-}  // namespace
 
 Result<std::string> squid_build_context(const SquidSources& src) {
   if (::access(src.squid.c_str(), X_OK) != 0)
@@ -375,6 +297,11 @@ Result<std::vector<std::string>> ensure_local_images(engine::Client& c, const Ho
   if (needs.squid && !engine::inspect_image(c, kSquidImage)) {
     if (auto id = build_squid_image(c, {}, progress); !id) return id.fail();
     built.push_back(kSquidImage);
+  }
+  if (needs.browser) {
+    auto b = build_browser_image(c, {}, progress);  // a no-op when its content key matches
+    if (!b) return b.fail();
+    if (b->built) built.push_back(kBrowserImage);
   }
   // This binary's own services image: another forgectl build's json-db must never serve our trials.
   if (!needs.services) return built;

@@ -98,9 +98,10 @@ Result<std::string> build_services_image(engine::Client& c, const ServicesSource
 // some task runs a built-in service.
 struct LocalImageNeeds {
   bool runner = true, squid = true, services = true;
+  bool browser = false;  // a task enables the `browser` tool (stack/browser_image.h)
 };
 
-// Builds whichever of the `needs` local images (runner, squid, services) the daemon lacks, from
+// Builds whichever of the `needs` local images (runner, squid, services, browser) the daemon lacks, from
 // this host's files and this forgectl binary; returns the tags it built (none: all were there).
 Result<std::vector<std::string>> ensure_local_images(engine::Client& c, const HostSettings& host,
                                                      const std::function<void(std::string_view)>& progress = {},

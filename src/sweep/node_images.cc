@@ -4,6 +4,7 @@
 #include "core/parallel.h"
 #include "core/sha256.h"
 #include "core/strings.h"
+#include "stack/browser_image.h"
 #include "stack/local_images.h"
 #include "stack/python_image.h"
 #include "stack/task_build.h"
@@ -55,6 +56,15 @@ Status ensure_services_image(HostPool& pool, const HostSettings& host, Slots& bu
     auto built = stack::ensure_local_images(*e.client, host, {}, {.runner = false, .squid = false, .services = true});
     if (!built) return built.fail();
     for (const auto& tag : *built) log.info(e.address + ": built " + tag);
+    return {};
+  });
+}
+
+Status ensure_browser_image(HostPool& pool, const HostSettings& host, Slots& builds, Logger& log) {
+  return on_every_engine(pool, host, builds, log, [&](EngineSlot& e) -> Status {
+    auto built = stack::build_browser_image(*e.client, {}, [&log](std::string_view line) { log.debug(trim(line)); });
+    if (!built) return built.fail();
+    if (built->built) log.info(e.address + ": built " + stack::kBrowserImage);
     return {};
   });
 }

@@ -26,6 +26,10 @@ Result<FileLock> lock_engine_images(const HostSettings& host, const std::string&
 // for a plan whose tasks run a built-in service (its tag hashes the binary, a second or more).
 Status ensure_services_image(HostPool& pool, const HostSettings& host, Slots& builds, Logger& log);
 
+// The browser image (stack/browser_image.h) on every engine, built where missing or stale: only
+// for a plan whose tasks enable the `browser` tool.
+Status ensure_browser_image(HostPool& pool, const HostSettings& host, Slots& builds, Logger& log);
+
 // `run --build-images`, on every engine: forgectl's Python image where a task runs on it (what
 // `forgectl images build` makes; debootstrap from host.debian_mirror, else deb.debian.org, on a
 // node that lacks it; a stale one is rebuilt).

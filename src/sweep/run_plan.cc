@@ -13,9 +13,11 @@
 #include "manifest/python_server.h"
 #include "manifest/task_parse.h"
 #include "policy/topology.h"
+#include "stack/browser_image.h"
 #include "stack/up.h"
 #include "sweep/task_set.h"
 #include "sweep/trial_key.h"
+#include "trial/browser_use.h"
 #include "trial/local_trial.h"
 
 namespace forge::sweep {
@@ -43,6 +45,7 @@ std::vector<std::pair<std::string, std::string>> stack_images(const manifest::Ta
   // Grading's own containers: a task's checks.py runs in the Python image, and a missing one would
   // otherwise surface only after every agent phase, as a grading error per trial.
   if (t.grading.custom_checks.python()) out.emplace_back("checks.py", manifest::kPythonImage);
+  if (trial::uses_browser(t)) out.emplace_back("browser", stack::kBrowserImage);
   return out;
 }
 

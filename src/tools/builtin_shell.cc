@@ -67,7 +67,8 @@ std::shared_ptr<Tool> grep_tool(const BuiltinOptions& o) {
 std::vector<std::string> builtin_tool_names() {
   return {"bash",          "read_file",    "write_file", "append_file", "list_dir",
           "replace_lines", "move_file",    "copy_file",  "delete_file", "grep_workspace",
-          "calculator",    "http_request", "db_query",   "db_update",   "search_kb"};
+          "calculator",    "http_request", "db_query",   "db_update",   "search_kb",
+          "browser"};
 }
 
 }  // namespace forge::tools

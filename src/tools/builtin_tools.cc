@@ -13,6 +13,7 @@ std::vector<std::shared_ptr<Tool>> builtin_tools(const BuiltinOptions& opts) {
   out.push_back(std::make_shared<Calculator>());
   for (auto& t : db_tools(opts)) out.push_back(std::move(t));
   if (auto rag = rag_tool(opts)) out.push_back(std::move(rag));
+  if (auto browser = browser_tool(opts)) out.push_back(std::move(browser));
   return out;
 }
 

@@ -41,12 +41,25 @@ struct RagRoute {
   std::string token;  // agent_token(service_control_token(stack token, "rag"), trial, kRead)
 };
 
+class BrowserSession;
+
+// The trial's browser, for the `browser` tool (absent: no browser tool). Tolokaforge's
+// tools.agent.browser settings travel with it.
+struct BrowserRoute {
+  std::shared_ptr<BrowserSession> session;
+  std::string initial_url;                   // loaded before the first action; empty: about:blank
+  std::vector<std::string> allowed_actions;  // empty: every action type
+  std::string search_url;                    // mock-web's /search; empty: `search` is refused
+  int max_screenshots = 20;                  // per trial
+};
+
 struct BuiltinOptions {
   std::shared_ptr<Sandbox> sandbox;
   std::vector<std::string> env;  // added to every command bash runs
   HttpRoute http;
   DbRoute db;
   RagRoute rag;
+  BrowserRoute browser;
   std::size_t file_read_cap = 8u << 20;  // read_file reads at most this much of a file
 };
 
@@ -62,6 +75,7 @@ std::shared_ptr<Tool> http_tool(const BuiltinOptions& opts);
 std::vector<std::shared_ptr<Tool>> db_tools(const BuiltinOptions& opts);  // empty without a DbRoute::trial
 std::shared_ptr<Tool> rag_tool(const BuiltinOptions& opts);               // null without a RagRoute::trial
 ToolSpec search_kb_spec();
+std::shared_ptr<Tool> browser_tool(const BuiltinOptions& opts);  // null without a BrowserRoute::session
 // The db tools' declarations, which golden replay's host-side db_update checks arguments against.
 ToolSpec db_query_spec();
 ToolSpec db_update_spec();

@@ -184,7 +184,8 @@ ToolOutcome ToolExecutor::attempt(Actor actor, std::string_view name, const Tool
 
 ToolOutcome ToolExecutor::invoke(Entry& entry, const std::string& tool, const json::Value& args) {
   ToolOutcome o;
-  const CallContext ctx{Deadline::in(entry.policy.timeout)};
+  std::vector<ImagePart> images;
+  const CallContext ctx{Deadline::in(entry.policy.timeout), &images};
   std::optional<Result<std::string>> r;
   std::string threw;
   try {
@@ -216,6 +217,7 @@ ToolOutcome ToolExecutor::invoke(Entry& entry, const std::string& tool, const js
     o.reason = r->error().what().empty() ? "tool '" + tool + "' failed" : r->error().what();
   } else {
     o.content = std::move(**r);
+    o.images = std::move(images);
   }
   return o;
 }

@@ -30,6 +30,7 @@ struct ToolOutcome {
   std::string reason;   // why it is not kOk, without "Error: "; empty for kOk
   Millis elapsed{0};
   bool truncated = false;  // content was cut to the output cap
+  std::vector<ImagePart> images;  // kOk only: images the tool returned (tool.h CallContext)
 };
 
 const char* outcome_name(ToolOutcome::Kind kind);  // "ok" | "refused" | "failed" | "timeout"

@@ -172,6 +172,7 @@ Result<StackTools> open_tools(engine::Client& c, const std::string& stack, const
   b.http = http_route(info->env);
   b.db = o.db;
   b.rag = o.rag;
+  b.browser = o.browser;
   auto exec = make_toolbox({t.env.tools, b, extra, o.log, o.on_record});
   if (!exec) return exec.fail_with(what);
   t.executor = std::move(*exec);

@@ -39,6 +39,7 @@ struct OpenOptions {
   bool start_mcp = true;  // false: only the sandbox (forgectl exec), no executor
   DbRoute db;             // the trial's json-db namespace and agent tokens, for db_query/db_update
   RagRoute rag;           // the trial's knowledge base and read token, for search_kb
+  BrowserRoute browser;   // the trial's browser, for the browser tool (trial/browser_use.h)
   // The user the agent's helper channel runs as instead of the runner's own (a Harbor step's
   // [steps.agent].user: the same runner, another user); empty: the runner's.
   std::string user;

@@ -4,6 +4,9 @@
 #include <memory>
 #include <string>
 
+#include <vector>
+
+#include "core/chat.h"
 #include "core/clock.h"
 #include "core/json.h"
 #include "core/result.h"
@@ -29,6 +32,9 @@ struct ToolPolicy {
 // What a tool's action needs besides its arguments.
 struct CallContext {
   Deadline deadline = Deadline::never();  // the tool's timeout, already started
+  // Where a tool puts images it returns besides its text (the browser's screenshots); null: the
+  // caller takes none.
+  std::vector<ImagePart>* images = nullptr;
 };
 
 class Tool {

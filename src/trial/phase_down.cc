@@ -13,11 +13,13 @@ void TrialRun::down() {
   std::string who = "trial " + r_.task_id + "/" + std::to_string(r_.trial_index);
   if (!local_ && env_.teardown) {  // off the critical path: the trial is done once graded
     tools_ = {};  // the helper channel and MCP session end before their containers do
+    browser_.reset();
     return env_.teardown->submit_stack(docker_, up_->name, who);
   }
   Slots::Hold hold(slot(env_.admission, &Admission::down));
   PhaseTimer t(r_, "down");
   tools_ = {};
+  browser_.reset();
   if (local_) return local_->down(docker_, env_.log);
   auto rep = stack::remove_stack(docker_, up_->name);
   if (!rep.clean()) note("WARNING", "trial", "teardown: " + rep.errors.front());

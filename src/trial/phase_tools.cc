@@ -3,6 +3,7 @@
 
 #include "core/service_token.h"
 #include "tools/python_server.h"
+#include "trial/browser_use.h"
 #include "trial/python_state.h"
 #include "trial/rag_use.h"
 #include "trial/trial_env.h"
@@ -33,6 +34,12 @@ Step TrialRun::open_tools() {
   oo.db = db_route();
   oo.rag = rag_route(task_, *up_, control_token_, trial_id_);
   oo.user = step_user_;
+  if (!local_ && uses_browser(task_)) {
+    auto b = start_browser(docker_, *up_, Deadline::in(Millis(60000)));
+    if (!b) return classify_running(b.error(), InfraKind::kSandbox);
+    browser_ = b->session;
+    oo.browser = browser_route(task_, *up_, browser_);
+  }
   oo.on_record = [this](const tools::CallRecord& rec) { record_tool_call(rec); };
   // A Harbor task's environment is the one loaded here: its runner has no task.yaml to reload.
   auto opened = local_          ? local_->open_tools(oo)

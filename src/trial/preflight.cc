@@ -11,6 +11,7 @@
 #include "manifest/harbor/harbor_load.h"
 #include "policy/topology.h"
 #include "tools/builtin_tools.h"
+#include "trial/browser_use.h"
 #include "trial/golden_replay.h"
 #include "trial/harbor_trial.h"
 #include "trial/local_trial.h"
@@ -175,6 +176,7 @@ std::vector<Problem> check_task(const manifest::TaskConfig& t, const PreflightIn
   check_golden(t, out);
   for (auto& p : check_mock_web(t)) out.push_back(std::move(p));
   for (auto& p : check_rag(t)) out.push_back(std::move(p));
+  for (auto& p : check_browser(t)) out.push_back(std::move(p));
   if (runs_locally(t))
     for (auto& p : check_local(t)) out.push_back(std::move(p));
   else

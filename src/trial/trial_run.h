@@ -14,6 +14,7 @@
 #include "core/clock.h"
 #include "grading/grader.h"
 #include "stack/up.h"
+#include "tools/browser_session.h"
 #include "tools/stack_tools.h"
 #include "trial/checks_run.h"
 #include "trial/db_client.h"
@@ -159,6 +160,7 @@ class TrialRun {
   std::int64_t started_unix_ = 0;
   std::vector<std::string> frozen_;  // containers paused until the trial's turn
   tools::StackTools tools_;
+  std::shared_ptr<tools::BrowserSession> browser_;  // the trial's Chromium (browser_use.h); null: none
   std::unique_ptr<LocalTrial> local_;           // the local executor's sandbox; null for a container trial
   AgentIds agent_ids_;                          // a Harbor task's: who owns /logs/agent and /solution
   HarborEnv harbor_env_;                        // a Harbor task's env tables, resolved in setup

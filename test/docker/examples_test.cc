@@ -25,7 +25,7 @@ const std::vector<std::string> kPacks = {kSource + "/examples/tasks", kSource + 
 const std::set<std::string> kTasks = {
     "files_basic",   "orders_db",      "script_tests", "web_lookup",           "parts_quote",
     "library_loans", "pinned_package", "vpn_fix",      "helpdesk_close_reset", "helpdesk_route_printer",
-    "kb_answer"};
+    "kb_answer",     "browser_order"};
 
 }  // namespace
 
