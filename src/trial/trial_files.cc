@@ -159,14 +159,26 @@ Status write_log_tars(const fs::path& logs, const TrialResult& t) {
 
 namespace {
 
-// The trajectory in Harbor's ATIF (v1.2): one step per system, user and assistant message, each
-// assistant step carrying its tool calls and, as its observation, the tool results that answered
-// them. forgectl keeps token counts per episode only, so metrics are in final_metrics alone.
-std::string atif_json(const TrialResult& t, const std::function<std::string(std::string_view)>& redact) {
+// Unique per document within a run: the trial's directory and its attempt ("files-basic/0@1").
+std::string atif_trajectory_id(const TrialResult& t) { return rel_dir_of(t) + "@" + std::to_string(t.attempt); }
+
+// The trajectory in Harbor's ATIF (v1.7, the version Harbor writes and validates): one step per
+// system, user and assistant message, each assistant step carrying its tool calls and, as its
+// observation, the tool results that answered them. v1.7's session_id is run-scoped (every trial
+// of a run shares it) and trajectory_id names this document. forgectl keeps token counts per
+// episode only, so metrics are in final_metrics alone. No reader needs v1.2: it is not written.
+std::string atif_json(const TrialResult& t, const std::string& session_id,
+                      const std::function<std::string(std::string_view)>& redact) {
   const auto& ep = t.episode;
   json::Writer w;
-  w.begin_object().field("schema_version", "ATIF-v1.2").field("session_id", t.task_id + "_" + std::to_string(t.trial_index) + "_" + std::to_string(t.attempt));
-  w.key("agent").begin_object().field("name", "forgectl").field("version", "1").field("model_name", t.agent).end_object();
+  w.begin_object().field("schema_version", kAtifVersion).field("session_id", session_id);
+  w.field("trajectory_id", atif_trajectory_id(t));
+  w.key("agent")
+      .begin_object()
+      .field("name", "forgectl")
+      .field("version", "1")
+      .field("model_name", t.agent)
+      .end_object();
   w.key("steps").begin_array();
   int step = 0;
   bool open = false;  // an assistant step whose observation may still receive tool results
@@ -183,13 +195,19 @@ std::string atif_json(const TrialResult& t, const std::function<std::string(std:
         w.key("observation").begin_object().key("results").begin_array();
         in_results = true;
       }
-      w.begin_object().field("source_call_id", m.tool_call_id).field("content", redact(m.content)).end_object();
+      w.begin_object().field("source_call_id", m.tool_call_id).field("content", redact(m.content));
+      // v1.7's ObservationResult.extra: the call was refused, failed or timed out (the model saw
+      // "Error: …"), which the content alone does not tell a reader apart from a tool's own text.
+      if (m.tool_error) w.key("extra").begin_object().field("tool_error", true).end_object();
+      w.end_object();
       continue;
     }
     // A bare stop marker is forgectl's scripted user ending the episode, not a turn of the task.
     if (m.role == ChatMessage::Role::kUser && m.content == "###STOP###") continue;
     close();
-    const char* source = m.role == ChatMessage::Role::kAssistant ? "agent" : m.role == ChatMessage::Role::kUser ? "user" : "system";
+    const char* source = m.role == ChatMessage::Role::kAssistant ? "agent"
+                         : m.role == ChatMessage::Role::kUser    ? "user"
+                                                                 : "system";
     w.begin_object().field("step_id", ++step).field("source", source).field("message", redact(m.content));
     if (!m.reasoning.empty()) w.field("reasoning_content", redact(m.reasoning));
     if (!m.tool_calls.empty()) {
@@ -198,8 +216,10 @@ std::string atif_json(const TrialResult& t, const std::function<std::string(std:
         w.begin_object().field("tool_call_id", c.id).field("function_name", c.name).key("arguments");
         const std::string args = redact(tools::redact_json(c.arguments));
         json::Document d;
-        if (!json::parse_document(d, args) && d.IsObject()) w.raw_value(args);
-        else w.begin_object().field("raw", args).end_object();
+        if (!json::parse_document(d, args) && d.IsObject())
+          w.raw_value(args);
+        else
+          w.begin_object().field("raw", args).end_object();
         w.end_object();
       }
       w.end_array();
@@ -212,13 +232,23 @@ std::string atif_json(const TrialResult& t, const std::function<std::string(std:
   }
   close();
   w.end_array();
-  w.key("final_metrics").begin_object()
+  w.key("final_metrics")
+      .begin_object()
       .field("total_prompt_tokens", static_cast<std::int64_t>(ep.agent_usage.input_tokens))
       .field("total_completion_tokens", static_cast<std::int64_t>(ep.agent_usage.output_tokens));
   w.key("total_cost_usd");
-  if (ep.cost_known) w.num(ep.agent_cost_usd);
-  else w.null();
+  if (ep.cost_known)
+    w.num(ep.agent_cost_usd);
+  else
+    w.null();
   w.field("total_steps", step).end_object();
+  w.key("extra")
+      .begin_object()
+      .field("task_id", t.task_id)
+      .field("trial_index", t.trial_index)
+      .field("attempt", t.attempt);
+  if (!t.trial_key.empty()) w.field("trial_key", t.trial_key);
+  w.end_object();
   w.end_object();
   return w.take();
 }
@@ -235,10 +265,13 @@ Status write_trial_files(const results::RunDir& run, const TrialResult& t, const
   YAML::Emitter traj;
 
   traj.SetDoublePrecision(kYamlDigits);
-  traj << YAML::BeginMap << YAML::Key << "task_id" << YAML::Value << t.task_id << YAML::Key << "trial_index" << YAML::Value
-       << t.trial_index << YAML::Key << "attempt" << YAML::Value << t.attempt << YAML::Key << "start_ts" << YAML::Value
-       << t.started_at << YAML::Key << "end_ts" << YAML::Value << t.finished_at << YAML::Key << "status" << YAML::Value
-       << (t.outcome == results::Outcome::kInfraError ? "error" : ep.termination == agent::Termination::kTimeout ? "timeout" : "completed")
+  traj << YAML::BeginMap << YAML::Key << "task_id" << YAML::Value << t.task_id << YAML::Key << "trial_index"
+       << YAML::Value << t.trial_index << YAML::Key << "attempt" << YAML::Value << t.attempt << YAML::Key << "start_ts"
+       << YAML::Value << t.started_at << YAML::Key << "end_ts" << YAML::Value << t.finished_at << YAML::Key << "status"
+       << YAML::Value
+       << (t.outcome == results::Outcome::kInfraError       ? "error"
+           : ep.termination == agent::Termination::kTimeout ? "timeout"
+                                                            : "completed")
        << YAML::Key << "termination_reason" << YAML::Value << agent::termination_name(ep.termination);
   if (!t.error.empty()) traj << YAML::Key << "error" << YAML::Value << redact_(t.error);
   traj << YAML::Key << "messages" << YAML::Value << YAML::BeginSeq;
@@ -249,8 +282,8 @@ Status write_trial_files(const results::RunDir& run, const TrialResult& t, const
     if (!m.tool_calls.empty()) {
       traj << YAML::Key << "tool_calls" << YAML::Value << YAML::BeginSeq;
       for (const auto& c : m.tool_calls) {
-        traj << YAML::BeginMap << YAML::Key << "id" << YAML::Value << c.id << YAML::Key << "name" << YAML::Value << c.name
-             << YAML::Key << "arguments" << YAML::Value;
+        traj << YAML::BeginMap << YAML::Key << "id" << YAML::Value << c.id << YAML::Key << "name" << YAML::Value
+             << c.name << YAML::Key << "arguments" << YAML::Value;
         emit_json_text(traj, redact_(tools::redact_json(c.arguments)));
         traj << YAML::EndMap;
       }
@@ -264,8 +297,8 @@ Status write_trial_files(const results::RunDir& run, const TrialResult& t, const
   for (const auto& e : t.tool_log) {
     const auto& r = e.record;
     bool ok = r.outcome == tools::ToolOutcome::Kind::kOk;
-    traj << YAML::BeginMap << YAML::Key << "tool_name" << YAML::Value << r.tool << YAML::Key << "executor" << YAML::Value
-         << e.requestor << YAML::Key << "arguments" << YAML::Value;
+    traj << YAML::BeginMap << YAML::Key << "tool_name" << YAML::Value << r.tool << YAML::Key << "executor"
+         << YAML::Value << e.requestor << YAML::Key << "arguments" << YAML::Value;
     emit_json_text(traj, redact_(r.arguments));
     traj << YAML::Key << "success" << YAML::Value << ok << YAML::Key << "outcome" << YAML::Value
          << tools::outcome_name(r.outcome) << YAML::Key << "output" << YAML::Value;
@@ -279,13 +312,16 @@ Status write_trial_files(const results::RunDir& run, const TrialResult& t, const
   YAML::Emitter grade;
 
   grade.SetDoublePrecision(kYamlDigits);
-  grade << YAML::BeginMap << YAML::Key << "binary_pass" << YAML::Value << (t.outcome == results::Outcome::kGraded && t.grade.binary_pass)
-        << YAML::Key << "score" << YAML::Value << (t.outcome == results::Outcome::kGraded ? t.grade.score : 0.0) << YAML::Key
-        << "components" << YAML::Value << YAML::BeginMap;
+  grade << YAML::BeginMap << YAML::Key << "binary_pass" << YAML::Value
+        << (t.outcome == results::Outcome::kGraded && t.grade.binary_pass) << YAML::Key << "score" << YAML::Value
+        << (t.outcome == results::Outcome::kGraded ? t.grade.score : 0.0) << YAML::Key << "components" << YAML::Value
+        << YAML::BeginMap;
   for (const char* k : {"state_checks", "transcript_rules", "llm_judge", "custom_checks"}) {
     grade << YAML::Key << k << YAML::Value;
-    if (auto it = t.grade.components.find(k); it != t.grade.components.end()) grade << it->second;
-    else grade << YAML::Null;
+    if (auto it = t.grade.components.find(k); it != t.grade.components.end())
+      grade << it->second;
+    else
+      grade << YAML::Null;
   }
   // Every other component too: a Harbor verifier's reward keys ("reward", "reward.<key>").
   for (const auto& [k, v] : t.grade.components)
@@ -312,27 +348,29 @@ Status write_trial_files(const results::RunDir& run, const TrialResult& t, const
   for (const auto& [k, u] : usage) ok_calls += static_cast<std::size_t>(u[1]);
   YAML::Emitter metrics;
   metrics.SetDoublePrecision(kYamlDigits);
-  metrics << YAML::BeginMap << YAML::Key << "latency_total_s" << YAML::Value << seconds(ep.elapsed) << YAML::Key << "turns"
-          << YAML::Value << ep.turns << YAML::Key << "api_calls" << YAML::Value << ep.agent_calls << YAML::Key
-          << "user_api_calls" << YAML::Value << ep.user_calls << YAML::Key << "tokens_input" << YAML::Value
+  metrics << YAML::BeginMap << YAML::Key << "latency_total_s" << YAML::Value << seconds(ep.elapsed) << YAML::Key
+          << "turns" << YAML::Value << ep.turns << YAML::Key << "api_calls" << YAML::Value << ep.agent_calls
+          << YAML::Key << "user_api_calls" << YAML::Value << ep.user_calls << YAML::Key << "tokens_input" << YAML::Value
           << ep.agent_usage.input_tokens << YAML::Key << "tokens_output" << YAML::Value << ep.agent_usage.output_tokens
           << YAML::Key << "user_tokens_input" << YAML::Value << ep.user_usage.input_tokens << YAML::Key
           << "user_tokens_output" << YAML::Value << ep.user_usage.output_tokens << YAML::Key << "cost_usd_est"
           << YAML::Value;
-  if (ep.cost_known) metrics << ep.agent_cost_usd + ep.user_cost_usd + t.judge_cost_usd;
-  else metrics << YAML::Null;
-  metrics << YAML::Key << "judge_cost_usd" << YAML::Value << t.judge_cost_usd << YAML::Key << "tool_calls" << YAML::Value
-          << t.tool_log.size() << YAML::Key << "tool_success_rate" << YAML::Value
+  if (ep.cost_known)
+    metrics << ep.agent_cost_usd + ep.user_cost_usd + t.judge_cost_usd;
+  else
+    metrics << YAML::Null;
+  metrics << YAML::Key << "judge_cost_usd" << YAML::Value << t.judge_cost_usd << YAML::Key << "tool_calls"
+          << YAML::Value << t.tool_log.size() << YAML::Key << "tool_success_rate" << YAML::Value
           << (t.tool_log.empty() ? 1.0 : static_cast<double>(ok_calls) / static_cast<double>(t.tool_log.size()))
           << YAML::Key << "stuck_detected" << YAML::Value << (ep.termination == agent::Termination::kStuck) << YAML::Key
           << "phases_s" << YAML::Value << YAML::BeginMap;
   for (const auto& [k, v] : t.phases) metrics << YAML::Key << k << YAML::Value << seconds(v);
   metrics << YAML::EndMap << YAML::Key << "tool_usage" << YAML::Value << YAML::BeginSeq;
   for (const auto& [name, u] : usage)
-    metrics << YAML::BeginMap << YAML::Key << "tool_name" << YAML::Value << name << YAML::Key << "call_count" << YAML::Value
-            << static_cast<int>(u[0]) << YAML::Key << "success_count" << YAML::Value << static_cast<int>(u[1]) << YAML::Key
-            << "error_count" << YAML::Value << static_cast<int>(u[2]) << YAML::Key << "total_duration_s" << YAML::Value
-            << u[3] << YAML::EndMap;
+    metrics << YAML::BeginMap << YAML::Key << "tool_name" << YAML::Value << name << YAML::Key << "call_count"
+            << YAML::Value << static_cast<int>(u[0]) << YAML::Key << "success_count" << YAML::Value
+            << static_cast<int>(u[1]) << YAML::Key << "error_count" << YAML::Value << static_cast<int>(u[2])
+            << YAML::Key << "total_duration_s" << YAML::Value << u[3] << YAML::EndMap;
   metrics << YAML::EndSeq << YAML::EndMap;
 
   for (const auto& [name, text] : std::initializer_list<std::pair<const char*, std::string>>{
@@ -342,7 +380,7 @@ Status write_trial_files(const results::RunDir& run, const TrialResult& t, const
            {"env.yaml", env_yaml(t, redact_)},
            {"logs.yaml", logs_yaml(t, redact_)},
            {"task.yaml", task_yaml_summary},
-           {"trajectory.atif.json", atif_json(t, redact_)},
+           {"trajectory.atif.json", atif_json(t, fs::path(run.dir()).filename().string(), redact_)},
            {"trial.json", detail_of(t, redact_).to_json()}}) {
     if (auto st = write_file_atomic((dir / name).string(), std::string(text) + "\n"); !st) return st;
   }

@@ -13,6 +13,9 @@
 
 namespace forge::trial {
 
+// trajectory.atif.json's schema_version (docs/harbor.md).
+inline constexpr const char* kAtifVersion = "ATIF-v1.7";
+
 // "<task>/<idx>", or the rel_dir the sweep chose ("<task>/<agent>/<idx>").
 std::string rel_dir_of(const TrialResult& t);
 
