@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # bench/grading.sh [-t TRIALS] [-c CONCURRENCY]: the grade phase of a trial, before and after, in one run.
 # `forgectl run TASK --agent oracle --trials 12 --concurrency 2` for examples/tasks/library-loans (a Python
-# tool server, golden replay) and examples/tasks/script-tests (test scripts in a grader container), with the
-# previous binary ($FORGECTL_BEFORE, default /work/main/build/src/cli/forgectl) and this tree's
-# ($FORGECTL_AFTER, default build/src/cli/forgectl), alternating. Prints the grade phase's p50 [p25-p75] per
-# task and binary from trials.jsonl's phases_s.grade, and the issue's targets (library-loans <= 300 ms,
-# script-tests <= 500 ms, after). Each binary needs its forgectl-exec beside it.
+# tool server, golden replay), examples/tasks/script-tests (test scripts in a grader container), and two
+# tasks written here: checks-loans (library-loans graded by a checks.py alone) and harbor-marker (a Harbor
+# task FROM forgectl/runner:local, its verifier in a grader container), with the previous binary
+# ($FORGECTL_BEFORE, default /work/main/build/src/cli/forgectl) and this tree's ($FORGECTL_AFTER, default
+# build/src/cli/forgectl), alternating. Prints the grade phase's p50 [p25-p75] per task and binary from
+# trials.jsonl's phases_s.grade (and ahead_grader's p50 when graders were made ahead), the load average
+# before and after, and the issue's targets (library-loans <= 300 ms, script-tests <= 500 ms, after).
+# Each binary needs its forgectl-exec beside it.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -17,7 +20,7 @@ while (($#)); do
   case $1 in
     -t) trials=$2; shift ;;
     -c) conc=$2; shift ;;
-    -h | --help) sed -n 2,8p "$0"; exit 0 ;;
+    -h | --help) sed -n 2,11p "$0"; exit 0 ;;
     *) echo "usage: bench/grading.sh [-t TRIALS] [-c CONCURRENCY]" >&2; exit 2 ;;
   esac
   shift
@@ -39,14 +42,51 @@ run() {  # run WAY BIN TASK
   echo "$out"
 }
 
+# checks-loans: the library-loans task graded by checks.py alone (the checkout succeeded once).
+cp -r "$ROOT/examples/tasks/library-loans" "$WORK/checks-loans"
+cat >"$WORK/checks-loans/grading.yaml" <<'YAML'
+combine: {method: weighted, pass_threshold: 0.99}
+custom_checks: {file: checks.py, interface_version: "1.0"}
+YAML
+cat >"$WORK/checks-loans/checks.py" <<'PY'
+from tolokaforge.core.grading.checks_interface import CheckFailed, CheckPassed, check, init
+
+_ctx = None
+
+
+@init(interface_version="1.0")
+def setup(ctx):
+    global _ctx
+    _ctx = ctx
+
+
+@check
+def lent():
+    calls = [c for c in _ctx.tool_calls if c.name == "checkout_book" and c.status == "success"]
+    return CheckPassed("lent") if len(calls) == 1 else CheckFailed(f"{len(calls)} checkouts")
+PY
+# harbor-marker: a Harbor task whose oracle leaves a file its verifier looks for.
+mkdir -p "$WORK/harbor-marker/environment" "$WORK/harbor-marker/tests" "$WORK/harbor-marker/solution"
+printf 'version = "1.0"\n[agent]\ntimeout_sec = 120\n[verifier]\ntimeout_sec = 60\n[environment]\nnetwork_mode = "no-network"\n' \
+  >"$WORK/harbor-marker/task.toml"
+echo "Write 42 to answer.txt." >"$WORK/harbor-marker/instruction.md"
+printf 'FROM forgectl/runner:local\nWORKDIR /work\nUSER 1000:1000\n' >"$WORK/harbor-marker/environment/Dockerfile"
+echo 'echo 42 > answer.txt' >"$WORK/harbor-marker/solution/solve.sh"
+echo 'if grep -q 42 answer.txt; then echo 1; else echo 0; fi > /logs/verifier/reward.txt' \
+  >"$WORK/harbor-marker/tests/test.sh"
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 rows=()
-for task in library-loans script-tests; do
+for task in library-loans script-tests checks-loans harbor-marker; do
+  dir=$ROOT/examples/tasks/$task
+  [[ -d $dir ]] || dir=$WORK/$task
   for way in before after; do
     bin=$BEFORE
     [[ $way == after ]] && bin=$AFTER
-    rows+=("$task $way $(run "$way" "$bin" "$ROOT/examples/tasks/$task")")
+    rows+=("$task $way $(run "$way" "$bin" "$dir")")
   done
 done
+echo "load average (1, 5, 15 min): $load_before before, $(cut -d' ' -f1-3 /proc/loadavg) after"
 
 python3 - "$trials" "${rows[@]}" <<'PY'
 import json, statistics, sys
@@ -66,6 +106,8 @@ for row in sys.argv[2:]:
         if s: sources[s] = sources.get(s, 0) + 1
     res[(task, way)] = q[1]
     extra = " golden: " + ", ".join(f"{k} {v}" for k, v in sorted(sources.items())) if sources else ""
+    ahead = [r["phases_s"]["ahead_grader"] * 1000 for r in recs if "ahead_grader" in r.get("phases_s", {})]
+    if ahead: extra += f" ahead_grader p50 {statistics.median(ahead):.0f} ms ({len(ahead)} trials)"
     print(f"  {task:14s} {way:6s} {q[1]:8.0f} [{q[0]:.0f}-{q[2]:.0f}]  {passed}/{len(recs)}{extra}")
 for task, t in targets.items():
     if (task, "after") in res:

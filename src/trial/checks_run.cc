@@ -31,8 +31,8 @@ constexpr const char* kHomeDir = "forgectl-checks-home";   // the driver's HOME,
 constexpr std::size_t kResultMax = 16u << 20;
 constexpr Millis kDeadlineGrace{15000};
 
-engine::ContainerSpec checks_spec(const ChecksInputs& in) {
-  auto spec = python_container_spec({in.labels, "grader", "checks", kVerifierUser, 2LL << 30});
+engine::ContainerSpec checks_spec(const stack::StackLabels& labels) {
+  auto spec = python_container_spec({labels, "grader", "checks", kVerifierUser, 2LL << 30});
   spec.host.tmpfs = {{"/tmp", "rw,nosuid,nodev,size=256m,mode=1777"}};
   return spec;
 }
@@ -47,8 +47,9 @@ engine::TarEntry verifier_entry(std::string path, bool dir, unsigned mode) {
   return e;
 }
 
-// The tree holding checks.py and its imports, and the evidence files, all T's.
-Result<std::string> inputs_tar(const manifest::TestScripts& cfg, const ChecksInputs& in) {
+// The tree holding checks.py and its imports, and the empty directories of the evidence, the
+// result and the driver's HOME, all T's: what the grader holds before it is this trial's.
+Result<std::string> checks_tar(const manifest::TestScripts& cfg) {
   auto root = ConfinedDir::open(cfg.checks_root, "the checks' directory");
   if (!root) return root.fail();
   engine::TarWriter tar;
@@ -69,6 +70,12 @@ Result<std::string> inputs_tar(const manifest::TestScripts& cfg, const ChecksInp
   if (!st) return st.fail();
   for (const char* d : {kInputsDir, kOutputDir, kHomeDir})
     if (auto s = tar.add_entry(verifier_entry(std::string(d) + "/", true, 0700)); !s) return s.fail();
+  return tar.finish();
+}
+
+// The trial's evidence files, T's, into the inputs directory checks_tar made.
+Result<std::string> evidence_tar(const ChecksInputs& in) {
+  engine::TarWriter tar;
   const std::pair<const char*, const std::string*> files[] = {{"transcript.json", &in.transcript_json},
                                                               {"initial.json", &in.initial_state_json},
                                                               {"final.json", &in.final_state_json}};
@@ -153,19 +160,35 @@ std::string checks_transcript_json(const std::vector<ChatMessage>& messages) {
   return w.take();
 }
 
+Result<std::string> prepare_python_checks(engine::Client& c, const manifest::TaskConfig& task,
+                                          const stack::StackLabels& labels) {
+  // Read before anything is created: a link out of the tree refuses the checks.
+  auto tar = checks_tar(task.grading.custom_checks);
+  if (!tar) return tar.fail();
+  auto created = engine::create_container(c, checks_spec(labels));
+  if (!created) return created.fail();
+  ScopeGuard remove([&] { (void)engine::remove_container(c, created->id, engine::RemoveMode::kForce); });
+  if (auto st = engine::put_archive(c, created->id, "/", std::move(*tar)); !st) return st.fail();
+  if (auto st = engine::start_container(c, created->id); !st) return st.fail();
+  remove.dismiss();
+  return created->id;
+}
+
 Result<std::string> run_python_checks_container(engine::Client& c, const manifest::TaskConfig& task,
-                                                const ChecksInputs& in) {
+                                                const ChecksInputs& in, const std::string& ahead) {
   const auto& cfg = task.grading.custom_checks;
   const std::string what = "running the task's checks (" + cfg.checks_file + ")";
-  // Read before anything is created: a link out of the tree refuses the checks.
-  auto tar = inputs_tar(cfg, in);
-  if (!tar) return tar.fail_with(what);
-  auto created = engine::create_container(c, checks_spec(in));
-  if (!created) return created.fail_with(what);
-  const std::string id = created->id;
+  std::string id = ahead;
+  if (id.empty()) {
+    auto made = prepare_python_checks(c, task, in.labels);
+    if (!made) return made.fail_with(what);
+    id = *made;
+  }
   ScopeGuard remove([&] { (void)engine::remove_container(c, id, engine::RemoveMode::kForce); });
-  if (auto st = engine::put_archive(c, id, "/", std::move(*tar)); !st) return st.fail_with(what);
-  if (auto st = engine::start_container(c, id); !st) return st.fail_with(what);
+  // The trial's evidence goes in only now, whether the grader was made now or ahead.
+  auto evidence = evidence_tar(in);
+  if (!evidence) return evidence.fail_with(what);
+  if (auto st = engine::put_archive(c, id, "/", std::move(*evidence)); !st) return st.fail_with(what);
 
   const fs::path base = fs::path("/") / kChecksDir;
   const fs::path task_dir = base / fs::path(task.dir).lexically_normal().lexically_relative(cfg.checks_root);

@@ -24,8 +24,15 @@ struct ChecksInputs {
 std::string checks_transcript_json(const std::vector<ChatMessage>& messages);
 
 // Runs the task's checks and returns the result file's text (at most 16 MiB). The driver's own
-// timeout is custom_checks.timeout_seconds; forgectl's exec deadline backs it up.
+// timeout is custom_checks.timeout_seconds; forgectl's exec deadline backs it up. `ahead`: the
+// container prepare_python_checks made for this trial (empty: one is made now); removed at the end.
 Result<std::string> run_python_checks_container(engine::Client& c, const manifest::TaskConfig& task,
-                                                const ChecksInputs& in);
+                                                const ChecksInputs& in, const std::string& ahead = "");
+
+// The checks' container made ahead of the trial's grade phase (grader_ahead.h): created with the
+// task's checks tree and empty evidence directories, started; its id. The trial's transcript and
+// states go in only when run_python_checks_container takes it.
+Result<std::string> prepare_python_checks(engine::Client& c, const manifest::TaskConfig& task,
+                                          const stack::StackLabels& labels);
 
 }  // namespace forge::trial

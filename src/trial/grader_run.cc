@@ -12,9 +12,9 @@
 #include "engine/exec.h"
 #include "engine/system.h"
 #include "engine/tar.h"
-#include "stack/labels.h"
 #include "manifest/project.h"
 #include "stack/helper_volume.h"
+#include "stack/labels.h"
 #include "trial/grader_setup.h"
 #include "trial/grading_sources.h"
 #include "trial/verifier_run.h"
@@ -74,7 +74,8 @@ std::string agent_prefix(const std::string& workspace) {
 }
 
 // The as-agent server, as root, detached: it lives until the container is killed.
-Status start_as_agent_server(engine::Client& c, const std::string& id, long long timeout_ms, const VerifierIdentity& as) {
+Status start_as_agent_server(engine::Client& c, const std::string& id, long long timeout_ms,
+                             const VerifierIdentity& as) {
   engine::ExecCreateSpec spec;
   spec.cmd = {kGraderHelper,
               "--as-agent-server",
@@ -186,8 +187,8 @@ Result<std::optional<std::string>> read_small_file(engine::Client& c, const std:
         return {0, true};
       }
       if (h.size > max) {
-        bad = fail(Errc::kProtocol, "it is " + std::to_string(h.size) + " bytes; at most " + std::to_string(max) +
-                                        " are read");
+        bad = fail(Errc::kProtocol,
+                   "it is " + std::to_string(h.size) + " bytes; at most " + std::to_string(max) + " are read");
         return {0, true};
       }
       text.emplace();
@@ -272,7 +273,8 @@ bool verifier_files_first(const VerifierRun& v) {
 
 Result<std::string> prepare_verifier(engine::Client& c, const VerifierRun& v) {
   const std::string what = "preparing the grader ahead";
-  if (!verifier_files_first(v)) return fail(Errc::kUnsupported, what + ": the agent's files could overlap the verifier's");
+  if (!verifier_files_first(v))
+    return fail(Errc::kUnsupported, what + ": the agent's files could overlap the verifier's");
   auto id = create_verifier(c, v);
   if (!id) return id.fail_with(what);
   ScopeGuard remove([&] { (void)engine::remove_container(c, *id, engine::RemoveMode::kForce); });
@@ -288,13 +290,19 @@ Result<std::string> prepare_verifier(engine::Client& c, const VerifierRun& v) {
 Result<VerifierResult> run_verifier(engine::Client& c, const VerifierRun& v, const std::string& ahead) {
   const GraderSpec& g = v.where;
   std::string id = ahead;
-  if (id.empty()) {
+  // One made ahead holds the verifier's files already: when the agent's (a Harbor task's artifacts
+  // outside the workspace) could overlap them, it is no place for them; a fresh one is made.
+  if (!id.empty() && !verifier_files_first(v)) {
+    (void)engine::remove_container(c, id, engine::RemoveMode::kForce);
+    id.clear();
+  }
+  const bool made_ahead = !id.empty();
+  if (!made_ahead) {
     auto created = create_verifier(c, v);
     if (!created) return created.fail();
     id = *created;
   }
   ScopeGuard remove([&] { (void)engine::remove_container(c, id, engine::RemoveMode::kForce); });
-  if (!ahead.empty() && !verifier_files_first(v)) return fail(Errc::kInvalid, "a grader made ahead for other files");
 
   // The agent's files go into the grader only now, whether it was made now or ahead (started then,
   // running nothing but its init and `sleep`).
@@ -306,10 +314,9 @@ Result<VerifierResult> run_verifier(engine::Client& c, const VerifierRun& v, con
   // The verifier's files last, also into a grader made ahead (which has them already): whatever
   // the agent's entries did, the tests and /logs are the verifier's as the task gave them.
   if (auto st = put_verifier_files(c, id, v); !st) return st.fail();
-  if (ahead.empty()) {
+  if (!made_ahead) {
     if (auto st = engine::start_container(c, id); !st) return st.fail();
-    if (auto st = start_as_agent_server(c, id, static_cast<long long>(v.timeout_s * 1000), v.as); !st)
-      return st.fail();
+    if (auto st = start_as_agent_server(c, id, static_cast<long long>(v.timeout_s * 1000), v.as); !st) return st.fail();
   }
 
   auto run = run_tests_as_verifier(c, id, v);
@@ -384,8 +391,10 @@ Result<grading::TestRun> run_grader(engine::Client& c, const GraderSpec& g, cons
     run.reward_spoiled = it->second;
   } else if (auto f = r->files.find(cfg.reward_file); f != r->files.end() && f->second) {
     auto reward = parse_reward(*f->second);
-    if (reward) run.reward = *reward;
-    else run.reward_spoiled = reward.error().what();
+    if (reward)
+      run.reward = *reward;
+    else
+      run.reward_spoiled = reward.error().what();
   }
   return run;
 }

@@ -127,8 +127,9 @@ Result<VerifierIdentity> harbor_verifier_identity(engine::Client& c, const Grade
   const std::string& user = step ? step->verifier.user : task.verifier.user;
   VerifierIdentity as;
   if (user.empty()) return as;
-  const std::string what = task.config_path + ": " + (step ? "[steps.verifier] of step '" + step->name + "'" : "[verifier]") +
-                           ".user = \"" + user + "\"";
+  const std::string what = task.config_path + ": " +
+                           (step ? "[steps.verifier] of step '" + step->name + "'" : "[verifier]") + ".user = \"" +
+                           user + "\"";
   unsigned uid = 0, gid = 0;
   if (user == "root") {
     uid = gid = 0;
@@ -177,7 +178,8 @@ Status put_harbor_logs(engine::Client& c, const std::string& runner, unsigned ui
     if (auto st = tar.add_entry(entry(d, engine::EntryType::kDirectory, 0755, uid, gid)); !st) return st;
   auto bytes = tar.finish();
   if (!bytes) return bytes.fail();
-  if (auto st = engine::put_archive(c, runner, "/", std::move(*bytes)); !st) return st.fail_with("creating /logs in the runner");
+  if (auto st = engine::put_archive(c, runner, "/", std::move(*bytes)); !st)
+    return st.fail_with("creating /logs in the runner");
   return {};
 }
 
@@ -250,9 +252,10 @@ Status put_harbor_solution(engine::Client& c, const std::string& runner, const m
   const std::string what = "copying the solution to /solution";
   auto dir = ConfinedDir::open(task.dir);
   if (!dir) return dir.fail_with(what);
-  Result<std::string> bytes = task.format == manifest::HarborFormat::kHarbor
-                                  ? tests_tar(*dir, rel_to(task, task.files.solution_dir), uid, gid, "solution")
-                                  : one_file_tar(*dir, rel_to(task, task.files.solution_script), "solution/solution.sh", uid, gid);
+  Result<std::string> bytes =
+      task.format == manifest::HarborFormat::kHarbor
+          ? tests_tar(*dir, rel_to(task, task.files.solution_dir), uid, gid, "solution")
+          : one_file_tar(*dir, rel_to(task, task.files.solution_script), "solution/solution.sh", uid, gid);
   if (!bytes) return bytes.fail_with(what);
   if (task.format == manifest::HarborFormat::kTerminalBench1) {
     // The directory first: one_file_tar holds the file alone.
@@ -327,9 +330,12 @@ Result<std::map<std::string, double>> parse_reward_json(std::string_view text) {
     if (out.size() >= kMaxRewardKeys)
       return fail(Errc::kProtocol, "reward.json has more than " + std::to_string(kMaxRewardKeys) + " keys");
     double v = 0;
-    if (m.value.IsBool()) v = m.value.GetBool() ? 1 : 0;
-    else if (m.value.IsNumber()) v = m.value.GetDouble();
-    else return fail(Errc::kProtocol, "reward.json: '" + name + "' is not a number");
+    if (m.value.IsBool())
+      v = m.value.GetBool() ? 1 : 0;
+    else if (m.value.IsNumber())
+      v = m.value.GetDouble();
+    else
+      return fail(Errc::kProtocol, "reward.json: '" + name + "' is not a number");
     // A number Harbor would take but forgectl does not: the task's error (kInvalid), not a spoiled file.
     if (auto st = grading::check_score(v, "reward.json: '" + name + "'"); !st) return st.fail();
     if (!out.emplace(name, v).second) return fail(Errc::kProtocol, "reward.json: '" + name + "' is given twice");
@@ -470,8 +476,11 @@ Result<HarborVerdict> verdict_of(const manifest::HarborTask& task, VerifierResul
 
 }  // namespace
 
-Result<HarborVerdict> run_harbor_verifier(engine::Client& c, const GraderSpec& where, const manifest::HarborTask& task,
-                                          const HarborVerifierOptions& o) {
+namespace {
+
+// The separate verifier as run_verifier takes it: the same for the grader made ahead and the run.
+Result<VerifierRun> separate_verifier(const GraderSpec& where, const manifest::HarborTask& task,
+                                      const HarborVerifierOptions& o) {
   VerifierRun v;
   v.where = where;
   v.agent_tars = o.artifact_tars;
@@ -484,9 +493,31 @@ Result<HarborVerdict> run_harbor_verifier(engine::Client& c, const GraderSpec& w
     v.dns_options = o.network->dns_options;
     v.env.insert(v.env.end(), o.network->env.begin(), o.network->env.end());
   }
-  auto r = run_verifier(c, v);
+  return v;
+}
+
+}  // namespace
+
+Result<HarborVerdict> run_harbor_verifier(engine::Client& c, const GraderSpec& where, const manifest::HarborTask& task,
+                                          const HarborVerifierOptions& o) {
+  auto v = separate_verifier(where, task, o);
+  if (!v) {
+    // A grader made ahead is this call's to remove, used or not.
+    if (!o.ahead.empty()) (void)engine::remove_container(c, o.ahead, engine::RemoveMode::kForce);
+    return v.fail();
+  }
+  auto r = run_verifier(c, *v, o.ahead);
   if (!r) return r.fail_with("running the task's verifier");
-  return verdict_of(task, std::move(*r), v.timeout_s, limits.memory_mb);
+  return verdict_of(task, std::move(*r), v->timeout_s, harbor_verifier_limits(task, o.step).memory_mb);
+}
+
+Result<std::string> prepare_harbor_verifier(engine::Client& c, const GraderSpec& where,
+                                            const manifest::HarborTask& task, const HarborVerifierOptions& o) {
+  if (!o.artifact_tars.empty() || !o.ahead.empty())
+    return fail(Errc::kInvalid, "a grader made ahead holds no artifacts");
+  auto v = separate_verifier(where, task, o);
+  if (!v) return v.fail_with("preparing the verifier ahead");
+  return prepare_verifier(c, *v);
 }
 
 Result<HarborVerdict> run_harbor_shared_verifier(engine::Client& c, const GraderSpec& where,
@@ -555,7 +586,8 @@ Result<HarborVerdict> run_harbor_shared_verifier(engine::Client& c, const Grader
       if (!entries) return entries.fail_with(what);
       for (auto& e : *entries) {
         const std::string p = "/logs/" + e.path;
-        if ((p == kRewardTxt || p == kRewardJson) && e.content.size() <= v.max_file_bytes) r.files[p] = std::move(e.content);
+        if ((p == kRewardTxt || p == kRewardJson) && e.content.size() <= v.max_file_bytes)
+          r.files[p] = std::move(e.content);
       }
     }
   }

@@ -84,12 +84,12 @@ Result<std::map<std::string, double>> parse_reward_json(std::string_view text);
 Result<double> harbor_score(const std::map<std::string, double>& rewards);
 
 struct HarborVerdict {
-  grading::Grade grade;        // score, binary_pass (score ≥ 1), components "reward.<key>", reasons
+  grading::Grade grade;  // score, binary_pass (score ≥ 1), components "reward.<key>", reasons
   // The reward map the tests wrote: reward.txt's value as "reward", or reward.json's keys (TB1:
   // pytest's "reward"). Empty when there is none: timed out, killed, no or a spoiled reward file.
   std::map<std::string, double> rewards;
-  grading::TestRun run;        // the verifier's exit and output
-  std::string verifier_logs;   // /logs/verifier as a tar ("verifier/…"); may be empty
+  grading::TestRun run;       // the verifier's exit and output
+  std::string verifier_logs;  // /logs/verifier as a tar ("verifier/…"); may be empty
 };
 
 // Who the tests run as: [verifier].user when given — a uid, "uid:gid", or a name looked up in the
@@ -116,6 +116,9 @@ struct HarborVerifierOptions {
   // A step of a multi-step task: its tests/ over the task's, its test.sh and its [verifier]
   // timeout (the env is the caller's, in `env`). Null: the task's own.
   const manifest::StepConfig* step = nullptr;
+  // The separate verifier's grader made ahead for this trial with the same options but no
+  // artifacts (prepare_harbor_verifier); empty: one is made now.
+  std::string ahead;
 };
 
 // The separate verifier's container limits: [verifier.environment]'s cpus and memory_mb (a step's
@@ -132,6 +135,13 @@ VerifierLimits harbor_verifier_limits(const manifest::HarborTask& task, const ma
 // after every process is dead.
 Result<HarborVerdict> run_harbor_verifier(engine::Client& c, const GraderSpec& where, const manifest::HarborTask& task,
                                           const HarborVerifierOptions& o = {});
+
+// The separate verifier's grader made ahead of the trial's grade phase (grader_ahead.h): created
+// in `o.network` with [verifier.environment]'s limits, the tests and /logs in it, started, its
+// as-agent service up; nothing of the agent's. `o` without artifacts (they are collected after the
+// agent): a run whose artifacts must go in makes a fresh grader instead.
+Result<std::string> prepare_harbor_verifier(engine::Client& c, const GraderSpec& where,
+                                            const manifest::HarborTask& task, const HarborVerifierOptions& o);
 
 // Harbor's "shared" verifier (forgectl run --harbor-verifier shared): the tests run in the agent's
 // own runner `where.runner`, after its processes were killed — /logs/verifier and tests/ at

@@ -52,8 +52,10 @@ Step TrialRun::read_server_state() {
   if (!state && agent_ran_programs()) {
     // Never a retried, uncounted trial of the agent's making (docs/errors.md).
     r_.episode.termination = agent::Termination::kSandboxDestroyed;
-    return Fault::model("the task's Python server stopped answering after the agent ran programs beside it in the "
-                        "runner (its memory, its processes): graded 0 — " + state.error().what());
+    return Fault::model(
+        "the task's Python server stopped answering after the agent ran programs beside it in the "
+        "runner (its memory, its processes): graded 0 — " +
+        state.error().what());
   }
   if (!state) return classify_running(state.error().with_context("reading the final state"), InfraKind::kSandbox);
   r_.final_state_json = "{\"db\":" + *state + "}";
@@ -76,7 +78,8 @@ grading::Evidence TrialRun::evidence() {
   grading::Evidence ev;
   ev.messages = r_.episode.messages;
   for (const auto& e : r_.tool_log)
-    ev.tool_calls.push_back({e.requestor, e.record.tool, e.record.arguments, e.record.outcome == tools::ToolOutcome::Kind::kOk});
+    ev.tool_calls.push_back(
+        {e.requestor, e.record.tool, e.record.arguments, e.record.outcome == tools::ToolOutcome::Kind::kOk});
   ev.final_state_json = r_.final_state_json;
   ev.state = store_.get();
   WorkspaceLimits caps;
@@ -86,8 +89,14 @@ grading::Evidence TrialRun::evidence() {
   ev.judge = [this](const std::string& model_ref, const std::string& system, const std::string& user) {
     return judge(model_ref, system, user);
   };
-  ev.run_tests = [this]() { return run_grader(docker_, grader_spec(), task_, take_grader_ahead()); };
-  ev.run_checks = [this]() { return run_python_checks_container(docker_, task_, checks_inputs()); };
+  ev.run_tests = [this]() {
+    auto ahead = take_grader_ahead();
+    return run_grader(docker_, grader_spec(), task_, ahead ? ahead->id : "");
+  };
+  ev.run_checks = [this]() {
+    auto ahead = take_grader_ahead();
+    return run_python_checks_container(docker_, task_, checks_inputs(), ahead ? ahead->id : "");
+  };
   if (local_) local_->use_sandbox(ev, docker_);
   // env.yaml shows the files as grading read them (grading runs on this thread alone).
   if (ev.files)
@@ -104,9 +113,9 @@ ChecksInputs TrialRun::checks_inputs() const {
   ChecksInputs in;
   in.labels = up_->labels;
   in.transcript_json = checks_transcript_json(r_.episode.messages);
-  in.initial_state_json = !server_initial_state_.empty()                 ? server_initial_state_
+  in.initial_state_json = !server_initial_state_.empty()              ? server_initial_state_
                           : !task_.initial_state.json_db_json.empty() ? task_.initial_state.json_db_json
-                                                                       : std::string("{}");
+                                                                      : std::string("{}");
   in.final_state_json = r_.final_state_json;
   return in;
 }
@@ -132,35 +141,42 @@ GraderSpec TrialRun::grader_spec() const {
   return gs;
 }
 
-// The grader of a task's test scripts made while the trial's agent runs (or while it waits for its
-// turn), so the grade phase pays only for the workspace copy and the tests: a fresh container for
-// this trial alone, with the tests in it and nothing of any agent's.
+// The trial's grader made while its agent runs (or while it waits for its turn), so the grade
+// phase pays only for copying the evidence in and running: a fresh container for this trial
+// alone, holding the verifier's files and nothing of any agent's (grader_ahead.h).
 void TrialRun::prepare_grader_ahead() {
+  if (local_ || !up_ || grader_ahead_.started()) return;
+  if (task_.harbor) return prepare_harbor_ahead();
   const auto& cc = task_.grading.custom_checks;
-  if (!cc.present || cc.python() || task_.harbor || local_ || !up_ || grader_ahead_.valid()) return;
-  grader_ahead_ = std::async(std::launch::async, [this, spec = grader_spec()]() {
-    auto start = Clock::now();
+  if (!cc.present) return;
+  if (cc.python()) {
+    grader_ahead_.start([this, labels = up_->labels]() -> Result<AheadGrader> {
+      auto id = prepare_python_checks(docker_, task_, labels);
+      if (!id) return id.fail_with("preparing the checks ahead");
+      return AheadGrader{*id, std::nullopt};
+    });
+    return;
+  }
+  grader_ahead_.start([this, spec = grader_spec()]() -> Result<AheadGrader> {
     auto id = prepare_grader(docker_, spec, task_);
-    grader_ahead_took_ = elapsed_since(start);
-    return id;
+    if (!id) return id.fail();
+    return AheadGrader{*id, std::nullopt};
   });
 }
 
-// The grader made ahead, once ready; "" when there is none (a fresh one is made then).
-std::string TrialRun::take_grader_ahead() {
-  if (!grader_ahead_.valid()) return "";
-  auto id = grader_ahead_.get();
-  r_.phases["ahead_grader"] = grader_ahead_took_;
-  if (id) return *id;
-  note("WARNING", "grading", "no grader made ahead: " + id.error().what());
-  return "";
+// The grader made ahead, once ready, timed as ahead_grader; nullopt when there is none (a fresh
+// one is made then). The caller removes it.
+std::optional<AheadGrader> TrialRun::take_grader_ahead() {
+  auto taken = grader_ahead_.take();
+  if (!taken) return std::nullopt;
+  r_.phases["ahead_grader"] = taken->took;
+  if (taken->grader) return std::move(*taken->grader);
+  note("WARNING", "grading", "no grader made ahead: " + taken->grader.error().what());
+  return std::nullopt;
 }
 
-// A grader made ahead that grading never took (the trial ended first): removed.
-void TrialRun::discard_grader_ahead() {
-  if (!grader_ahead_.valid()) return;
-  if (auto id = grader_ahead_.get()) (void)engine::remove_container(docker_, *id, engine::RemoveMode::kForce);
-}
+// A grader made ahead that grading never took (the trial ended first): removed with its network.
+void TrialRun::discard_grader_ahead() { grader_ahead_.discard(docker_); }
 
 std::uint64_t TrialRun::workspace_limit() const {
   return policy::workspace_limit_bytes(task_.environment.manifest.runner);

@@ -55,17 +55,23 @@ Step TrialRun::verify_harbor(HarborVerdict& verdict) {
   // A task (or step) that asks for a separate verifier ([verifier] environment_mode) keeps it.
   const auto& mode = step_ ? step_->verifier.mode : task_.harbor->verifier.mode;
   const bool shared = env_.run->harbor_shared_verifier && mode == manifest::VerifierMode::kShared;
-  // The verifier's own network, when its mode asks for one (verifier_network.h); none in shared mode.
+  // The verifier's own network, when its mode asks for one (verifier_network.h); none in shared
+  // mode. A grader made ahead comes in its own, brought up with it; run_harbor_verifier removes it.
   Result<std::optional<VerifierNetwork>> net = std::optional<VerifierNetwork>();
-  if (!shared)
+  std::optional<AheadGrader> ahead;
+  if (!shared && !step_) ahead = take_grader_ahead();
+  if (ahead) {
+    net = std::move(ahead->network);
+    vo.ahead = ahead->id;
+  } else if (!shared) {
     net = up_verifier_network(docker_, *task_.harbor, manifest::verifier_network(*task_.harbor, step_),
                               verifier_network_options());
+  }
   if (!net) return classify_running(net.error(), InfraKind::kDaemon);
   ScopeGuard drop_net([&] {
     if (!*net) return;
     if (auto why = remove_verifier_network(docker_, **net); !why.empty() && env_.log)
-      env_.log->warn("trial " + r_.task_id + "/" + std::to_string(r_.trial_index) +
-                     ": the verifier's network: " + why);
+      env_.log->warn("trial " + r_.task_id + "/" + std::to_string(r_.trial_index) + ": the verifier's network: " + why);
   });
   if (*net) vo.network = &**net;
   auto v = shared ? run_harbor_shared_verifier(docker_, where, *task_.harbor, vo)
@@ -115,8 +121,7 @@ Step TrialRun::harbor_artifacts(HarborVerifierOptions& vo) {
   auto arts = collect_harbor_artifacts(docker_, containers, task_.harbor->artifacts, workspace());
   if (!arts) return classify_running(arts.error(), InfraKind::kDaemon);
   if (env_.log)
-    for (const auto& n : arts->notes)
-      env_.log->warn(who + ": artifacts: " + n);
+    for (const auto& n : arts->notes) env_.log->warn(who + ": artifacts: " + n);
   if (!arts->trial_tar.empty()) r_.log_tars.push_back(std::move(arts->trial_tar));
   if (!arts->verifier_tar.empty()) vo.artifact_tars.push_back(std::move(arts->verifier_tar));
   return std::nullopt;
@@ -155,6 +160,31 @@ Step TrialRun::step_artifacts() {
   if (!moved) return classify_running(moved.error(), InfraKind::kHost);
   r_.log_tars.push_back(std::move(*moved));
   return std::nullopt;
+}
+
+// The separate verifier of a task without steps made ahead (grader_ahead.h), in its own network
+// when its mode asks for one: with the identity, env and limits the grade phase will give it.
+void TrialRun::prepare_harbor_ahead() {
+  const auto& h = *task_.harbor;
+  if (!h.steps.empty() || (env_.run->harbor_shared_verifier && h.verifier.mode == manifest::VerifierMode::kShared))
+    return;
+  grader_ahead_.start([this, where = grader_spec()]() -> Result<AheadGrader> {
+    HarborVerifierOptions vo;
+    if (auto f = harbor_verifier(where, vo)) return fail(Errc::kInvalid, f->message);
+    auto net = up_verifier_network(docker_, *task_.harbor, manifest::verifier_network(*task_.harbor, nullptr),
+                                   verifier_network_options());
+    if (!net) return net.fail();
+    AheadGrader g;
+    g.network = std::move(*net);
+    if (g.network) vo.network = &*g.network;
+    auto id = prepare_harbor_verifier(docker_, where, *task_.harbor, vo);
+    if (!id) {
+      if (g.network) (void)remove_verifier_network(docker_, *g.network);
+      return id.fail();
+    }
+    g.id = *id;
+    return g;
+  });
 }
 
 // The verifier's network stack: the trial's run, lease and interruption, the task's image as its

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -20,6 +19,7 @@
 #include "trial/db_client.h"
 #include "trial/fault.h"
 #include "trial/golden_replay.h"
+#include "trial/grader_ahead.h"
 #include "trial/grading_sources.h"
 #include "trial/harbor_trial.h"
 #include "trial/local_trial.h"
@@ -106,7 +106,7 @@ class TrialRun {
   Result<grading::JudgeReply> judge(const std::string& model_ref, const std::string& system, const std::string& user);
   GraderSpec grader_spec() const;
   void prepare_grader_ahead();
-  std::string take_grader_ahead();
+  std::optional<AheadGrader> take_grader_ahead();
   void discard_grader_ahead();
 
   // phase_harbor_verify.cc: the grade of a Harbor task, or of one of its steps.
@@ -117,6 +117,7 @@ class TrialRun {
   Step keep_logs(std::vector<std::string>& tars, const std::string& prefix);
   Step step_artifacts();
   VerifierNetworkOptions verifier_network_options() const;
+  void prepare_harbor_ahead();
 
   // phase_steps.cc: a multi-step Harbor task, in place of agent → after_agent → grade.
   Step run_steps();
@@ -172,10 +173,9 @@ class TrialRun {
   bool grading_ = false;
   std::mutex progress_mu_;
   TrialProgress progress_;
-  // The grader of the task's test scripts, being made ahead since the tools opened (its id, or
-  // why not); the time it took, set by that thread before the future is ready.
-  std::future<Result<std::string>> grader_ahead_;
-  Millis grader_ahead_took_{0};
+  // The trial's grader (test scripts, checks.py or a Harbor verifier), being made ahead since the
+  // tools opened; taken by the grade phase, else removed by down().
+  GraderAhead grader_ahead_;
 };
 
 }  // namespace forge::trial

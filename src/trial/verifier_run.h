@@ -62,7 +62,7 @@ struct VerifierResult {
 // under the helper's deadline, kills the container, then reads what was asked. A file to read
 // that exists but is not a regular file, or is larger than max_file_bytes, is in `unreadable`.
 // `ahead`: the grader prepare_verifier made for this trial, which then gets only the agent's
-// files; it is removed at the end all the same.
+// files; it is removed at the end all the same (at once, for a fresh one, when `v` has agent_tars).
 Result<VerifierResult> run_verifier(engine::Client& c, const VerifierRun& v, const std::string& ahead = "");
 
 // The grader of `v` made ahead of the trial's grade phase, like the warm pool's sandboxes: created

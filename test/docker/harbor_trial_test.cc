@@ -437,6 +437,7 @@ TEST_CASE("harbor verifier network: allowlist reaches only its hosts through a p
   CHECK(r.grade.components.at("reward.direct_ip") == 0.0);      // no way around the proxy
   CHECK(r.grade.components.at("reward.direct_name") == 0.0);
   CHECK(r.verifier_output.find("proxy=http://egress-proxy:3128") != std::string::npos);
+  CHECK(r.phases.count("ahead_grader") == 1);  // the grader and its network were made ahead
   CHECK(rig.left_nothing());
 
   // The same probe with no [verifier] network: the baseline no-network, no interface but lo.
@@ -467,6 +468,7 @@ TEST_CASE("harbor verifier network: public joins a network of its own whose upst
   CHECK(r.grade.components.at("reward.direct_ip") == 1.0);
   CHECK(r.grade.components.at("reward.direct_name") == 1.0);
   CHECK(r.grade.components.at("reward.proxy_allowed") == 0.0);  // no proxy in public
+  CHECK(r.phases.count("ahead_grader") == 1);
   CHECK(rig.left_nothing());
 }
 
