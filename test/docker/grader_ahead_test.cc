@@ -21,6 +21,8 @@
 #include "results/trial_record.h"
 #include "stack/labels.h"
 #include "stack/task_build.h"
+#include "support/checks_py.h"
+#include "support/containers.h"
 #include "support/docker_env.h"
 #include "support/fake_llm_server.h"
 #include "support/process.h"
@@ -63,20 +65,7 @@ std::string write_checks_task(const TempDir& dir) {
   const std::string t = copy_example_task("library-loans", dir.path() + "/tasks/checks-fresh");
   std::ofstream(t + "/grading.yaml") << "combine: {method: weighted, pass_threshold: 0.99}\n"
                                         "custom_checks: {file: checks.py, interface_version: \"1.0\"}\n";
-  std::ofstream(t + "/checks.py") << R"PY(import os
-import uuid
-
-from tolokaforge.core.grading.checks_interface import CheckFailed, CheckPassed, check, init
-
-_ctx = None
-
-
-@init(interface_version="1.0")
-def setup(ctx):
-    global _ctx
-    _ctx = ctx
-
-
+  std::ofstream(t + "/checks.py") << std::string("import os\nimport uuid\n") + kChecksPyPreamble + R"PY(
 @check
 def fresh_grader():
     home = os.environ["HOME"]
@@ -135,8 +124,6 @@ struct HarborBase {
     (void)engine::remove_image(*docker_env().client, name);
   }
 };
-
-engine::Filters by_label(const std::string& key, const std::string& value) { return {{"label", {key + "=" + value}}}; }
 
 void check_fresh_graders(const std::string& task) {
   TempDir dir;
@@ -210,32 +197,10 @@ TEST_CASE("grader ahead: graders made ahead for a SIGKILLed run, with a verifier
   (*p)->kill(SIGKILL);
   (void)(*p)->wait_for(Millis(30000));
   server.release();
-  auto before = engine::list_containers(c, by_label(stack::kLabelRun, run_id));
-  REQUIRE(before.has_value());
-  CHECK(before->size() >= 2);  // nothing removed them: the owner died
-  auto down = forgectl_run({"down", "--orphans"});
-  CHECK_MESSAGE(down.code == 0, down.text());
-  auto after = engine::list_containers(c, by_label(stack::kLabelRun, run_id));
-  REQUIRE(after.has_value());
-  CHECK(after->empty());
-  auto nets = engine::list_networks(c, by_label(stack::kLabelRun, run_id));
-  REQUIRE(nets.has_value());
-  CHECK(nets->empty());
+  check_orphans_then_down_removes_all(c, run_id);  // nothing removed them: the owner died
 }
 
 TEST_CASE("grader ahead: each trial's grader is made ahead and holds that trial's files alone") {
   TempDir dir;
-  std::string task = write_marker_task(dir);
-  std::string out = dir.path() + "/run";
-  auto r = forgectl_run(
-      {"run", task, "--agent", "oracle", "--agent", "noop", "--trials", "3", "--concurrency", "2", "--out", out});
-  REQUIRE_MESSAGE(r.code == 0, r.text());
-  auto trials = trials_of(out);
-  REQUIRE(trials.size() == 6);
-  for (const auto& t : trials) {
-    CHECK_MESSAGE(t.phases_s.count("ahead_grader") == 1, t.agent, " ", t.trial_index);
-    // One marker for the oracle's (its own), none for noop's: never another trial's.
-    CHECK_MESSAGE(t.binary_pass == (t.agent == "oracle"), t.agent, " ", t.trial_index, " ", t.score);
-  }
-  CHECK(r.out.find("leak audit: nothing of run") != std::string::npos);
+  check_fresh_graders(write_marker_task(dir));
 }

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "manifest/task_parse.h"
+#include "support/checks_py.h"
 #include "support/stack_env.h"
 #include "support/trial_rig.h"
 
@@ -159,16 +160,18 @@ std::string output_of(const trial::TrialResult& r, const std::string& tool) {
 
 }  // namespace
 
-TEST_CASE("python server trial: the server's tools and state; a correct agent passes on state and golden hash; "
-          "the agent's bash cannot reach the server") {
+TEST_CASE(
+    "python server trial: the server's tools and state; a correct agent passes on state and golden hash; "
+    "the agent's bash cannot reach the server") {
   TempDir dir;
   auto task = load_bank(dir);
   LlmTrialRig rig("openai", "gpt-4o");
   auto& s = rig.h.server;
   s.push(200, fake_llm::openai_tool_call("call_1", "get_account", R"({"account_id": "A"})"));
   s.push(200, fake_llm::openai_tool_call("call_2", "transfer", R"({"from_id": "A", "to_id": "B", "amount": 30})"));
-  s.push(200, fake_llm::openai_tool_call("call_3", "bash",
-                                         json::Writer().begin_object().field("command", probe_script()).end_object().take()));
+  s.push(200,
+         fake_llm::openai_tool_call(
+             "call_3", "bash", json::Writer().begin_object().field("command", probe_script()).end_object().take()));
   s.push(200, fake_llm::openai_text("Moved 30 from A to B."));
   auto r = rig.run_llm(task);
   REQUIRE_MESSAGE(r.outcome == results::Outcome::kGraded, r.error);
@@ -221,15 +224,17 @@ TEST_CASE("python server trial: a wrong transfer fails the state checks and the 
   CHECK(rig.containers().empty());
 }
 
-TEST_CASE("python server trial: checks.py runs in a fresh container as the verifier; a passing and a failing check "
-          "make half the custom_checks score") {
+TEST_CASE(
+    "python server trial: checks.py runs in a fresh container as the verifier; a passing and a failing check "
+    "make half the custom_checks score") {
   TempDir dir;
   auto task = load_bank(dir, true);
   REQUIRE(task.grading.custom_checks.python());
   LlmTrialRig rig("openai", "gpt-4o");
   auto& s = rig.h.server;
   s.push(200, fake_llm::openai_tool_call("call_1", "transfer", R"({"from_id": "A", "to_id": "B", "amount": 30})"));
-  s.push(200, fake_llm::openai_tool_call("call_2", "bash", R"({"command": "ls /.forgectl-task/server; ls / | grep -c forgectl-checks"})"));
+  s.push(200, fake_llm::openai_tool_call(
+                  "call_2", "bash", R"({"command": "ls /.forgectl-task/server; ls / | grep -c forgectl-checks"})"));
   s.push(200, fake_llm::openai_text("Moved 30 from A to B."));
   auto r = rig.run_llm(task);
   REQUIRE_MESSAGE(r.outcome == results::Outcome::kGraded, r.error);
@@ -252,17 +257,7 @@ TEST_CASE("python server trial: checks.py sees a failed call as an error, so a \
   TempDir dir;
   auto task = load_bank(dir, true);
   // The check a task author writes for "the agent made the transfer": a transfer call that succeeded.
-  dir.write("checks.py", R"PY(from tolokaforge.core.grading.checks_interface import CheckFailed, CheckPassed, check, init
-
-_ctx = None
-
-
-@init(interface_version="1.0")
-def setup(ctx):
-    global _ctx
-    _ctx = ctx
-
-
+  dir.write("checks.py", std::string(kChecksPyPreamble) + R"PY(
 @check
 def transferred():
     seen = [f"{c.name}:{c.status}:{(c.result or '')[:24]}" for c in _ctx.tool_calls]
@@ -272,19 +267,22 @@ def transferred():
 )PY");
   SUBCASE("the transfer the server refused") {
     LlmTrialRig rig("openai", "gpt-4o");
-    rig.h.server.push(200, fake_llm::openai_tool_call("call_1", "transfer", R"({"from_id": "A", "to_id": "B", "amount": 5000})"));
+    rig.h.server.push(
+        200, fake_llm::openai_tool_call("call_1", "transfer", R"({"from_id": "A", "to_id": "B", "amount": 5000})"));
     rig.h.server.push(200, fake_llm::openai_text("Moved 30 from A to B."));
     auto r = rig.run_llm(task);
     REQUIRE_MESSAGE(r.outcome == results::Outcome::kGraded, r.error);
     const std::string reasons = reasons_of(r);
     INFO(reasons);
     CHECK(r.grade.components.at("custom_checks") == doctest::Approx(0.0));
-    CHECK(reasons.find("custom_checks: FAIL \"transferred\": \"transfer:error:Error: Insufficient") != std::string::npos);
+    CHECK(reasons.find("custom_checks: FAIL \"transferred\": \"transfer:error:Error: Insufficient") !=
+          std::string::npos);
     CHECK(rig.containers().empty());
   }
   SUBCASE("the honest control: the transfer that ran") {
     LlmTrialRig rig("openai", "gpt-4o");
-    rig.h.server.push(200, fake_llm::openai_tool_call("call_1", "transfer", R"({"from_id": "A", "to_id": "B", "amount": 30})"));
+    rig.h.server.push(
+        200, fake_llm::openai_tool_call("call_1", "transfer", R"({"from_id": "A", "to_id": "B", "amount": 30})"));
     rig.h.server.push(200, fake_llm::openai_text("Moved 30 from A to B."));
     auto r = rig.run_llm(task);
     REQUIRE_MESSAGE(r.outcome == results::Outcome::kGraded, r.error);

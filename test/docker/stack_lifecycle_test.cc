@@ -32,7 +32,8 @@ std::string compose_yaml(int delay_s) {
   return R"(services:
   web:
     image: forgectl/runner:local
-    command: ["sh", "-c", "sleep )" + std::to_string(delay_s) +
+    command: ["sh", "-c", "sleep )" +
+         std::to_string(delay_s) +
          R"(; mkdir -p /tmp/srv && echo ok > /tmp/srv/health && exec httpd -f -p 8000 -h /tmp/srv"]
     read_only: true
     tmpfs: [/tmp]
@@ -56,8 +57,6 @@ std::string compose_manifest(const TempDir& dir, const std::string& stem, int de
   dir.write("compose.yaml", compose_yaml(delay_s));
   return dir.write(stem + ".yaml", "network_policy: no_internet\ncompose_file: compose.yaml\n");
 }
-
-engine::Filters by_label(const std::string& key, const std::string& value) { return {{"label", {key + "=" + value}}}; }
 
 struct Objects {
   std::vector<engine::ContainerSummary> containers;
@@ -136,7 +135,8 @@ void interrupt_up(const std::vector<int>& signals) {
   CHECK(up->err().find("interrupted") != std::string::npos);
   CHECK(trim(up->out()).empty());  // no stack name: nothing is left to use
   auto left = objects(stack::kLabelSource, manifest);
-  CHECK_MESSAGE(left.total() == 0, left.containers.size() << " containers, " << left.networks.size() << " networks left");
+  CHECK_MESSAGE(left.total() == 0, left.containers.size()
+                                       << " containers, " << left.networks.size() << " networks left");
   if (firewall_enforced()) CHECK(input_rules().find(name) == std::string::npos);
 }
 
@@ -189,7 +189,8 @@ TEST_CASE("stack lifecycle: an up killed with SIGKILL mid-way is reaped by down 
   CHECK_MESSAGE(down.code == 0, down.text());
   CHECK_MESSAGE(down.out.find("removed " + name) != std::string::npos, down.out);
   auto left = objects(stack::kLabelSource, manifest);
-  CHECK_MESSAGE(left.total() == 0, left.containers.size() << " containers, " << left.networks.size() << " networks left");
+  CHECK_MESSAGE(left.total() == 0, left.containers.size()
+                                       << " containers, " << left.networks.size() << " networks left");
   CHECK(input_rules().find("forgectl:" + name) == std::string::npos);
 }
 

@@ -1,8 +1,8 @@
 // No more sandbox than a trial needs, and sandboxes prepared ahead, against the real daemon: a
 // network-free trial's runner has NetworkMode none (no network, no bridge, no host rule) and its
 // tools work over exec; a task that uses no json-db starts none; a sweep with the warm pool gives
-// the results of one without; a run at a concurrency above 4 leaves nothing; a prepared sandbox of a SIGKILLed run is an orphan that
-// `forgectl down --orphans` removes.
+// the results of one without; a run at a concurrency above 4 leaves nothing; a prepared sandbox of a SIGKILLed run is
+// an orphan that `forgectl down --orphans` removes.
 #include <doctest/doctest.h>
 
 #include <csignal>
@@ -20,6 +20,7 @@
 #include "results/run_json.h"
 #include "results/trial_record.h"
 #include "stack/labels.h"
+#include "support/containers.h"
 #include "support/fake_llm_server.h"
 #include "support/process.h"
 #include "support/run_files.h"
@@ -32,13 +33,10 @@ using namespace forge;
 using namespace forge::test;
 namespace fs = std::filesystem;
 
-namespace {
+namespace {}  // namespace
 
-engine::Filters by_label(const std::string& key, const std::string& value) { return {{"label", {key + "=" + value}}}; }
-
-}  // namespace
-
-TEST_CASE("scale: a no_internet stack without services gets no network: NetworkMode none, tools over exec, no host rule") {
+TEST_CASE(
+    "scale: a no_internet stack without services gets no network: NetworkMode none, tools over exec, no host rule") {
   TempDir dir;
   auto opts = test_up_options();
   opts.omit_unused_network = true;
@@ -85,7 +83,8 @@ TEST_CASE("scale: a task that uses no json-db loses it from the built-in stack; 
   }
 }
 
-TEST_CASE("scale: a sweep with the warm pool and background teardown gives the results of one without; nothing is left") {
+TEST_CASE(
+    "scale: a sweep with the warm pool and background teardown gives the results of one without; nothing is left") {
   TempDir dir;
   std::string with = dir.path() + "/with", without = dir.path() + "/without";
   std::vector<std::string> base{"run",
@@ -161,8 +160,9 @@ TEST_CASE("scale: sandboxes of a SIGKILLed run — in use and prepared ahead —
   hang.held = true;  // the first trial waits on its model while the pool prepares the next
   server.push(hang, 20);
   std::string cfg = dir.path() + "/run.yaml";
-  std::ofstream(cfg) << "models:\n  agent: {provider: openai, name: gpt-4o, base_url: \"" << server.base_url()
-                     << "\", api_key_env: FORGECTL_TEST_KEY}\norchestrator:\n  timeouts: {turn_s: 120, episode_s: 300}\n";
+  std::ofstream(cfg)
+      << "models:\n  agent: {provider: openai, name: gpt-4o, base_url: \"" << server.base_url()
+      << "\", api_key_env: FORGECTL_TEST_KEY}\norchestrator:\n  timeouts: {turn_s: 120, episode_s: 300}\n";
   std::string out = dir.path() + "/run";
   auto p = spawn_forgectl({"run", example_task("files-basic"), "--config", cfg, "--agent", "llm", "--trials", "3",
                            "--concurrency", "1", "--out", out},
@@ -182,7 +182,9 @@ TEST_CASE("scale: sandboxes of a SIGKILLed run — in use and prepared ahead —
     f["status"] = {"running", "paused"};
     if (auto l = engine::list_containers(c, f)) runners = l->size();
   }
-  REQUIRE_MESSAGE(runners == 2, "stdout:\n" << (*p)->out() << "\nstderr:\n" << (*p)->err());  // one in use, one prepared
+  REQUIRE_MESSAGE(runners == 2, "stdout:\n"
+                                    << (*p)->out() << "\nstderr:\n"
+                                    << (*p)->err());  // one in use, one prepared
   {
     // The prepared one waits frozen (paused: no CPU) while the first trial waits on its model.
     std::size_t paused = 0;
@@ -216,17 +218,7 @@ TEST_CASE("scale: sandboxes of a SIGKILLed run — in use and prepared ahead —
   (*p)->kill(SIGKILL);
   (void)(*p)->wait_for(Millis(30000));
   server.release();
-  auto before = engine::list_containers(c, by_label(stack::kLabelRun, run_id));
-  REQUIRE(before.has_value());
-  CHECK(before->size() >= 2);  // nothing removed them: the owner died (the paused one too)
-  auto down = forgectl_run({"down", "--orphans"});
-  CHECK_MESSAGE(down.code == 0, down.text());
-  auto after = engine::list_containers(c, by_label(stack::kLabelRun, run_id));
-  REQUIRE(after.has_value());
-  CHECK(after->empty());
-  auto nets = engine::list_networks(c, by_label(stack::kLabelRun, run_id));
-  REQUIRE(nets.has_value());
-  CHECK(nets->empty());
+  check_orphans_then_down_removes_all(c, run_id);  // nothing removed them: the owner died
 }
 
 TEST_CASE("scale: a sandbox prepared ahead waits frozen and its trial, thawed, passes like any other") {

@@ -7,7 +7,9 @@
 
 #include "engine/containers.h"
 #include "engine/networks.h"
+#include "stack/labels.h"
 #include "support/docker_env.h"
+#include "support/process.h"
 
 namespace forge::test {
 
@@ -55,5 +57,25 @@ T& must(Result<T>& r) {
   return *r;
 }
 inline void must(const Status& s) { REQUIRE_MESSAGE(s.has_value(), (s ? "" : s.error().what())); }
+
+inline engine::Filters by_label(const std::string& key, const std::string& value) {
+  return {{"label", {key + "=" + value}}};
+}
+
+// A killed run's containers are still there (nothing removed them: the owner died); after
+// `forgectl down --orphans` none of its containers or networks is.
+inline void check_orphans_then_down_removes_all(engine::Client& c, const std::string& run_id) {
+  auto before = engine::list_containers(c, by_label(stack::kLabelRun, run_id));
+  REQUIRE(before.has_value());
+  CHECK(before->size() >= 2);
+  auto down = forgectl_run({"down", "--orphans"});
+  CHECK_MESSAGE(down.code == 0, down.text());
+  auto after = engine::list_containers(c, by_label(stack::kLabelRun, run_id));
+  REQUIRE(after.has_value());
+  CHECK(after->empty());
+  auto nets = engine::list_networks(c, by_label(stack::kLabelRun, run_id));
+  REQUIRE(nets.has_value());
+  CHECK(nets->empty());
+}
 
 }  // namespace forge::test

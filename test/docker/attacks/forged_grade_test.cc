@@ -22,6 +22,7 @@
 #include "results/trial_record.h"
 #include "stack/labels.h"
 #include "stack/teardown.h"
+#include "support/checks_py.h"
 #include "support/docker_env.h"
 #include "support/fake_llm_server.h"
 #include "support/process.h"
@@ -87,18 +88,7 @@ if __name__ == "__main__":
             "transcript_rules:\n  required_actions:\n"
             "    - {action_id: b2, name: renew_loan, arguments: {member_id: M-7, book_id: B-2}}\n"
             "custom_checks: {file: checks.py, interface_version: \"1.0\"}\n");
-  dir.write("checks.py",
-            R"PY(from tolokaforge.core.grading.checks_interface import CheckFailed, CheckPassed, check, init
-
-_ctx = None
-
-
-@init(interface_version="1.0")
-def setup(ctx):
-    global _ctx
-    _ctx = ctx
-
-
+  dir.write("checks.py", std::string(kChecksPyPreamble) + R"PY(
 @check
 def b5_renewed():
     calls = [c for c in _ctx.tool_calls if c.name == "renew_loan" and c.arguments.get("book_id") == "B-5"]
