@@ -20,6 +20,9 @@ std::size_t invalid_utf8(std::string_view s);
 // `s` with each byte that is not part of well-formed UTF-8 replaced by U+FFFD.
 std::string valid_utf8(std::string_view s);
 std::string to_lower(std::string_view s);
+// Escapes & < > " ' and also '/', so no untrusted text (a task id, an error message, a page's
+// words) can close a tag or leave a "scheme://" in an HTML page; safe in attribute values too.
+std::string html_escape(std::string_view s);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 bool starts_with(std::string_view s, std::string_view prefix);
 // Random lower-case hex token of `n` bytes' entropy (from /dev/urandom).

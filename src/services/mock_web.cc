@@ -11,6 +11,7 @@
 
 #include "core/json.h"
 #include "core/strings.h"
+#include "services/mock_web_search.h"
 
 namespace forge::services {
 
@@ -127,6 +128,15 @@ Response MockWeb::handle(const Request& req) const {
     parts.erase(parts.begin(), parts.begin() + 3);
   } else if (task_packs && parts.size() == 1 && parts[0].size() > 5 && parts[0].ends_with(".html")) {
     return html_lookup(parts[0]);
+  }
+  if (parts == std::vector<std::string>{"search"}) {
+    // A task's own /search page wins; otherwise the built-in one searches the served pages.
+    Response own = serve(root_, parts);
+    if (own.status != 404) return own;
+    std::string_view target = req.target;
+    const auto q = target.find('?');
+    return search_page(root_, req.query.empty() && q != std::string_view::npos ? target.substr(q + 1) : req.query,
+                       opts_.max_file);
   }
   return serve(root_, parts);
 }

@@ -200,9 +200,9 @@ TEST_CASE("services mock-web: grading material is withheld by name, even inside 
   CHECK(is_withheld_name("checks.py"));
   CHECK(is_withheld_name("expected_state.json"));
   // The red team's names (mockweb-leak/): expected* with any separator, *solution*, reference.
-  for (const char* n : {"expected-output.json", "Expected_out.json", "expected.json", "EXPECTEDoutput.txt",
-                        "reference_solution.txt", "my-solution.html", "Solutions", "reference.txt",
-                        "reference_answer.json", "Reference-Output"}) {
+  for (const char* n :
+       {"expected-output.json", "Expected_out.json", "expected.json", "EXPECTEDoutput.txt", "reference_solution.txt",
+        "my-solution.html", "Solutions", "reference.txt", "reference_answer.json", "Reference-Output"}) {
     CAPTURE(n);
     CHECK(is_withheld_name(n));
   }
@@ -321,7 +321,7 @@ struct Packs {
     write("tasks/web/shop_1/mock_web/extra.html", "mock_web page");
     write("tasks/web/shop_1/data.json", "{\"sku\":1}");
     write("tasks/web/shop_1/mock_web/stock.json", "{\"left\":2}");
-    write("tasks/web/shop_1/answers.json", kSecret);  // a data type beside the pages: never served
+    write("tasks/web/shop_1/answers.json", kSecret);   // a data type beside the pages: never served
     write("tasks/web/shop_1/www/page.html", kSecret);  // not this: /task/…/www/ is the www/ root
     for (const char* f : {"task.yaml", "grading.yaml", "grading.yml", "checks.py", "tests/test.html",
                           "fixtures/db.json", "solution.html", "solution/answer.html", "expected_state.json", ".env",
@@ -426,4 +426,45 @@ TEST_CASE("services mock-web, task packs: the tasks root may appear after start,
   CHECK(r.error().message.find("refusing to serve a task directory; point --tasks-root") != std::string::npos);
   o.tasks_root = p.dir + "/www/index.html";
   CHECK(MockWeb::open(p.dir + "/www", o).error().code == Errc::kInvalid);
+}
+
+TEST_CASE("services mock-web: /search finds the served pages holding every query word, and nothing withheld") {
+  Task task;
+  task.write("www/shop.html",
+             "<html><head><title>Red &amp; Blue Shop</title><script>var zebra = 'red';</script></head>"
+             "<body><p>Red shoes, red hats.</p><style>.zebra{}</style></body></html>");
+  task.write("www/sub/hats.html", "<title>Hats</title><p>Red hats only.</p>");
+  Site site(task);
+  auto found = site.get("/search?q=red+hats");
+  REQUIRE(found.status == 200);
+  CHECK(found.content_type == "text/html; charset=utf-8");
+  // Both pages hold both words; shop.html more often (red ×3 with its title), so it ranks first.
+  const auto shop = found.body.find("Red &amp; Blue Shop</a>");
+  const auto hats = found.body.find("&#47;sub&#47;hats.html");
+  CHECK(shop != std::string::npos);
+  CHECK(hats != std::string::npos);
+  CHECK(shop < hats);
+  CHECK(found.body.find("Red shoes, red hats.") != std::string::npos);  // the snippet, entities decoded
+  CHECK(found.body.find("value=\"red hats\"") != std::string::npos);
+
+  CHECK(site.get("/search?q=zebra").body.find("No pages match.") !=
+        std::string::npos);  // script and style are not text
+  CHECK(site.get("/search?q=hello%20www").body.find("&#47;index.html") != std::string::npos);
+  // The withheld pages, symlinks and files beside www/ all hold the secret: none is a result.
+  auto secret = site.get("/search?q=secret+answer");
+  CHECK(secret.status == 200);
+  CHECK(secret.body.find("No pages match.") != std::string::npos);
+  auto form = site.get("/search");
+  CHECK(form.status == 200);
+  CHECK(form.body.find("<form") != std::string::npos);
+  CHECK(form.body.find("results") == std::string::npos);
+  CHECK(site.get("/search?q=" + std::string(300, 'a')).status == 400);
+  CHECK(site.get("/search?q=%ZZ").status == 400);
+}
+
+TEST_CASE("services mock-web: a task's own /search page wins over the built-in one") {
+  Task task;
+  task.write("www/search/index.html", "<p>our own search</p>");
+  Site site(task);
+  CHECK(site.get("/search?q=x").body == "<p>our own search</p>");
 }
