@@ -14,6 +14,8 @@ packages=(
   libarchive-dev libsqlite3-dev libtomlplusplus-dev
   # runtime: the engine, and what the local images are built from (debootstrap: forgectl/python:local)
   docker.io busybox-static squid iptables debootstrap
+  # OCI runtimes a sandbox may choose (docs/environment.md "runtime"); runsc is built below
+  crun
   # tests: a second, private dockerd gets its own bridge; a one-node Slurm (munged, slurmctld,
   # slurmd: scripts/slurm-test-cluster.sh) runs the Slurm sweep test (docs/scale.md)
   iproute2 slurm-wlm munge
@@ -25,7 +27,16 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+# gVisor's runsc: no Debian binary; built from Debian trixie's packaged Go sources and cached
+# (scripts/install-runsc.sh, a few minutes once, instant after).
+need_runsc=0
+[ -x /usr/local/bin/runsc ] || need_runsc=1
+[ ${#missing[@]} -eq 0 ] && [ $need_runsc -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then
+  [ "$(id -u)" -eq 0 ] || { echo "install-deps: runsc is missing; run this script as root" >&2; exit 1; }
+  step "runsc" bash "$(dirname "$0")/install-runsc.sh"
+  exit 0
+fi
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "install-deps: missing packages: ${missing[*]}; run this script as root (or install them)" >&2
@@ -56,3 +67,4 @@ for unit in slurmctld slurmd munge; do
     systemctl stop "$unit" || true
   fi
 done
+[ $need_runsc -eq 0 ] || step "runsc" bash "$(dirname "$0")/install-runsc.sh"

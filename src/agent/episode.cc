@@ -19,8 +19,8 @@ const char* termination_name(Termination t) {
     case Termination::kModelError: return "model_error";
     case Termination::kInfraError: return "infra_error";
     case Termination::kInterrupted: return "interrupted";
-    case Termination::kSandboxDestroyed:
-      return "sandbox_destroyed";
+    case Termination::kSandboxDestroyed: return "sandbox_destroyed";
+    case Termination::kSandboxBroken: return "sandbox_broken";
   }
   return "error";
 }
@@ -140,6 +140,8 @@ Episode run_episode(Agent& agent, UserSimulator* user, tools::ToolExecutor& exec
         tm.name = call.name;
         tm.tool_error = out.kind != tools::ToolOutcome::Kind::kOk;
         ep.messages.push_back(std::move(tm));
+        // Nothing the model does next can be judged fairly: the sandbox cannot run its tools.
+        if (out.sandbox_broken) return finish(Termination::kSandboxBroken, out.reason);
       }
       continue;
     }

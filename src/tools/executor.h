@@ -30,6 +30,9 @@ struct ToolOutcome {
   std::string reason;   // why it is not kOk, without "Error: "; empty for kOk
   Millis elapsed{0};
   bool truncated = false;  // content was cut to the output cap
+  // kFailed because the sandbox's own helper cannot run (Errc::kBroken): the episode ends there
+  // as the sandbox's failure, not the model's.
+  bool sandbox_broken = false;
 };
 
 const char* outcome_name(ToolOutcome::Kind kind);  // "ok" | "refused" | "failed" | "timeout"
