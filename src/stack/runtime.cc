@@ -44,7 +44,8 @@ std::string runtime_unfit(std::string_view name, const engine::RuntimeInfo& regi
     return "crun cannot apply a sandbox's limits on this host: the daemon runs cgroup v" + info.cgroup_version +
            " and crun refuses limits there (\"cgroups in hybrid mode not supported\"); use runc or runsc, or a "
            "cgroup v2 host";
-  const bool no_network = std::find(registered.args.begin(), registered.args.end(), "--network=none") != registered.args.end();
+  const bool no_network =
+      std::find(registered.args.begin(), registered.args.end(), "--network=none") != registered.args.end();
   if (kind == RuntimeKind::kRunsc && needs.network && no_network)
     return "runsc is registered with --network=none, so its sandboxes cannot reach their services; register it "
            "without that argument";
@@ -61,7 +62,8 @@ Result<RuntimeChoice> choose_runtime(std::string_view requested, const engine::S
                                      const RuntimeNeeds& needs) {
   if (auto bad = manifest::runtime_name_problem(requested); !bad.empty()) return fail(Errc::kInvalid, bad);
   const bool is_auto = manifest::is_auto_runtime(requested);
-  const std::string name = is_auto ? (info.default_runtime.empty() ? "runc" : info.default_runtime) : std::string(requested);
+  const std::string name =
+      is_auto ? (info.default_runtime.empty() ? "runc" : info.default_runtime) : std::string(requested);
   auto it = info.runtimes.find(name);
   if (it == info.runtimes.end()) {
     // An old daemon without Runtimes in /info: its default is all it can be asked for.

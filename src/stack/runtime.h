@@ -18,8 +18,8 @@ enum class RuntimeKind { kRunc, kCrun, kRunsc, kOther };
 RuntimeKind runtime_kind(std::string_view name, const engine::RuntimeInfo& registered);
 
 struct RuntimeChoice {
-  std::string name;       // as the daemon lists it: the default's own name for "auto"
-  bool named = false;     // asked for by name: HostConfig.Runtime is set and verified after create
+  std::string name;    // as the daemon lists it: the default's own name for "auto"
+  bool named = false;  // asked for by name: HostConfig.Runtime is set and verified after create
 };
 
 // What the stack asks of its runtime. Every forgectl sandbox has limits (memory, pids); a runner
@@ -37,8 +37,8 @@ Result<RuntimeChoice> choose_runtime(std::string_view requested, const engine::S
                                      const RuntimeNeeds& needs = {});
 
 // Why a registered runtime cannot serve `needs` here; empty when it can.
-std::string runtime_unfit(std::string_view name, const engine::RuntimeInfo& registered,
-                          const engine::SystemInfo& info, const RuntimeNeeds& needs);
+std::string runtime_unfit(std::string_view name, const engine::RuntimeInfo& registered, const engine::SystemInfo& info,
+                          const RuntimeNeeds& needs);
 
 // The daemon.json lines that register `name` (runc, crun, runsc get their usual paths), and how to apply them.
 std::string runtime_snippet(std::string_view name);

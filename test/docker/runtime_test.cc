@@ -24,9 +24,12 @@ namespace {
 engine::SystemInfo require_runtime(const std::string& name) {
   auto info = engine::info(*docker_env().client);
   REQUIRE_MESSAGE(info.has_value(), (info ? "" : info.error().what()));
-  REQUIRE_MESSAGE(info->runtimes.count(name) == 1,
-                  "the docker suite needs the '" << name << "' runtime registered with the daemon: run "
-                  "scripts/install-deps.sh (builds runsc) and scripts/ensure-docker.sh (registers crun and runsc)");
+  REQUIRE_MESSAGE(
+      info->runtimes.count(name) == 1,
+      "the docker suite needs the '"
+          << name
+          << "' runtime registered with the daemon: run "
+             "scripts/install-deps.sh (builds runsc) and scripts/ensure-docker.sh (registers crun and runsc)");
   return *info;
 }
 
@@ -68,7 +71,8 @@ TEST_CASE("runtime: under runsc the helper drops to the agent and serves bash an
   REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().what()));
   CHECK(r->exit_code == 0);
   CHECK(r->out == "1000\n1000\n");
-  REQUIRE(box.write_file("notes.txt", "under gVisor\n", false).has_value());
+  auto wrote = box.write_file("notes.txt", "under gVisor\n", false);
+  REQUIRE_MESSAGE(wrote.has_value(), (wrote ? "" : wrote.error().what()));
   auto back = box.read_file("notes.txt", 0, 1 << 20);
   REQUIRE(back.has_value());
   CHECK(back->data == "under gVisor\n");
@@ -89,10 +93,11 @@ TEST_CASE("runtime: files-basic with the oracle under runsc passes, and its tria
   REQUIRE_MESSAGE(r.code == 0, r.text());
   auto trials = trials_of(out);
   REQUIRE(trials.size() == 1);
+  INFO(trials[0].error, " ", trials[0].termination_reason);
   CHECK(trials[0].graded());
   CHECK(trials[0].binary_pass);
   CHECK(trials[0].runtime == "runsc");
-  CHECK(slurp(out + "/report.html").find("runtime runsc") != std::string::npos);
+  CHECK(slurp(out + "/" + trials[0].trial_dir + "/trial.html").find("runtime runsc") != std::string::npos);
 }
 
 TEST_CASE("runtime: --runtime nosuch, and crun on a cgroup v1 host, exit 2 before any container, saying why") {

@@ -2,12 +2,18 @@
 // body and what verification reads back; and a helper that cannot run as the sandbox's failure.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <memory>
 
 #include "core/json.h"
 #include "engine/containers.h"
 #include "engine/stdcopy.h"
 #include "engine/system.h"
+#include "helper/resolve.h"
 #include "manifest/environment_parse.h"
 #include "policy/hardening.h"
 #include "stack/runtime.h"
@@ -66,7 +72,8 @@ TEST_CASE("runtime: /info's Runtimes and DefaultRuntime are read; HostConfig.Run
 }
 
 TEST_CASE("runtime: a name the daemon lacks, crun on cgroup v1 and runsc without a network are refused, with why") {
-  const auto v1 = daemon("1", {{"runc", {"runc", {}}}, {"crun", {"/usr/bin/crun", {}}}, {"runsc", {"/usr/local/bin/runsc", {}}}});
+  const auto v1 =
+      daemon("1", {{"runc", {"runc", {}}}, {"crun", {"/usr/bin/crun", {}}}, {"runsc", {"/usr/local/bin/runsc", {}}}});
   auto nosuch = stack::choose_runtime("nosuch", v1);
   REQUIRE(!nosuch);
   CHECK(nosuch.error().code == Errc::kInvalid);
@@ -137,4 +144,48 @@ TEST_CASE("helper: the sandbox's first helper dying before its ping is kBroken, 
   const auto f = trial::classify(r.error(), results::InfraKind::kProvider);
   CHECK(f.outcome == results::Outcome::kInfraError);
   CHECK(f.kind == results::InfraKind::kSandbox);  // whatever phase met it
+}
+
+TEST_CASE("helper without openat2 (gVisor): the walk keeps every path and link beneath the workspace") {
+  namespace fs = std::filesystem;
+  const fs::path base = fs::temp_directory_path() / ("forgectl-walk-" + std::to_string(::getpid()));
+  fs::remove_all(base);
+  fs::create_directories(base / "ws/sub");
+  fs::create_directories(base / "secret");
+  std::ofstream(base / "secret/key") << "hidden";
+  std::ofstream(base / "ws/sub/a.txt") << "inside";
+  fs::create_symlink("sub/a.txt", base / "ws/rel-link");
+  fs::create_symlink("../a.txt", base / "ws/sub/up-link");  // to ws/a.txt: beneath, absent
+  fs::create_symlink("../secret/key", base / "ws/out-link");
+  fs::create_symlink((base / "secret/key").string(), base / "ws/abs-link");
+  fs::create_symlink("loop", base / "ws/loop");
+  helper::Root root;
+  REQUIRE(helper::Root::open((base / "ws").string(), &root).ok());
+  auto read_all = [&](const std::string& rel, std::string* text) {
+    helper::Fd fd;
+    auto st = helper::walk_beneath(root, rel, O_RDONLY, 0, &fd);
+    if (!st.ok()) return st;
+    char buf[64];
+    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    *text = std::string(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
+    return st;
+  };
+  std::string text;
+  CHECK(read_all("sub/a.txt", &text).ok());
+  CHECK(text == "inside");
+  CHECK(read_all("rel-link", &text).ok());
+  CHECK(text == "inside");
+  CHECK(read_all("sub/../sub/a.txt", &text).ok());
+  CHECK(read_all("out-link", &text).code == helper::OpCode::kForbidden);
+  CHECK(read_all("abs-link", &text).code == helper::OpCode::kForbidden);
+  CHECK(read_all("../secret/key", &text).code == helper::OpCode::kForbidden);
+  CHECK(read_all("sub/up-link", &text).code == helper::OpCode::kNotFound);
+  CHECK(!read_all("loop", &text).ok());
+  helper::Fd made;  // O_CREAT through the walk lands beneath the root
+  CHECK(helper::walk_beneath(root, "sub/new.txt", O_WRONLY | O_CREAT | O_EXCL, 0644, &made).ok());
+  CHECK(fs::exists(base / "ws/sub/new.txt"));
+  helper::Fd dir;
+  CHECK(helper::walk_beneath(root, "sub", O_PATH | O_DIRECTORY, 0, &dir).ok());
+  CHECK(helper::walk_beneath(root, "rel-link", O_PATH | O_DIRECTORY, 0, &dir).code != helper::OpCode::kForbidden);
+  fs::remove_all(base);
 }
