@@ -123,3 +123,33 @@ TEST_CASE("runtime: --runtime nosuch, and crun on a cgroup v1 host, exit 2 befor
     CHECK_MESSAGE(crun.code == 0, crun.text());  // cgroup v2: crun serves
   }
 }
+
+TEST_CASE("runtime: a helper that cannot drop privileges makes the trial an infra error (sandbox), never a grade") {
+  TempDir dir;
+  const std::string task = copy_example_task("files-basic", dir.path() + "/files-basic");
+  // A helper that refuses to serve exactly as forgectl-exec did under gVisor before prctl; every
+  // other mode runs its command, so the rest of the trial goes on as usual.
+  const std::string helper = dir.write("refusing-helper",
+                                       "#!/bin/sh\n"
+                                       "case \"$1\" in\n"
+                                       "  --serve) echo 'forgectl-exec: cannot drop privileges to 1000:1000: "
+                                       "/proc/self/status shows NoNewPrivs not set' >&2; exit 125;;\n"
+                                       "  --kill-all|--kill-token) echo 0; exit 0;;\n"
+                                       "esac\n"
+                                       "while [ $# -gt 0 ] && [ \"$1\" != -- ]; do shift; done; shift; exec \"$@\"\n");
+  fs::permissions(helper, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                              fs::perms::others_read | fs::perms::others_exec);
+  const std::string cfg = dir.write("run.yaml", "orchestrator:\n  max_attempt_retries: 0\n");
+  const std::string out = dir.path() + "/out";
+  auto r = forgectl_run({"run", task, "--agent", "oracle", "--config", cfg, "--out", out},
+                        {{"FORGECTL_EXEC_HELPER", helper}});
+  CHECK_MESSAGE(r.code == 1, r.text());  // an infra error after retries: exit 1
+  auto trials = trials_of(out);
+  REQUIRE(trials.size() == 1);
+  CHECK(trials[0].outcome == results::Outcome::kInfraError);
+  CHECK(trials[0].infra_kind == results::InfraKind::kSandbox);
+  CHECK(trials[0].termination_reason == "sandbox_broken");
+  CHECK(trials[0].error.find("cannot drop privileges to 1000:1000") != std::string::npos);
+  CHECK(!trials[0].graded());
+  CHECK(!trials[0].binary_pass);
+}
