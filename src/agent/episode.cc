@@ -19,8 +19,10 @@ const char* termination_name(Termination t) {
     case Termination::kModelError: return "model_error";
     case Termination::kInfraError: return "infra_error";
     case Termination::kInterrupted: return "interrupted";
-    case Termination::kSandboxDestroyed: return "sandbox_destroyed";
-    case Termination::kSandboxBroken: return "sandbox_broken";
+    case Termination::kSandboxDestroyed:
+      return "sandbox_destroyed";
+    case Termination::kSandboxBroken:
+      return "sandbox_broken";
   }
   return "error";
 }

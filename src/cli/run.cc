@@ -268,7 +268,8 @@ Result<Setup> make_setup(RunArgs& a, const Command& cmd, const HostSettings& hos
   s.cfg.env_passthrough = a.env_passthrough;
   s.cfg.harbor_shared_verifier = a.harbor_verifier == "shared";
   if (!a.runtime.empty()) {
-    if (auto bad = manifest::runtime_name_problem(a.runtime); !bad.empty()) return fail(Errc::kInvalid, "--runtime: " + bad);
+    if (auto bad = manifest::runtime_name_problem(a.runtime); !bad.empty())
+      return fail(Errc::kInvalid, "--runtime: " + bad);
     s.cfg.runtime = manifest::is_auto_runtime(a.runtime) ? std::string() : a.runtime;
   }
   s.plan_in.executor = a.executor == "local" ? manifest::ExecutorKind::kLocal : manifest::ExecutorKind::kContainer;
@@ -295,9 +296,9 @@ results::RunJson describe(const RunArgs& a, const Setup& s, const sweep::Plan& p
   r.executor = plan.local_tasks == 0 ? "container" : plan.local_tasks == plan.tasks.size() ? "local" : "mixed";
   r.engines = plan.facts.engines;
   r.images = plan.facts.images;
-  r.invocation = {a.tasks,       a.agents,          a.hosts,    a.config,     a.shard,      a.trials,
-                  a.concurrency, a.limits.as_map(), a.executor, a.keep_local, a.allow_local, a.env_passthrough,
-                  a.harbor_verifier, a.no_golden_cache, a.runtime};
+  r.invocation = {a.tasks,       a.agents,          a.hosts,           a.config,          a.shard,
+                  a.trials,      a.concurrency,     a.limits.as_map(), a.executor,        a.keep_local,
+                  a.allow_local, a.env_passthrough, a.harbor_verifier, a.no_golden_cache, a.runtime};
   for (const auto& [k, m] : s.cfg.models) r.models[k] = {m.provider, m.name, m.base_url, m.temperature};
   r.limits = {{"max_turns", static_cast<double>(s.cfg.max_turns)},
               {"episode_timeout_s", static_cast<double>(s.cfg.episode_timeout.count() / 1000)},
@@ -355,7 +356,8 @@ int exit_code(Context& ctx, const sweep::RunSummary& sum, const std::string& dir
 
 // Every container task's runtime (--runtime over its own `runtime:`) on every engine, before any
 // trial: a runtime an engine lacks, or one that cannot run the task's sandbox there, is a setup error.
-Status check_runtimes(sweep::HostPool& pool, const std::vector<manifest::TaskConfig>& tasks, const std::string& forced) {
+Status check_runtimes(sweep::HostPool& pool, const std::vector<manifest::TaskConfig>& tasks,
+                      const std::string& forced) {
   for (auto& e : pool.engines()) {
     if (!e->info)
       if (auto inf = engine::info(*e->client)) e->info = std::move(*inf);
@@ -363,7 +365,8 @@ Status check_runtimes(sweep::HostPool& pool, const std::vector<manifest::TaskCon
     for (const auto& t : tasks) {
       if (t.environment.tools.executor == manifest::ExecutorKind::kLocal) continue;
       const std::string& wanted = !forced.empty() ? forced : t.environment.manifest.runtime;
-      auto rt = stack::choose_runtime(wanted, *e->info, {.limits = true, .network = !policy::network_free(t.environment)});
+      auto rt =
+          stack::choose_runtime(wanted, *e->info, {.limits = true, .network = !policy::network_free(t.environment)});
       if (!rt) return fail(rt.error().with_context(e->address + ": task '" + t.task_id + "'"));
     }
   }

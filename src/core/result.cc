@@ -17,8 +17,10 @@ const char* errc_name(Errc code) {
     case Errc::kUnsupported: return "unsupported";
     case Errc::kIo: return "io";
     case Errc::kCancelled: return "cancelled";
-    case Errc::kExceeded: return "exceeded";
-    case Errc::kBroken: return "broken";
+    case Errc::kExceeded:
+      return "exceeded";
+    case Errc::kBroken:
+      return "broken";
   }
   return "unknown";
 }

@@ -31,8 +31,9 @@ bool is_auto_runtime(std::string_view requested) {
 std::string runtime_name_problem(std::string_view r) {
   if (is_auto_runtime(r)) return {};
   auto lower_or_digit = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  const bool ok = r.size() <= 64 && lower_or_digit(r[0]) &&
-                  std::all_of(r.begin(), r.end(), [&](char c) { return lower_or_digit(c) || c == '.' || c == '_' || c == '-'; });
+  const bool ok = r.size() <= 64 && lower_or_digit(r[0]) && std::all_of(r.begin(), r.end(), [&](char c) {
+                    return lower_or_digit(c) || c == '.' || c == '_' || c == '-';
+                  });
   return ok ? std::string()
             : "'" + std::string(r) + "' is not a runtime name (auto, runc, crun, runsc, or a name the daemon lists)";
 }
