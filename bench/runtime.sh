@@ -8,9 +8,9 @@
 #   container   N of `docker run --rm --runtime R forgectl/runner:local true` (the CLI's whole
 #               container lifecycle, no forgectl);
 #   trial       T oracle trials of examples/tasks/files-basic (`forgectl run --runtime R
-#               --trials T --concurrency 1`), the median of trials.jsonl's duration_s.
-# Rounds of the first two are interleaved across runtimes (each round runs every runtime once, in
-# random order). Prints median [p25-p75] in ms. Needs the runtimes registered
+#               --trials T --concurrency 1`), the run's wall time divided by T.
+# The CLI rounds are interleaved across runtimes (each round runs every runtime once, in random
+# order); the tool calls run one runtime after the other. Prints median [p25-p75] in ms. Needs the runtimes registered
 # (scripts/ensure-docker.sh) and forgectl's images (forgectl images build).
 set -euo pipefail
 
@@ -19,7 +19,6 @@ ROOT=$(dirname "$HERE")
 BUILD=${FORGECTL_BUILD:-$ROOT/build}
 FORGECTL=$BUILD/src/cli/forgectl
 TOOLB=$BUILD/bench/tool_bench
-MANIFEST=$ROOT/examples/environments/no-internet.yaml
 IMAGE=forgectl/runner:local
 CONTENT=forgectl-bench
 
@@ -47,7 +46,8 @@ trap cleanup EXIT
 # Which runtimes this host can run forgectl's sandboxes under: forgectl up's own preflight says.
 runtimes=()
 for rt in runc crun runsc; do
-  cp "$MANIFEST" "$TMP/$rt.yaml"
+  # The runner alone: what the runtime changes is the runner's start and its calls.
+  printf 'network_policy: no_internet\nstack: none\n' >"$TMP/$rt.yaml"
   if s=$("$FORGECTL" up --runtime "$rt" "$TMP/$rt.yaml" 2>"$TMP/$rt.up"); then
     STACK[$rt]=$s
     RUNNER[$rt]=$(docker ps -q --no-trunc --filter "label=io.forgectl.stack=$s" --filter label=io.forgectl.role=runner)
@@ -59,27 +59,30 @@ for rt in runc crun runsc; do
 done
 ((${#runtimes[@]})) || die "no runtime could bring a stack up"
 
-# One tool_bench per runtime: a request per line in, its duration (ms) per line out.
+lap() { local d=$((${EPOCHREALTIME//[.,]/} - t0)); printf '%d.%03d\n' $((d / 1000)) $((d % 1000)); }
+
+# Tool calls: one tool_bench per runtime in turn (a request per line in, its duration in ms out).
 for rt in "${runtimes[@]}"; do
   mkfifo "$TMP/$rt.in" "$TMP/$rt.out"
   "$TOOLB" serve "${STACK[$rt]}" "$CONTENT" <"$TMP/$rt.in" >"$TMP/$rt.out" 2>"$TMP/$rt.log" &
-done
-fd=10
-declare -A IN OUT
-for rt in "${runtimes[@]}"; do
-  eval "exec $fd>\"$TMP/$rt.in\" $((fd + 1))<\"$TMP/$rt.out\""
-  IN[$rt]=$fd OUT[$rt]=$((fd + 1))
-  read -r ready <&$((fd + 1)) || ready=
+  exec 3>"$TMP/$rt.in" 4<"$TMP/$rt.out"
+  read -r ready <&4 || ready=
   [[ $ready == ready* ]] || die "tool_bench under $rt did not start: $ready $(cat "$TMP/$rt.log")"
-  fd=$((fd + 2))
+  for ((i = 0; i < n; i++)); do
+    for req in bash read_file; do
+      echo "$req" >&3
+      read -r a <&4
+      [[ $a != ERR* ]] || die "$rt: $a"
+      echo "$a" >>"$TMP/$rt.tool_${req%_file}"
+    done
+  done
+  exec 3>&- 4<&-
+  wait
 done
-ask() { local a; echo "$2" >&"${IN[$1]}"; read -r a <&"${OUT[$1]}"; [[ $a != ERR* ]] || die "$1: $a"; echo "$a"; }
-lap() { local d=$((${EPOCHREALTIME//[.,]/} - t0)); printf '%d.%03d\n' $((d / 1000)) $((d % 1000)); }
 
+# The CLI references, interleaved: each round runs every runtime once, in random order.
 for ((i = 0; i < n; i++)); do
   for rt in $(printf '%s\n' "${runtimes[@]}" | shuf); do
-    ask "$rt" bash >>"$TMP/$rt.tool_bash"
-    ask "$rt" read_file >>"$TMP/$rt.tool_read"
     t0=${EPOCHREALTIME//[.,]/}; docker exec "${RUNNER[$rt]}" true; lap >>"$TMP/$rt.cli_exec"
     t0=${EPOCHREALTIME//[.,]/}; docker run --rm --runtime "$rt" --network none "$IMAGE" true; lap >>"$TMP/$rt.cli_run"
   done
@@ -87,10 +90,11 @@ done
 
 for rt in "${runtimes[@]}"; do
   out=$TMP/$rt.run
+  t0=${EPOCHREALTIME//[.,]/}
   if "$FORGECTL" run "$ROOT/examples/tasks/files-basic" --agent oracle --runtime "$rt" --trials "$t" \
     --concurrency 1 --out "$out" >"$TMP/$rt.runlog" 2>&1; then
-    python3 -c 'import json,sys; [print(json.loads(l)["duration_s"]*1000) for l in open(sys.argv[1]) if l.strip()]' \
-      "$out/trials.jsonl" >"$TMP/$rt.trial"
+    # The sweep's wall time per trial (up, agent, grading, down, the run's own start shared out).
+    echo "$(((${EPOCHREALTIME//[.,]/} - t0) / 1000 / t))" >"$TMP/$rt.trial"
   else
     echo "$rt: forgectl run failed: $(tail -n 3 "$TMP/$rt.runlog")" >&2
   fi
@@ -104,7 +108,7 @@ printf '%-34s' "ms, median [p25-p75]"
 for rt in "${runtimes[@]}"; do printf '%-24s' "$rt"; done
 echo
 for row in "tool_bash:tool call bash (forgectl)" "tool_read:tool call read_file (forgectl)" \
-  "cli_exec:docker exec true (CLI)" "cli_run:docker run --rm true (CLI)" "trial:trial, files-basic oracle"; do
+  "cli_exec:docker exec true (CLI)" "cli_run:docker run --rm true (CLI)" "trial:sweep per trial, files-basic oracle"; do
   printf '%-34s' "${row#*:}"
   for rt in "${runtimes[@]}"; do printf '%-24s' "$(stats "$TMP/$rt.${row%%:*}")"; done
   echo
