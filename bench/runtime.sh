@@ -108,7 +108,7 @@ printf '%-34s' "ms, median [p25-p75]"
 for rt in "${runtimes[@]}"; do printf '%-24s' "$rt"; done
 echo
 for row in "tool_bash:tool call bash (forgectl)" "tool_read:tool call read_file (forgectl)" \
-  "cli_exec:docker exec true (CLI)" "cli_run:docker run --rm true (CLI)" "trial:sweep per trial, files-basic oracle"; do
+  "cli_exec:docker exec true (CLI)" "cli_run:docker run --rm true (CLI)" "trial:sweep per trial (files-basic)"; do
   printf '%-34s' "${row#*:}"
   for rt in "${runtimes[@]}"; do printf '%-24s' "$(stats "$TMP/$rt.${row%%:*}")"; done
   echo
