@@ -46,7 +46,7 @@ for p in "${pkgs[@]}"; do
   v=$(apt-cache "${apt_opts[@]}" policy "$p" | awk '/Candidate:/ {print $2}')
   [ "$v" != "(none)" ] && stamp+="$p=$v"$'\n'
 done
-if [ -x "$dest" ] && [ -f "$dir/stamp" ] && [ "$(cat "$dir/stamp")" = "$stamp" ]; then
+if [ -x "$dest" ] && [ -f "$dir/stamp" ] && [ "$(cat "$dir/stamp")" = "$(printf '%s' "$stamp")" ]; then
   echo "install-runsc: $dest is current ($(grep '^golang-gvisor' "$dir/stamp"))"
   exit 0
 fi
