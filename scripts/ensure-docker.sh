@@ -18,7 +18,56 @@ ping() {
   fi
 }
 
-ping && exit 0
+# Registers crun and runsc (when installed) in /etc/docker/daemon.json, merged into what is there and
+# idempotent; prints "changed" when it wrote the file. Only for the local daemon, and only as root.
+register_runtimes() {
+  [ "$sock" = "/var/run/docker.sock" ] && [ "$(id -u)" -eq 0 ] || return 0
+  python3 - "${FORGECTL_DAEMON_JSON:-/etc/docker/daemon.json}" <<'PY'
+import json, os, shutil, sys
+path = sys.argv[1]
+want = {}
+crun = shutil.which("crun")
+if crun:
+    want["crun"] = {"path": crun}
+# runsc built by scripts/install-runsc.sh lacks systrap's prebuilt signal-handler blob (Debian
+# ships a placeholder and no C sources for it), so it runs on the ptrace platform.
+if os.access("/usr/local/bin/runsc", os.X_OK):
+    want["runsc"] = {"path": "/usr/local/bin/runsc", "runtimeArgs": ["--platform=ptrace"]}
+conf = {}
+if os.path.exists(path):
+    with open(path) as f:
+        text = f.read().strip()
+    conf = json.loads(text) if text else {}
+runtimes = conf.setdefault("runtimes", {})
+changed = False
+for name, entry in want.items():
+    if name not in runtimes:  # an operator's own entry (runtimeArgs, another path) is kept
+        runtimes[name] = entry
+        changed = True
+if changed:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = path + ".forgectl.tmp"
+    with open(tmp, "w") as f:
+        json.dump(conf, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)
+    print("changed")
+PY
+}
+
+if ping; then
+  # A running daemon reads daemon.json's runtimes again on SIGHUP: no restart, containers keep running.
+  if [ "$(register_runtimes)" = changed ]; then
+    pid=$(pidof dockerd || true)
+    if [ -n "$pid" ]; then
+      echo "ensure-docker: registered crun/runsc in daemon.json; reloading dockerd (SIGHUP)" >&2
+      kill -HUP $pid
+      sleep 1
+    fi
+  fi
+  exit 0
+fi
+register_runtimes >/dev/null
 
 if [ "$sock" != "/var/run/docker.sock" ]; then
   echo "ensure-docker: no Docker daemon answers at $host; start it, or unset DOCKER_HOST to use the local one" >&2

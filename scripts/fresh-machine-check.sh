@@ -93,6 +93,11 @@ if [ "${FRESH_CCACHE:-1}" = 1 ]; then
   ccache_env  # CCACHE_DIR as the host's scripts/build.sh has it; the bare machine's is its default
   mkdir -p "$CCACHE_DIR"
   mounts+=(-v "$CCACHE_DIR:/root/.cache/ccache")
+  # Go's build cache for scripts/install-runsc.sh likewise (content-addressed: a hit needs the same
+  # sources and toolchain; the bare machine still downloads and unpacks every package itself).
+  gocache=/var/cache/forgectl/gvisor/gocache
+  mkdir -p "$gocache"
+  mounts+=(-v "$gocache:$gocache")
 fi
 start_machine() {
   docker run -d --name "$run_id" --hostname fresh-debian12 \

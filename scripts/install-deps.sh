@@ -16,6 +16,9 @@ packages=(
   docker.io busybox-static squid iptables debootstrap
   # forgectl/browser:local (the `browser` tool): Debian's headless Chromium, its NSS modules, fonts
   chromium-headless-shell chromium-common libnss3 fontconfig-config fonts-dejavu-core fonts-liberation
+  # OCI runtimes a sandbox may choose (docs/environment.md "runtime"); runsc (gVisor) is no Debian binary:
+  # scripts/install-runsc.sh builds it, run by scripts/test.sh (the docker suite needs it), not here
+  crun
   # tests: a second, private dockerd gets its own bridge; a one-node Slurm (munged, slurmctld,
   # slurmd: scripts/slurm-test-cluster.sh) runs the Slurm sweep test (docs/scale.md)
   iproute2 slurm-wlm munge

@@ -5,6 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
 bash scripts/build.sh
+# gVisor's runsc for the docker suite's runtime cases (docs/environment.md "runtime"): no Debian
+# binary, so built once from Debian's packaged sources; ensure-docker.sh then registers it.
+[ -x /usr/local/bin/runsc ] || step "install-runsc.sh (gVisor)" bash scripts/install-runsc.sh
 bash scripts/ensure-docker.sh
 # The docker suite must not skip when we were able to start a daemon.
 export FORGECTL_REQUIRE_DOCKER=${FORGECTL_REQUIRE_DOCKER:-1}

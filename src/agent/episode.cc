@@ -21,6 +21,8 @@ const char* termination_name(Termination t) {
     case Termination::kInterrupted: return "interrupted";
     case Termination::kSandboxDestroyed:
       return "sandbox_destroyed";
+    case Termination::kSandboxBroken:
+      return "sandbox_broken";
   }
   return "error";
 }
@@ -141,6 +143,8 @@ Episode run_episode(Agent& agent, UserSimulator* user, tools::ToolExecutor& exec
         tm.tool_error = out.kind != tools::ToolOutcome::Kind::kOk;
         tm.images = std::move(out.images);
         ep.messages.push_back(std::move(tm));
+        // Nothing the model does next can be judged fairly: the sandbox cannot run its tools.
+        if (out.sandbox_broken) return finish(Termination::kSandboxBroken, out.reason);
       }
       continue;
     }

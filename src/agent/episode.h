@@ -27,6 +27,7 @@ enum class Termination {
   kInfraError,        // provider 429/5xx after retries, sandbox or daemon failures
   kInterrupted,       // SIGINT
   kSandboxDestroyed,  // a container of the sandbox broke by the agent's own actions (set by the trial)
+  kSandboxBroken,     // the sandbox's own tool helper could not run a call: not the agent's doing
 };
 const char* termination_name(Termination t);  // "agent_done", "user_stop", …
 

@@ -1,4 +1,5 @@
 // `forgectl doctor`: is this host fit to run forgectl, and what should its operator know.
+#include <map>
 #include <memory>
 #include <ostream>
 
@@ -12,6 +13,7 @@
 #include "engine/networks.h"
 #include "engine/system.h"
 #include "stack/local_images.h"
+#include "stack/runtime.h"
 
 namespace forge::cli {
 
@@ -24,7 +26,26 @@ struct Report {
   std::size_t networks = 0, forgectl_networks = 0;
   std::string runner_image;  // id or ""
   std::vector<std::string> security, warnings;
+  // Each runtime the daemon lists, and runc, crun, runsc when it does not: "" when it can run
+  // forgectl's sandboxes here, else why not (the snippet included for a missing one).
+  std::map<std::string, std::string> runtimes;
+  std::string default_runtime;
 };
+
+// What each runtime can do here: a sandbox always has limits; the networked and network-free
+// verdicts differ only for a runsc registered with --network=none.
+std::map<std::string, std::string> runtime_fitness(const engine::SystemInfo& i) {
+  std::map<std::string, std::string> out;
+  for (const auto& [name, reg] : i.runtimes) {
+    const std::string why = stack::runtime_unfit(name, reg, i, {.limits = true, .network = true});
+    const bool offline_ok =
+        !why.empty() && stack::runtime_unfit(name, reg, i, {.limits = true, .network = false}).empty();
+    out[name] = offline_ok ? "network-free stacks only: " + why : why;
+  }
+  for (const char* known : {"runc", "crun", "runsc"})
+    if (!out.count(known)) out[known] = "not registered; " + stack::runtime_snippet(known);
+  return out;
+}
 
 Result<Report> gather(engine::Client& c, const std::string& host) {
   auto v = engine::version(c);
@@ -45,6 +66,8 @@ Result<Report> gather(engine::Client& c, const std::string& host) {
   r.cgroup = i->cgroup_version;
   r.cgroup_driver = i->cgroup_driver;
   r.security = i->security_options;
+  r.runtimes = runtime_fitness(*i);
+  r.default_runtime = i->default_runtime;
   r.pool_capacity = default_pool_capacity(i->default_address_pools);
   if (i->default_address_pools.empty()) {
     r.pools = "docker's built-in pools (172.17-31.0.0/16, 192.168.0.0/16 in /20s)";
@@ -58,7 +81,8 @@ Result<Report> gather(engine::Client& c, const std::string& host) {
     if (n.labels.count("io.forgectl.stack")) ++r.forgectl_networks;
   if (auto img = engine::inspect_image(c, stack::kRunnerImage); img) r.runner_image = img->id;
   if (auto w = cve_2024_29018_warning(v->version)) r.warnings.push_back(*w);
-  if (r.storage != "overlay2") r.warnings.push_back("storage driver " + r.storage + " is untested; overlay2 is expected");
+  if (r.storage != "overlay2")
+    r.warnings.push_back("storage driver " + r.storage + " is untested; overlay2 is expected");
   if (r.runner_image.empty())
     r.warnings.push_back(std::string("image ") + stack::kRunnerImage + " is missing: run 'forgectl images build'");
   for (const auto& w : i->warnings) r.warnings.push_back("daemon: " + w);
@@ -70,13 +94,22 @@ Result<Report> gather(engine::Client& c, const std::string& host) {
 }
 
 void print_text(std::ostream& out, const Report& r) {
-  auto row = [&](const char* k, const std::string& v) { out << "  " << k << std::string(16 - std::string(k).size(), ' ') << v << '\n'; };
+  auto row = [&](const char* k, const std::string& v) {
+    out << "  " << k << std::string(16 - std::string(k).size(), ' ') << v << '\n';
+  };
   out << "forgectl doctor\n";
   row("docker host", r.host);
   row("engine", r.engine + " (API " + r.api + ", minimum " + r.min_api + "); forgectl speaks " + r.used_api);
   row("os", r.os + ", kernel " + r.kernel);
   row("storage driver", r.storage);
   row("cgroup", "v" + r.cgroup + " (" + r.cgroup_driver + " driver)");
+  for (const auto& [name, why] : r.runtimes) {
+    std::string line = name + (name == r.default_runtime ? " (default)" : "") + ": ";
+    line += why.empty() ? "runs every policy here" : why;
+    for (std::size_t at = 0; (at = line.find('\n', at)) != std::string::npos; at += 19)
+      line.replace(at, 1, "\n" + std::string(18, ' '));
+    row("runtime", line);
+  }
   row("security", r.security.empty() ? std::string("none reported") : join(r.security, ", "));
   row("address pools", r.pools + ": room for about " + std::to_string(r.pool_capacity) + " networks");
   row("networks", std::to_string(r.networks) + " (" + std::to_string(r.forgectl_networks) + " from forgectl stacks)");
@@ -103,6 +136,8 @@ void print_json(std::ostream& out, const Report& r) {
       .field("cgroup_version", r.cgroup)
       .field("cgroup_driver", r.cgroup_driver)
       .field("security_options", r.security)
+      .field("default_runtime", r.default_runtime)
+      .field("runtimes", r.runtimes)
       .field("address_pools", r.pools)
       .field("address_pool_capacity", static_cast<std::int64_t>(r.pool_capacity))
       .field("networks", static_cast<std::int64_t>(r.networks))

@@ -31,6 +31,7 @@
 #include "stack/browser_image.h"
 #include "stack/local_images.h"
 #include "stack/python_image.h"
+#include "stack/runtime.h"
 #include "sweep/docker_runner.h"
 #include "sweep/local_runner.h"
 #include "sweep/node_images.h"
@@ -70,6 +71,7 @@ struct RunArgs {
   std::string config, out, shard, progress = "auto";
   std::string executor = "container";
   std::string harbor_verifier = "separate";
+  std::string runtime;  // --runtime: over orchestrator.runtime and the tasks' own
   int trials = 0, concurrency = 0;
   bool resume = false, keep_local = false, allow_local = false;
   bool no_golden_cache = false;  // --no-golden-cache: every trial replays its own golden state
@@ -107,6 +109,7 @@ Status fill_from_run_json(RunArgs& a, const Command& cmd) {
   if (cmd.given("--no-golden-cache") == 0) a.no_golden_cache = inv.no_golden_cache;
   if (cmd.given("--env-passthrough") == 0) a.env_passthrough = inv.env_passthrough;
   if (cmd.given("--harbor-verifier") == 0 && !inv.harbor_verifier.empty()) a.harbor_verifier = inv.harbor_verifier;
+  if (cmd.given("--runtime") == 0) a.runtime = inv.runtime;
   auto keep = [&](const char* flag, const char* key, int& field) {
     if (cmd.given(flag) == 0 && inv.limits.count(key)) field = inv.limits.at(key);
   };
@@ -155,6 +158,9 @@ void add_flags(Command cmd, RunArgs& a) {
              "separate (default): a Harbor task's tests run in a fresh container; shared: in the agent's own "
              "container after its processes are killed (Harbor's default; what the agent left can act)")
       .one_of({"separate", "shared"});
+  cmd.option("--runtime", a.runtime,
+             "the OCI runtime every trial's runner runs under: auto (the tasks' own runtime:, else the daemon's "
+             "default), runc, crun, runsc (gVisor) or another name the daemon lists (docs/environment.md)");
   cmd.flag("--no-golden-cache", a.no_golden_cache,
            "replay each trial's golden solution on its own instead of once per task for the run (DIR/golden; "
            "docs/grading.md)");
@@ -262,6 +268,11 @@ Result<Setup> make_setup(RunArgs& a, const Command& cmd, const HostSettings& hos
   }
   s.cfg.env_passthrough = a.env_passthrough;
   s.cfg.harbor_shared_verifier = a.harbor_verifier == "shared";
+  if (!a.runtime.empty()) {
+    if (auto bad = manifest::runtime_name_problem(a.runtime); !bad.empty())
+      return fail(Errc::kInvalid, "--runtime: " + bad);
+    s.cfg.runtime = manifest::is_auto_runtime(a.runtime) ? std::string() : a.runtime;
+  }
   s.plan_in.executor = a.executor == "local" ? manifest::ExecutorKind::kLocal : manifest::ExecutorKind::kContainer;
   s.plan_in.allow_local = a.allow_local;
   s.tty = a.progress == "live" || (a.progress == "auto" && ::isatty(STDERR_FILENO));
@@ -286,9 +297,9 @@ results::RunJson describe(const RunArgs& a, const Setup& s, const sweep::Plan& p
   r.executor = plan.local_tasks == 0 ? "container" : plan.local_tasks == plan.tasks.size() ? "local" : "mixed";
   r.engines = plan.facts.engines;
   r.images = plan.facts.images;
-  r.invocation = {a.tasks,       a.agents,          a.hosts,    a.config,     a.shard,      a.trials,
-                  a.concurrency, a.limits.as_map(), a.executor, a.keep_local, a.allow_local, a.env_passthrough,
-                  a.harbor_verifier, a.no_golden_cache};
+  r.invocation = {a.tasks,       a.agents,          a.hosts,           a.config,          a.shard,
+                  a.trials,      a.concurrency,     a.limits.as_map(), a.executor,        a.keep_local,
+                  a.allow_local, a.env_passthrough, a.harbor_verifier, a.no_golden_cache, a.runtime};
   for (const auto& [k, m] : s.cfg.models) r.models[k] = {m.provider, m.name, m.base_url, m.temperature};
   r.limits = {{"max_turns", static_cast<double>(s.cfg.max_turns)},
               {"episode_timeout_s", static_cast<double>(s.cfg.episode_timeout.count() / 1000)},
@@ -342,6 +353,25 @@ int exit_code(Context& ctx, const sweep::RunSummary& sum, const std::string& dir
     ctx.out << sum.infra_errors << " trial(s) ended as infra errors after retries; retry them with: forgectl run --resume --out "
             << dir << '\n';
   return !sum.stopped.empty() || !sum.leaks.empty() || sum.infra_errors ? kExitFailure : kExitOk;
+}
+
+// Every container task's runtime (--runtime over its own `runtime:`) on every engine, before any
+// trial: a runtime an engine lacks, or one that cannot run the task's sandbox there, is a setup error.
+Status check_runtimes(sweep::HostPool& pool, const std::vector<manifest::TaskConfig>& tasks,
+                      const std::string& forced) {
+  for (auto& e : pool.engines()) {
+    if (!e->info)
+      if (auto inf = engine::info(*e->client)) e->info = std::move(*inf);
+    if (!e->info) continue;  // an engine that does not answer fails its trials as infra errors
+    for (const auto& t : tasks) {
+      if (t.environment.tools.executor == manifest::ExecutorKind::kLocal) continue;
+      const std::string& wanted = !forced.empty() ? forced : t.environment.manifest.runtime;
+      auto rt =
+          stack::choose_runtime(wanted, *e->info, {.limits = true, .network = !policy::network_free(t.environment)});
+      if (!rt) return fail(rt.error().with_context(e->address + ": task '" + t.task_id + "'"));
+    }
+  }
+  return {};
 }
 
 int run_verb(Context& ctx, RunArgs& a, const Command& cmd) {
@@ -431,6 +461,10 @@ int run_verb(Context& ctx, RunArgs& a, const Command& cmd) {
       return kExitUsage;
     }
     if (auto st = connect(); !st) return ctx.report(st.error());
+    if (auto st = check_runtimes(*pool, (*plan)->tasks, s.cfg.runtime); !st) {
+      ctx.report(st.error().with_context("preflight (nothing was started)"));
+      return kExitUsage;
+    }
     for (auto& e : pool->engines()) (*plan)->facts.engines.push_back(e->address);
     if (a.build_images)
       if (auto st = sweep::build_task_images(*pool, (*plan)->tasks, ctx.host, builds, ctx.log); !st)

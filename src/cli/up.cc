@@ -14,7 +14,7 @@ namespace forge::cli {
 namespace {
 
 struct UpArgs {
-  std::string path, runner_image, proxy_image, lease = "12h", health_timeout = "120s";
+  std::string path, runner_image, proxy_image, runtime, lease = "12h", health_timeout = "120s";
   bool json = false;
 };
 
@@ -33,7 +33,7 @@ void print_json(std::ostream& out, const stack::UpResult& r) {
         .end_object();
   w.end_array().key("containers").begin_array();
   for (const auto& [key, id] : r.containers) w.begin_object().field("key", key).field("id", id).end_object();
-  w.end_array().field("took_ms", static_cast<std::int64_t>(r.took.count())).end_object();
+  w.end_array().field("runtime", r.runtime).field("took_ms", static_cast<std::int64_t>(r.took.count())).end_object();
   out << w.take() << '\n';
 }
 
@@ -49,6 +49,9 @@ void add_up(Command app, Context& ctx, int* rc) {
              "runner image (default: the manifest's, else forgectl/runner:local)");
   cmd.option("--proxy-image", args->proxy_image,
              "egress proxy image for limited_internet (default: $FORGECTL_PROXY_IMAGE, else forgectl/squid:local)");
+  cmd.option("--runtime", args->runtime,
+             "the runner's OCI runtime: auto (the manifest's runtime:, else the daemon's default), runc, crun, "
+             "runsc (gVisor) or another name the daemon lists");
   cmd.option("--lease", args->lease, "how long the stack may live before 'down --orphans' may reap it")
       .default_val("12h");
   cmd.option("--health-timeout", args->health_timeout, "how long to wait for each service to be healthy")
@@ -86,6 +89,11 @@ void add_up(Command app, Context& ctx, int* rc) {
     o.host = ctx.host;
     o.runner_image = args->runner_image;
     o.proxy_image = args->proxy_image;
+    if (auto bad = manifest::runtime_name_problem(args->runtime); !bad.empty()) {
+      *rc = ctx.report(make_error(Errc::kInvalid, "--runtime: " + bad));
+      return;
+    }
+    o.runtime = manifest::is_auto_runtime(args->runtime) ? std::string() : args->runtime;
     o.lease = std::chrono::duration_cast<std::chrono::seconds>(*lease);
     o.health_timeout = *health;
     o.progress = [&ctx](std::string_view line) { ctx.log.info(line); };

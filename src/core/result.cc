@@ -19,6 +19,8 @@ const char* errc_name(Errc code) {
     case Errc::kCancelled: return "cancelled";
     case Errc::kExceeded:
       return "exceeded";
+    case Errc::kBroken:
+      return "broken";
   }
   return "unknown";
 }

@@ -24,6 +24,7 @@ enum class Errc {
   kIo,           // local I/O
   kCancelled,    // stopped on request (signal)
   kExceeded,     // what the sandbox holds passed a limit of ours: the agent's doing, not a fault
+  kBroken,       // forgectl's own helper in the sandbox cannot run at all: never the agent's doing
 };
 
 const char* errc_name(Errc code);

@@ -20,6 +20,7 @@ void write_host(json::Writer& w, const HostSpec& h) {
   if (h.nano_cpus) w.field("NanoCpus", h.nano_cpus);
   w.field("ReadonlyRootfs", h.readonly_rootfs).field("Tmpfs", h.tmpfs).field("Init", h.init);
   if (!h.network_mode.empty()) w.field("NetworkMode", h.network_mode);
+  if (!h.runtime.empty()) w.field("Runtime", h.runtime);
   w.field("Binds", h.binds);
   w.key("Ulimits").begin_array();
   for (const auto& u : h.ulimits) w.begin_object().field("Name", u.name).field("Soft", u.soft).field("Hard", u.hard).end_object();
@@ -95,6 +96,7 @@ HostSpec parse_host(const json::Value& h) {
   s.extra_hosts = json::get_strings(h, "ExtraHosts");
   s.mounts = parse_mounts(h);
   s.storage_opt = json::get_string_map(h, "StorageOpt");
+  s.runtime = json::get_string(h, "Runtime");
   return s;
 }
 

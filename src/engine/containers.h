@@ -65,6 +65,9 @@ struct HostSpec {
   // StorageOpt, e.g. {size: 2048m}: only overlay2 on xfs with pquota (and a few other drivers)
   // accepts it; elsewhere the daemon refuses the create.
   std::map<std::string, std::string> storage_opt;
+  // The OCI runtime (a name the daemon's /info lists under Runtimes); empty: the daemon's default.
+  // Inspect reads back the one the daemon recorded.
+  std::string runtime;
 };
 
 struct ContainerSpec {

@@ -49,6 +49,11 @@ Result<SystemInfo> info(Client& c) {
   i.images = static_cast<int>(json::get_int(d, "Images"));
   i.security_options = json::get_strings(d, "SecurityOptions");
   i.warnings = json::get_strings(d, "Warnings");
+  if (auto* rts = json::get_object(d, "Runtimes"))
+    for (const auto& m : rts->GetObject())
+      if (m.value.IsObject())
+        i.runtimes[m.name.GetString()] = {json::get_string(m.value, "path"), json::get_strings(m.value, "runtimeArgs")};
+  i.default_runtime = json::get_string(d, "DefaultRuntime", "runc");
   if (auto* pools = json::get_array(d, "DefaultAddressPools"))
     for (const auto& p : pools->GetArray())
       i.default_address_pools.push_back({json::get_string(p, "Base"), static_cast<int>(json::get_int(p, "Size"))});

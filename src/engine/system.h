@@ -33,6 +33,12 @@ struct AddressPool {
   int size = 0;      // prefix length of each network cut from it
 };
 
+// One entry of /info's Runtimes: an OCI runtime registered with the daemon (daemon.json "runtimes").
+struct RuntimeInfo {
+  std::string path;
+  std::vector<std::string> args;  // runtimeArgs
+};
+
 struct SystemInfo {
   std::string server_version;
   std::string storage_driver;
@@ -47,6 +53,8 @@ struct SystemInfo {
   std::vector<std::string> security_options;
   std::vector<AddressPool> default_address_pools;  // empty when the daemon uses its built-in pools
   std::vector<std::string> warnings;
+  std::map<std::string, RuntimeInfo> runtimes;  // name → how it is registered
+  std::string default_runtime;                  // "runc" unless daemon.json says otherwise
 };
 Result<SystemInfo> info(Client& c);
 

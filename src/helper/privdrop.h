@@ -28,7 +28,8 @@ bool parse_id(std::string_view text, unsigned* out);
 
 // setgroups, setresgid, setresuid, clears the effective/permitted/inheritable/ambient
 // capabilities, sets no_new_privs and keeps the process non-dumpable; then verifies all of it
-// through getres[ug]id, getgroups, capget and /proc/self/status. False with `*error` saying what
+// through getres[ug]id, getgroups, capget, prctl and /proc/self/status (its lines where present:
+// gVisor's has no NoNewPrivs). False with `*error` saying what
 // did not take; the process must then not go on (its ids may be half changed). Works from root
 // holding only CAP_SETUID and CAP_SETGID, and from a process already running as the target ids
 // (then it only clears and verifies). Single-threaded callers only (it may run after fork).

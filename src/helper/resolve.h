@@ -14,7 +14,10 @@ OpStatus split_rel(std::string_view rel, std::vector<std::string>* parts);
 std::string join_parts(const std::vector<std::string>& parts, std::size_t n);  // "." when n == 0
 
 // openat2(root, rel, flags, mode, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS); EXDEV → kForbidden.
+// Where the kernel has no openat2 (ENOSYS: gVisor), walk_beneath gives the same confinement.
 OpStatus open_beneath(const Root& r, const std::string& rel, int flags, unsigned mode, Fd* out);
+// The same, walked one O_NOFOLLOW component at a time from held directory fds (resolve_walk.cc).
+OpStatus walk_beneath(const Root& r, const std::string& rel, int flags, unsigned mode, Fd* out);
 
 // The directory holding the last component (O_PATH) and that component's name. The root
 // itself has no parent: kInvalid.

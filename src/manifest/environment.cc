@@ -1,6 +1,8 @@
 // Network policy names, as written in manifests.
 #include "manifest/environment.h"
 
+#include <algorithm>
+
 namespace forge::manifest {
 
 const char* policy_name(NetworkPolicy p) {
@@ -20,6 +22,20 @@ std::optional<NetworkPolicy> policy_from_name(std::string_view name) {
     if (name == policy_name(p)) return p;
   }
   return std::nullopt;
+}
+
+bool is_auto_runtime(std::string_view requested) {
+  return requested.empty() || requested == "auto" || requested == "docker";
+}
+
+std::string runtime_name_problem(std::string_view r) {
+  if (is_auto_runtime(r)) return {};
+  auto lower_or_digit = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  const bool ok = r.size() <= 64 && lower_or_digit(r[0]) && std::all_of(r.begin(), r.end(), [&](char c) {
+                    return lower_or_digit(c) || c == '.' || c == '_' || c == '-';
+                  });
+  return ok ? std::string()
+            : "'" + std::string(r) + "' is not a runtime name (auto, runc, crun, runsc, or a name the daemon lists)";
 }
 
 }  // namespace forge::manifest

@@ -18,6 +18,12 @@ enum class NetworkPolicy { kNoInternet, kLimitedInternet, kFullInternet };
 const char* policy_name(NetworkPolicy p);  // "no_internet", …
 std::optional<NetworkPolicy> policy_from_name(std::string_view name);
 
+// The sandbox's OCI runtime as written (`runtime:`, orchestrator.runtime, --runtime): "" and
+// "auto" (and Tolokaforge's orchestrator.runtime "docker") mean the daemon's default.
+bool is_auto_runtime(std::string_view requested);
+// A name a daemon could list ([a-z0-9][a-z0-9._-]*, at most 64 characters): "" when valid, else why not.
+std::string runtime_name_problem(std::string_view requested);
+
 struct Resources {
   std::int64_t memory = 0;  // bytes; 0 = forgectl's default for the role
   double cpus = 0;          // 0 = default
@@ -71,6 +77,8 @@ struct EnvironmentManifest {
   std::string stack = "core";           // core | full | none (runner only); used without compose_file
   RunnerSpec runner;
   std::map<std::string, ServiceIsolation> services;
+  // `runtime`: the OCI runtime the runner runs under ("runsc"); empty: auto, the daemon's default.
+  std::string runtime;
 };
 
 // What `forgectl up` and `validate` load from a path: a task directory, a task.yaml, or a

@@ -25,7 +25,8 @@ const std::vector<std::string> kEnvironmentKeys = {"network_policy",
                                                    "compose_file",
                                                    "stack",
                                                    "runner",
-                                                   "services"};
+                                                   "services",
+                                                   "runtime"};
 const std::vector<std::string> kRunnerKeys = {"image",           "user",    "workdir", "memory", "cpus", "pids_limit",
                                               "env_passthrough", "disk_mb", "tmp_mb"};
 const std::vector<std::string> kServiceKeys = {"read_only",  "memory",          "cpus",
@@ -291,6 +292,13 @@ ReadEnvironment read_environment(YamlReader& r, const Field& block, const std::s
       } else {
         m.stack = *v;
       }
+    } else if (k.key == "runtime") {
+      auto v = r.string(k, what);
+      if (!v) continue;
+      if (auto bad = runtime_name_problem(*v); !bad.empty())
+        r.error(k, subject(what, "runtime") + ": " + bad);
+      else if (!is_auto_runtime(*v))
+        m.runtime = *v;
     } else if (k.key == "runner") {
       m.runner = read_runner(r, k, dotted(what, "runner"));
     } else if (k.key == "services") {

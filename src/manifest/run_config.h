@@ -51,7 +51,9 @@ struct RunConfig {
   std::string output_dir;
   std::string pricing_file;  // overrides manifests/pricing.json
   std::string queue_backend = "sqlite";  // the only one supported
-  std::string runtime = "docker";        // the only one supported
+  // orchestrator.runtime / --runtime: the OCI runtime of every trial's runner, over the tasks' own
+  // `runtime:`; empty: auto (each task's, else the daemon's default). Tolokaforge's "docker" is auto.
+  std::string runtime;
   bool auto_start_services = true;       // stored; forgectl always starts a trial's services
   std::string continue_prompt;           // stored; unused (as in Tolokaforge)
   std::string harness_adapter = "native";  // evaluation.harness_adapter.type

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "manifest/environment.h"
 #include "manifest/files.h"
 #include "manifest/run_config_reader.h"
 #include "manifest/scalar_parse.h"
@@ -93,8 +94,16 @@ void read_orchestrator(YamlReader& r, const Field& block, RunConfig& c) {
         }
       }
     } else if (k.key == "runtime") {
+      // Tolokaforge's "docker" (the only value it knows) is forgectl's auto: the daemon's default.
       auto v = r.string(k, w);
-      if (v && *v != "docker") r.error(k, "orchestrator.runtime must be 'docker', got '" + *v + "'");
+      if (!v) continue;
+      if (*v == "kubernetes" || *v == "k8s")
+        r.error(k, "orchestrator.runtime '" + *v + "' is an orchestrator forgectl does not have; it runs Docker only",
+                "give an OCI runtime (runc, crun, runsc), or auto");
+      else if (auto bad = runtime_name_problem(*v); !bad.empty())
+        r.error(k, "orchestrator.runtime: " + bad);
+      else
+        c.runtime = is_auto_runtime(*v) ? std::string() : *v;
     } else {
       read_typesense(r, k);
     }

@@ -163,6 +163,10 @@ std::vector<std::string> hardening_mismatches(const Hardening& w, const Hardenin
     }
   }
   if (w.storage_opt) num("StorageOpt size", w.writable_layer_limit, a.storage_opt ? a.writable_layer_limit : 0);
+  // The runtime decides what enforces the rest (runsc: gVisor's kernel, not the host's seccomp).
+  if (!w.runtime.empty() && w.runtime != a.runtime)
+    out.push_back("Runtime: wanted '" + w.runtime + "', applied '" + (a.runtime.empty() ? "the default" : a.runtime) +
+                  "'");
   return out;
 }
 

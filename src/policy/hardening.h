@@ -50,6 +50,8 @@ struct Hardening {
   // watches with stack::disk_usage. Zero for read-only roots: nothing can be written there.
   std::int64_t writable_layer_limit = 0;
   bool storage_opt = false;
+  // The OCI runtime, as /info names it ("runsc"); empty: the daemon's default, not checked.
+  std::string runtime;
 };
 
 // The size caps forgectl gives when the manifest sets none (MiB).

@@ -24,6 +24,7 @@ void write_invocation(json::Writer& w, const RunInvocation& inv) {
       .field("env_passthrough", inv.env_passthrough)
       .field("harbor_verifier", inv.harbor_verifier.empty() ? "separate" : inv.harbor_verifier);
   if (inv.no_golden_cache) w.field("no_golden_cache", true);
+  if (!inv.runtime.empty()) w.field("runtime", inv.runtime);
   w.key("limits").begin_object();
   for (const auto& [k, v] : inv.limits) w.field(k, v);
   w.end_object().end_object();
@@ -65,6 +66,7 @@ RunInvocation read_invocation(const json::Value& d) {
   inv.no_golden_cache = json::get_bool(*v, "no_golden_cache");
   inv.env_passthrough = json::get_strings(*v, "env_passthrough");
   inv.harbor_verifier = json::get_string(*v, "harbor_verifier");
+  inv.runtime = json::get_string(*v, "runtime");
   if (const json::Value* l = json::get_object(*v, "limits"))
     for (const auto& m : l->GetObject())
       if (m.value.IsInt()) inv.limits[std::string(m.name.GetString(), m.name.GetStringLength())] = m.value.GetInt();

@@ -28,6 +28,7 @@ struct RunInvocation {
   std::vector<std::string> env_passthrough;  // --env-passthrough: names only, never values
   std::string harbor_verifier;               // --harbor-verifier: "separate" (also when absent) | "shared"
   bool no_golden_cache = false;              // --no-golden-cache (written only when set)
+  std::string runtime;                       // --runtime (written only when set)
 };
 
 struct RunModel {

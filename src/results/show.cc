@@ -109,6 +109,7 @@ std::string task_line(const TrialRecord& t) {
          " tool calls (" + std::to_string(t.tool_errors) + " errors)";
   if (auto w = wall_seconds(t)) out += ", " + fmt_num("%.1f s", *w);
   out += ", " + money(t.cost_usd, t.cost_known ? 0 : 1, 1);
+  if (!t.runtime.empty()) out += ", " + t.runtime;
   if (!t.trial_dir.empty()) out += "  " + t.trial_dir;
   if (!t.error.empty()) out += "\n      " + shorten(t.error, 300);
   return out;
@@ -128,6 +129,7 @@ std::string trial_text(const TrialRecord& t, const TrialDetail* d) {
                     std::to_string(t.attempt) + "): " + outcome_word(t);
   if (t.graded()) out += ", score " + fmt_num("%.3f", t.score);
   out += "\n  termination: " + t.termination_reason + "\n";
+  if (!t.runtime.empty()) out += "  runtime: " + t.runtime + "\n";
   if (!t.error.empty()) out += "  error: " + t.error + "\n";
   out += "  started " + t.started_at + ", finished " + t.finished_at + "\n  phases:";
   for (const auto& [k, v] : t.phases_s) out += " " + k + " " + fmt_num("%.2fs", v);

@@ -179,8 +179,9 @@ std::string render_trial_page(const TrialRecord& rec, const TrialDetail* d, std:
     out += row("tags", tags);
   }
   if (!rec.docker_host.empty())
-    out += row("engine",
-               html_escape(rec.docker_host) + (d && !d->stack.empty() ? " · stack " + html_escape(d->stack) : ""));
+    out += row("engine", html_escape(rec.docker_host) +
+                             (d && !d->stack.empty() ? " · stack " + html_escape(d->stack) : "") +
+                             (rec.runtime.empty() ? "" : " · runtime " + html_escape(rec.runtime)));
   out += "</table><h2>Phases</h2>" + phases_html(rec.phases_s);
   if (!d && !unreadable.empty()) {
     out += "<h2>Transcript and grade</h2><p class=\"fail\">This trial's trial.json could not be read: <code>" +

@@ -116,6 +116,7 @@ Result<TrialRecord> parse_trial_line(std::string_view line, std::string_view whe
   r.started_at = json::get_string(d, "started_at");
   r.finished_at = json::get_string(d, "finished_at");
   r.docker_host = json::get_string(d, "docker_host");
+  r.runtime = json::get_string(d, "runtime");
   r.trial_dir = json::get_string(d, "trial_dir");
   r.unconfined = json::get_bool(d, "unconfined");
   if (const auto* g = json::get_object(d, "golden")) {
@@ -161,6 +162,7 @@ std::string to_json_line(const TrialRecord& r) {
   for (const auto& [k, v] : r.phases_s) w.key(k).num(v);
   w.end_object().field("started_at", r.started_at).field("finished_at", r.finished_at);
   w.field("docker_host", r.docker_host).field("trial_dir", r.trial_dir);
+  if (!r.runtime.empty()) w.field("runtime", r.runtime);
   if (r.unconfined) w.field("unconfined", true);
   if (!r.golden_source.empty())
     w.key("golden")

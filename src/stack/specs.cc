@@ -71,6 +71,7 @@ engine::ContainerSpec container_spec(const policy::ContainerPlan& c, const Stack
   }
   if (h.storage_opt && h.writable_layer_limit > 0)
     s.host.storage_opt = {{"size", std::to_string(h.writable_layer_limit)}};
+  s.host.runtime = h.runtime;
   if (!c.networks.empty()) {
     s.network = network_names.at(c.networks.front().network_key);
     s.aliases = c.networks.front().aliases;
@@ -115,6 +116,7 @@ policy::Hardening applied_hardening(const engine::ContainerInfo& info,
     h.storage_opt = true;
     h.writable_layer_limit = std::strtoll(it->second.c_str(), nullptr, 10);
   }
+  h.runtime = host.runtime;
   return h;
 }
 

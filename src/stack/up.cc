@@ -26,6 +26,7 @@
 #include "stack/inventory.h"
 #include "stack/local_images.h"
 #include "stack/readiness.h"
+#include "stack/runtime.h"
 #include "stack/specs.h"
 #include "stack/task_build.h"
 #include "stack/teardown.h"
@@ -220,6 +221,12 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
                             o.omit_unused_network};
   auto plan = policy::plan_stack(env, popts, *subnets);
   if (!plan) return plan.fail_with(what);
+  // The runner's runtime, refused before anything exists when this daemon cannot give it.
+  auto rt = choose_runtime(!o.runtime.empty() ? o.runtime : env.manifest.runtime, *host_info,
+                           {.limits = true, .network = !plan->runner.networks.empty()});
+  if (!rt) return rt.fail_with(what);
+  if (rt->named) plan->runner.hardening.runtime = rt->name;
+  res.runtime = rt->name;
   // Secrets for services (json-db's control token): in their own environment only, never the runner's.
   for (auto& s : plan->services)
     if (auto it = o.service_env.find(s.key); it != o.service_env.end()) s.env.insert(s.env.end(), it->second.begin(), it->second.end());

@@ -39,6 +39,9 @@ struct UpOptions {
   bool omit_unused_network = false;
   // The engine's /info, asked once by a sweep for all its trials (sweep::EngineSlot); null: up_stack asks.
   const engine::SystemInfo* engine_info = nullptr;
+  // The runner's OCI runtime (--runtime, orchestrator.runtime) over the manifest's `runtime:`;
+  // empty: the manifest's, else the daemon's default (stack/runtime.h).
+  std::string runtime;
 };
 
 struct UpResult {
@@ -49,6 +52,7 @@ struct UpResult {
   policy::StackPlan plan;
   std::map<std::string, std::string> containers;  // plan key → container id
   std::map<std::string, std::string> networks;    // plan key → network id
+  std::string runtime;  // the runner's OCI runtime, as the daemon names it ("runc" for its default runc)
   Millis took{0};
 };
 

@@ -60,6 +60,9 @@ std::string agent_fingerprint(const trial::AgentChoice& a, const manifest::RunCo
   // Harbor's shared verifier judges differently from the separate one: a trial of one is not the other's.
   if (task.harbor && manifest::shared_verifier_applies(*task.harbor) && run.harbor_shared_verifier)
     w.field("harbor_verifier", "shared");
+  // A runsc result is not a runc result. A task's own runtime: is in its content hash already;
+  // auto adds nothing, so older keys stay valid.
+  if (!run.runtime.empty()) w.field("runtime", run.runtime);
   w.field("max_turns", task.max_turns.value_or(run.max_turns))
       .field("episode_timeout_ms", static_cast<std::int64_t>(run.episode_timeout.count()))
       .field("turn_timeout_ms", static_cast<std::int64_t>(run.turn_timeout.count()));

@@ -214,6 +214,7 @@ ToolOutcome ToolExecutor::invoke(Entry& entry, const std::string& tool, const js
     o.reason = timed_out;
   } else if (!*r) {
     o.kind = Kind::kFailed;
+    o.sandbox_broken = r->error().code == Errc::kBroken;
     o.reason = r->error().what().empty() ? "tool '" + tool + "' failed" : r->error().what();
   } else {
     o.content = std::move(**r);

@@ -31,6 +31,9 @@ struct ToolOutcome {
   Millis elapsed{0};
   bool truncated = false;  // content was cut to the output cap
   std::vector<ImagePart> images;  // kOk only: images the tool returned (tool.h CallContext)
+  // kFailed because the sandbox's own helper cannot run (Errc::kBroken): the episode ends there
+  // as the sandbox's failure, not the model's.
+  bool sandbox_broken = false;
 };
 
 const char* outcome_name(ToolOutcome::Kind kind);  // "ok" | "refused" | "failed" | "timeout"

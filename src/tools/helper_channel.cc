@@ -161,8 +161,13 @@ Result<json::Document> HelperChannel::exchange_locked(std::uint64_t id, std::str
     std::string diag = trim(diagnostics_);
     if (!diag.empty()) why += "; its stderr: " + printable(diag.substr(diag.size() > 300 ? diag.size() - 300 : 0));
     kill_locked();  // cleans up what it left running in its session
+    if (started) return fail(Errc::kUnavailable, why + garbage);
+    // The first helper of this channel never answered its ping: nothing the agent sent has reached
+    // the sandbox yet, so the sandbox itself cannot run tools (a privilege drop the runtime
+    // refuses, a missing or unexecutable helper). Later ones may have been broken by the agent.
+    if (starts_ == 1) return fail(Errc::kBroken, "the sandbox cannot run its tool helper: " + why + garbage);
     // A helper that never answered did not start (missing binary, unusable workspace): retrying cannot help.
-    return fail(started ? Errc::kUnavailable : Errc::kUnsupported, why + garbage);
+    return fail(Errc::kUnsupported, why + garbage);
   };
   char buf[64 * 1024];
   for (;;) {

@@ -40,7 +40,9 @@ class HelperChannel {
   // Sends one request, a JSON object without "id" (`{"op":"ping"}`), and returns the response.
   // The helper is started on first use, and again after it was lost. A response with ok:false
   // is an error with the helper's code mapped (errc_from_helper_code). If the helper dies or the
-  // stream breaks during the call, the call fails with kUnavailable; with no response by
+  // stream breaks during the call, the call fails with kUnavailable; the channel's first helper
+  // dying before it answered its ping fails with kBroken (the sandbox cannot run tools, before
+  // the agent could touch it); with no response by
   // `deadline` + kGrace, the helper is killed and the call fails with kTimeout. Either way the
   // next call starts a new helper. One call at a time; safe from any thread.
   Result<json::Document> call(std::string_view request_json_without_id, Deadline deadline);

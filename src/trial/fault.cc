@@ -8,6 +8,8 @@ Fault classify(const Error& e, results::InfraKind kind) {
     case Errc::kCancelled: return Fault::interruption();
     case Errc::kExceeded:
       return Fault::model(e.what());
+    case Errc::kBroken:
+      return Fault::infra(results::InfraKind::kSandbox, e.what());
     case Errc::kUnavailable:
     case Errc::kTimeout:
     case Errc::kServer:

@@ -21,7 +21,8 @@ struct Fault {
   static Fault interruption() { return {results::Outcome::kInfraError, results::InfraKind::kNone, "interrupted", true}; }
 };
 
-// kCancelled → interrupted; kExceeded (the agent left more than a limit allows) → the model's failure; a transient or
+// kCancelled → interrupted; kExceeded (the agent left more than a limit allows) → the model's failure; kBroken (the
+// sandbox's own helper cannot run) → infra (sandbox), whatever `kind` says; a transient or
 // daemon-side failure (unavailable, timeout, 5xx, I/O, conflict, a response we cannot read) → infra of `kind`; anything
 // deterministic (invalid input, not found, unsupported, forbidden, refused by the daemon) → setup error: the same input
 // would fail the same way on every retry. docs/errors.md states these rules.

@@ -32,6 +32,7 @@ Step TrialRun::after_agent() {
   // A container that broke under the agent: who did it decides (sandbox_watch.h).
   if (auto broken = sandbox_verdict()) return broken;
   if (ep.termination == agent::Termination::kInfraError) return Fault::infra(InfraKind::kProvider, ep.error);
+  if (ep.termination == agent::Termination::kSandboxBroken) return Fault::infra(InfraKind::kSandbox, ep.error);
   // Nothing the agent started runs on into grading (stack/quiesce.h).
   if (!local_ && !agent_started_nothing())
     if (auto st = stack::stop_agent_processes(docker_, *up_); !st)

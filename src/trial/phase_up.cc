@@ -40,6 +40,7 @@ void TrialRun::adopt(PreparedSandbox&& p) {
   control_token_ = std::move(p.control_token);
   up_ = std::move(p.up);
   r_.stack = up_->name;
+  r_.runtime = up_->runtime;
   runner_ = up_->containers.at(policy::kRunnerKey);
 }
 

@@ -22,6 +22,7 @@ Result<PreparedSandbox> bring_up(const manifest::TaskConfig& task, const TrialEn
   o.lease = trial_lease(env);
   o.omit_unused_network = true;
   o.service_env = service_token_env(control_token);
+  if (env.run) o.runtime = env.run->runtime;
   // A Harbor task's [environment].env, its templates resolved for the names the run passes.
   std::optional<manifest::LoadedEnvironment> with_env;
   if (task.harbor && !task.harbor->environment.env.empty()) {

@@ -105,6 +105,7 @@ results::TrialRecord to_record(const TrialResult& t) {
   r.started_at = t.started_at;
   r.finished_at = t.finished_at;
   r.docker_host = t.docker_host;
+  r.runtime = t.runtime;
   r.unconfined = t.unconfined;
   r.golden_source = t.golden.source;
   r.golden_key = t.golden.key;

@@ -57,6 +57,7 @@ struct TrialResult {
   std::string started_at, finished_at;  // ISO 8601 UTC
   std::map<std::string, Millis> phases;  // reserve, up, agent, grade, down
   std::string stack;
+  std::string runtime;  // the runner's OCI runtime as the daemon names it ("runc", "runsc"); empty: local executor
   // A Harbor task's /logs/agent, /logs/artifacts and /logs/verifier as tars ("agent/…", …), written
   // under the trial's logs/; its verifier's exit code and output (capped).
   std::vector<std::string> log_tars;

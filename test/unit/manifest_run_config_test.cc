@@ -180,7 +180,7 @@ TEST_CASE("run config: orchestrator and evaluation errors") {
   CHECK(has(text, "run.yaml:4:19: orchestrator.max_budget_usd must not be negative"));
   CHECK(has(text, "run.yaml:5:18: orchestrator.queue_backend 'postgres' is not supported"));
   CHECK(has(text, "run.yaml:6:3: orchestrator.queue_postgres_dsn is not supported"));
-  CHECK(has(text, "run.yaml:7:12: orchestrator.runtime must be 'docker', got 'kubernetes'"));
+  CHECK(has(text, "run.yaml:7:12: orchestrator.runtime 'kubernetes' is an orchestrator forgectl does not have"));
   CHECK(has(text, "run.yaml:8:22: orchestrator.timeouts.turn_s must be a positive number of seconds or a duration like 90s, got 'soon'"));
   CHECK(has(text, "run.yaml:8:39: orchestrator.timeouts.episode_s must be a positive number of seconds"));
   CHECK(has(text, "run.yaml:9:30: orchestrator.typesense: an inline 'api_key' is not accepted"));
