@@ -359,10 +359,18 @@ int exit_code(Context& ctx, const sweep::RunSummary& sum, const std::string& dir
 // trial: a runtime an engine lacks, or one that cannot run the task's sandbox there, is a setup error.
 Status check_runtimes(sweep::HostPool& pool, const std::vector<manifest::TaskConfig>& tasks,
                       const std::string& forced) {
+  const engine::SystemInfo* first = nullptr;  // the first engine that answered, at first_at
+  std::string first_at;
   for (auto& e : pool.engines()) {
     if (!e->info)
       if (auto inf = engine::info(*e->client)) e->info = std::move(*inf);
     if (!e->info) continue;  // an engine that does not answer fails its trials as infra errors
+    // `auto` is the daemon's default, and a trial's key names it (run_plan.h): every engine must agree.
+    if (!first) first = &*e->info, first_at = e->address;
+    if (forced.empty() && first->default_runtime != e->info->default_runtime)
+      return fail(Errc::kInvalid, "the engines' default runtimes differ (" + first_at + ": " +
+                                      first->default_runtime + ", " + e->address + ": " + e->info->default_runtime +
+                                      "): a trial's result depends on its runtime; choose one with --runtime");
     for (const auto& t : tasks) {
       if (t.environment.tools.executor == manifest::ExecutorKind::kLocal) continue;
       const std::string& wanted = !forced.empty() ? forced : t.environment.manifest.runtime;
@@ -416,6 +424,13 @@ int run_verb(Context& ctx, RunArgs& a, const Command& cmd) {
   };
   s.plan_in.run = &s.cfg;
   s.plan_in.llm = &lctx;
+  s.plan_in.default_runtime = [&]() -> Result<std::string> {
+    if (auto st = connect(); !st) return st.fail();
+    auto& e = pool->primary();
+    if (!e.info)
+      if (auto inf = engine::info(*e.client)) e.info = std::move(*inf);
+    return e.info ? e.info->default_runtime : std::string();
+  };
   auto plan = sweep::make_plan(s.plan_in, [&](const std::string& ref) -> Result<std::string> {
     if (auto st = connect(); !st) return st.fail();
     if (auto st = prepare(); !st) return st.fail();

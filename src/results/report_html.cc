@@ -122,6 +122,18 @@ Agents agents_of(const Value* by_agent, const json::Document* run) {
   return a;
 }
 
+// The OCI runtimes the sandboxes ran under, with their trial counts: a runsc result is not a runc one.
+std::string runtimes_line(const std::vector<TrialRecord>& trials) {
+  std::map<std::string, int> counts;
+  for (const auto& t : trials)
+    if (!t.runtime.empty()) ++counts[t.runtime];
+  if (counts.empty()) return "";
+  std::string out = "<p>runtime:";
+  for (const auto& [name, n] : counts)
+    out += " <b>" + html_escape(name) + "</b> (" + std::to_string(n) + (n == 1 ? " trial)" : " trials)");
+  return out + "</p>";
+}
+
 std::string run_header(const json::Document* run, const Agents& agents, const std::vector<TrialRecord>& trials) {
   std::string run_id = run ? json::get_string(*run, "run_id") : "";
   std::string out =
@@ -143,7 +155,7 @@ std::string run_header(const json::Document* run, const Agents& agents, const st
   if (unconfined > 0)
     out += "<p><strong>unconfined (host executor)</strong>: " + std::to_string(unconfined) + " of " +
            std::to_string(trials.size()) + " trials ran their tools on this host, in no container.</p>";
-  return out;
+  return out + runtimes_line(trials);
 }
 
 std::string row(const std::string& name, const std::string& value) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "core/limits.h"
@@ -56,6 +57,21 @@ std::string agent_slug(const std::string& label) {
   return s;
 }
 
+// What a container task's trial key takes from a runtime chosen by `auto` (the daemon's default):
+// "runtime:<name>" unless it is runc, so keys made before runtimes were chosen stay valid. A forced
+// runtime is in the agent fingerprint, a task's own named one in its content hash.
+Result<std::string> auto_runtime_key(const PlanInput& o, const manifest::TaskConfig& t,
+                                     std::optional<std::string>& asked) {
+  if (trial::runs_locally(t) || !o.run->runtime.empty() || !o.default_runtime) return std::string();
+  if (!manifest::is_auto_runtime(t.environment.manifest.runtime)) return std::string();
+  if (!asked) {
+    auto rt = o.default_runtime();
+    if (!rt) return rt.fail();
+    asked = *rt;
+  }
+  return asked->empty() || *asked == "runc" ? std::string() : "runtime:" + *asked;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Plan>> make_plan(const PlanInput& o, const ImageResolver& resolve) {
@@ -75,6 +91,7 @@ Result<std::unique_ptr<Plan>> make_plan(const PlanInput& o, const ImageResolver&
   for (const auto& a : o.agents)
     if (!labels.insert(a.label()).second) return fail(Errc::kInvalid, "agent '" + a.label() + "' is given twice");
 
+  std::optional<std::string> default_rt;  // asked once
   Sha256 config;  // over every trial key of the whole matrix: shards of one run agree on it
   for (const auto& t : plan->tasks) {
     auto hash = task_content_hash(t.dir);
@@ -90,6 +107,8 @@ Result<std::unique_ptr<Plan>> make_plan(const PlanInput& o, const ImageResolver&
       }
       ids.push_back(plan->facts.images[ref]);
     }
+    if (auto rt = auto_runtime_key(o, t, default_rt); !rt) return rt.fail();
+    else if (!rt->empty()) ids.push_back(*rt);
     if (trial::runs_locally(t)) {
       // Where the tools ran is part of what a trial is: a local result never stands for a container one.
       ids.push_back("executor:local");

@@ -33,6 +33,9 @@ struct PlanInput {
   const agent::LlmContext* llm = nullptr;  // model entries and keys are checked through it
   manifest::ExecutorKind executor = manifest::ExecutorKind::kContainer;  // --executor local: every task local
   bool allow_local = false;  // --allow-local: tasks' own tools.executor: local are honoured (preflight.h)
+  // The daemon's default OCI runtime, asked only when a container task runs under `auto`: a trial
+  // under a daemon whose default is runsc is not the runc trial of the same key. Unset: "runc".
+  std::function<Result<std::string>()> default_runtime;
 };
 
 struct Plan {

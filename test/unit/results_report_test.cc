@@ -244,3 +244,14 @@ TEST_CASE("report.html: several agents get per-agent tables, no pooled Overall, 
   std::string one = render_report_html(parse_ok(line("t", 0, true)), *aggregate_json(parse_ok(line("t", 0, true))), "");
   CHECK(one.find("Per agent") == std::string::npos);
 }
+
+TEST_CASE("report.html: the runtimes the sandboxes ran under, each with its trial count; none for older lines") {
+  auto ts = parse_ok(line("t", 0, true, R"(,"runtime":"runsc")") + line("t", 1, true, R"(,"runtime":"runsc")") +
+                     line("u", 0, false, R"(,"runtime":"runc")"));
+  auto agg = aggregate_json(ts);
+  REQUIRE(agg.has_value());
+  std::string html = render_report_html(ts, *agg, "");
+  CHECK_MESSAGE(html.find("runtime: <b>runc</b> (1 trial) <b>runsc</b> (2 trials)") != std::string::npos, html.substr(0, 3000));
+  auto old = parse_ok(line("t", 0, true));
+  CHECK(render_report_html(old, *aggregate_json(old), "").find("runtime:") == std::string::npos);
+}

@@ -159,3 +159,47 @@ TEST_CASE("plan: a task whose checks.py needs the Python image is refused before
   REQUIRE_MESSAGE(ok.has_value(), (ok ? "" : ok.error().what()));
   CHECK((*ok)->facts.images.count("forgectl/python:local") == 1);
 }
+
+TEST_CASE("plan: under auto the daemon's default runtime is in the trial key unless it is runc; a forced one is not asked") {
+  TaskDir dir;
+  dir.write("task.yaml",
+            "task_id: rt\nname: n\ncategory: test\ndescription: d\ninitial_user_message: hi\n"
+            "grading: grading.yaml\nuser_simulator:\n  mode: scripted\n  scripted_flow:\n    - {default: \"###STOP###\"}\n");
+  dir.write("grading.yaml", "combine: {method: weighted}\ntranscript_rules: {must_contain: [done]}\n");
+  manifest::RunConfig run;
+  PlanInput in;
+  in.task_paths = {dir.path.string()};
+  in.agents = {AgentChoice{AgentChoice::Kind::kNoop}};
+  in.run = &run;
+  auto images = [](const std::string& ref) -> Result<std::string> { return std::string("sha256:") + ref; };
+  int asked = 0;
+  auto key_under = [&](std::string default_rt) {
+    in.default_runtime = [&asked, default_rt]() -> Result<std::string> {
+      ++asked;
+      return default_rt;
+    };
+    auto plan = make_plan(in, images);
+    REQUIRE_MESSAGE(plan.has_value(), (plan ? "" : plan.error().what()));
+    REQUIRE((*plan)->jobs.size() == 1);
+    return (*plan)->jobs[0].key;
+  };
+  std::string runc = key_under("runc");
+  CHECK(asked == 1);
+  in.default_runtime = nullptr;
+  auto unasked = make_plan(in, images);
+  REQUIRE(unasked.has_value());
+  CHECK((*unasked)->jobs[0].key == runc);  // keys made before runtimes were chosen stay valid
+  std::string runsc = key_under("runsc");
+  CHECK(runsc != runc);  // a runsc result is not a runc result
+  run.runtime = "runsc";
+  asked = 0;
+  std::string forced = key_under("runc");
+  CHECK(asked == 0);
+  CHECK(forced != runc);
+  // The daemon cannot be asked: the plan fails rather than keying the trial as runc.
+  run.runtime.clear();
+  in.default_runtime = []() -> Result<std::string> { return fail(Errc::kUnavailable, "daemon down"); };
+  auto down = make_plan(in, images);
+  REQUIRE_FALSE(down.has_value());
+  CHECK(down.error().message.find("daemon down") != std::string::npos);
+}
