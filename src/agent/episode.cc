@@ -142,6 +142,8 @@ Episode run_episode(Agent& agent, UserSimulator* user, tools::ToolExecutor& exec
         tm.name = call.name;
         tm.tool_error = out.kind != tools::ToolOutcome::Kind::kOk;
         tm.images = std::move(out.images);
+        if (spec.keep_image)
+          for (auto& img : tm.images) img.path = spec.keep_image(img);
         ep.messages.push_back(std::move(tm));
         // Nothing the model does next can be judged fairly: the sandbox cannot run its tools.
         if (out.sandbox_broken) return finish(Termination::kSandboxBroken, out.reason);

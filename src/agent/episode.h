@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,10 @@ struct EpisodeSpec {
   // Starts forgectl's call ids (CallIntake), so episodes joined into one transcript (the steps of
   // a multi-step task) never share one: "s2-" gives "s2-fc-1", ….
   std::string call_id_prefix;
+  // Called once for each image a tool returns, as the tool returns it (before the model's next
+  // turn, so a trial that ends midway has kept it already): the path the trial's record keeps it
+  // at, or empty when it is not kept. Empty function: images are kept nowhere but in memory.
+  std::function<std::string(const ImagePart&)> keep_image;
 };
 
 struct Episode {

@@ -32,6 +32,9 @@ struct ToolCall {
 struct ImagePart {
   std::string media_type;  // "image/png"
   std::string base64;      // the bytes, base64 (RFC 4648)
+  // Where the trial's record keeps it, relative to the trial's directory ("screenshots/001.png");
+  // empty: not kept (no record to keep it in, or dropped past the record's limits).
+  std::string path;
 };
 
 struct ChatMessage {

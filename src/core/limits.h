@@ -115,4 +115,12 @@ inline constexpr std::size_t kMaxSlurmQueueLines = 100000;
 // (10^18 < 2^63), so no aggregate can overflow, whatever a line says.
 inline constexpr double kMaxRecordAmount = 1e12;
 
+// ---- Screenshots (the browser tool's `screenshot`; docs/tools.md) ----
+
+// Per trial: the browser refuses more, and a trial's directory keeps at most this many
+// (screenshots/001.png, …); any past it are dropped and counted in the record.
+inline constexpr int kMaxScreenshots = 20;
+// One screenshot's PNG: a viewport is well under a MiB; a larger one is refused, not kept.
+inline constexpr std::size_t kMaxScreenshotBytes = 3 * kMiB;
+
 }  // namespace forge::limits

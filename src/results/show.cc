@@ -124,6 +124,19 @@ std::string indent(const std::string& text, const std::string& pad) {
   return out;
 }
 
+// The screenshot files the trial's directory keeps, each with the message that returned it.
+std::string screenshots_text(const TrialRecord& t, const TrialDetail& d) {
+  std::string files;
+  int n = 0;
+  for (const auto& m : d.messages) {
+    ++n;
+    for (const auto& p : m.images) files += "  " + t.trial_dir + "/" + p + " (message " + std::to_string(n) + ")\n";
+  }
+  if (files.empty() && !t.screenshots_dropped) return "";
+  return "\nscreenshots: " + std::to_string(t.screenshots) + " kept, " + std::to_string(t.screenshots_dropped) +
+         " dropped\n" + files;
+}
+
 std::string trial_text(const TrialRecord& t, const TrialDetail* d) {
   std::string out = t.task_id + " · " + t.agent + " · trial " + std::to_string(t.trial_index) + " (attempt " +
                     std::to_string(t.attempt) + "): " + outcome_word(t);
@@ -149,9 +162,12 @@ std::string trial_text(const TrialRecord& t, const TrialDetail* d) {
     out += ":\n";
     if (!m.reasoning.empty()) out += "  (reasoning)\n" + indent(m.reasoning, "    ") + "\n";
     if (!m.content.empty()) out += indent(m.content, "  ") + "\n";
+    for (const auto& p : m.images) out += "  [screenshot] " + t.trial_dir + "/" + p + "\n";
+    if (m.images_dropped) out += "  [" + std::to_string(m.images_dropped) + " screenshot(s) not kept]\n";
     for (const auto& c : m.tool_calls)
       out += "  → " + c.name + " " + c.id + "\n" + indent(pretty_json(c.arguments), "    ") + "\n";
   }
+  out += screenshots_text(t, *d);
   if (!d->tool_log.empty()) {
     out += "\ntool calls as executed:\n";
     n = 0;

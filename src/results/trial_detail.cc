@@ -1,8 +1,11 @@
 // trial.json's writer and reader.
 #include "results/trial_detail.h"
 
+#include <algorithm>
+
 #include "core/files.h"
 #include "core/json.h"
+#include "results/screenshots.h"
 
 namespace forge::results {
 
@@ -51,9 +54,12 @@ std::string TrialDetail::to_json() const {
     }
     if (!m.tool_call_id.empty()) w.field("tool_call_id", m.tool_call_id);
     if (!m.name.empty()) w.field("name", m.name);
+    if (!m.images.empty()) w.field("images", m.images);
+    if (m.images_dropped) w.field("images_dropped", m.images_dropped);
     w.end_object();
   }
-  w.end_array().key("tool_log").begin_array();
+  w.end_array().field("screenshots", screenshots).field("screenshots_dropped", screenshots_dropped);
+  w.key("tool_log").begin_array();
   for (const auto& t : tool_log) {
     w.begin_object().field("requestor", t.requestor).field("tool", t.tool).field("arguments", t.arguments);
     w.field("outcome", t.outcome).field("output", t.output).field("error", t.error);
@@ -109,8 +115,14 @@ Result<TrialDetail> TrialDetail::parse(std::string_view text, std::string_view p
             dm.tool_calls.push_back({json::get_string(c, "id"), json::get_string(c, "name"),
                                      json::get_string(c, "arguments"), json::get_string(c, "provider_id"),
                                      json::get_string(c, "refusal")});
+      // Only paths the store writes: a hand-edited or merged trial.json names nothing else.
+      for (auto& p : json::get_strings(m, "images"))
+        if (is_screenshot_path(p)) dm.images.push_back(std::move(p));
+      dm.images_dropped = static_cast<int>(std::clamp<std::int64_t>(json::get_int(m, "images_dropped"), 0, 1000));
       t.messages.push_back(std::move(dm));
     }
+  t.screenshots = static_cast<int>(std::clamp<std::int64_t>(json::get_int(o, "screenshots"), 0, 1000));
+  t.screenshots_dropped = static_cast<int>(std::clamp<std::int64_t>(json::get_int(o, "screenshots_dropped"), 0, 1000));
   if (const json::Value* ls = json::get_array(o, "tool_log"))
     for (const auto& l : ls->GetArray())
       if (l.IsObject())

@@ -29,6 +29,10 @@ struct DetailMessage {
   std::string content, reasoning;
   std::vector<DetailToolCall> tool_calls;  // assistant
   std::string tool_call_id, name;          // tool: which call it answers, the tool's name
+  // tool: the images it returned that the trial's directory keeps ("screenshots/001.png",
+  // relative to it), and how many more it returned that were dropped (results/screenshots.h)
+  std::vector<std::string> images;
+  int images_dropped = 0;
 };
 
 struct DetailToolLog {    // what the governed executor did with a call
@@ -56,6 +60,7 @@ struct TrialDetail {
   bool cost_known = true;
   double agent_s = 0;  // the episode's own time
   std::vector<DetailMessage> messages;
+  int screenshots = 0, screenshots_dropped = 0;  // kept under screenshots/, and dropped
   std::vector<DetailToolLog> tool_log;
   bool binary_pass = false;
   double score = 0;

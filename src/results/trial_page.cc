@@ -6,6 +6,7 @@
 #include "core/json.h"
 #include "results/html_text.h"
 #include "results/metrics.h"
+#include "results/screenshots.h"
 
 namespace forge::results {
 
@@ -23,7 +24,7 @@ code,pre{white-space:pre-wrap;overflow-wrap:anywhere;font:12px/1.4 ui-monospace,
 .call{margin:6px 0 0 12px}.pass{color:#1b5e20;font-weight:600}.fail{color:#b71c1c;font-weight:600}.infra{color:#555;font-weight:600}
 .reason{margin:2px 0}.stack{display:flex;height:14px;width:360px;background:#eee}.stack span{display:block;height:14px}
 .key{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px;vertical-align:middle}
-a{color:#0d47a1}
+a{color:#0d47a1}.shot{display:block;margin:6px 0}.shot img{max-width:100%;border:1px solid #ccc}
 )";
 
 constexpr const char* kPhases[] = {"reserve", "up", "setup", "agent", "grade", "down"};
@@ -92,6 +93,23 @@ std::string grade_html(const TrialDetail& d) {
   return out;
 }
 
+// A tool message's screenshots, where the agent took them: each file beside the page (paths the
+// store writes only: TrialDetail::parse keeps no other), and a note for those dropped.
+std::string images_html(const DetailMessage& m) {
+  std::string out;
+  for (const auto& p : m.images) {
+    if (!is_screenshot_path(p)) continue;
+    const std::string src = html_escape(p);
+    out += "<a class=\"shot\" href=\"" + src + "\"><img src=\"" + src + "\" alt=\"screenshot " + src +
+           "\" loading=\"lazy\"></a>";
+  }
+  if (m.images_dropped > 0)
+    out += "<p class=\"muted\">" + std::to_string(m.images_dropped) +
+           (m.images_dropped == 1 ? " screenshot was" : " screenshots were") +
+           " not kept (past the record's limits; see docs/tools.md).</p>";
+  return out;
+}
+
 std::string transcript_html(const TrialDetail& d) {
   std::string out = "<h2>Transcript</h2>";
   if (d.messages.empty()) return out + "<p class=\"muted\">No messages (the trial ended before the agent spoke).</p>";
@@ -107,6 +125,7 @@ std::string transcript_html(const TrialDetail& d) {
     if (!m.reasoning.empty())
       out += "<details><summary class=\"muted\">reasoning</summary>" + pre(m.reasoning) + "</details>";
     if (!m.content.empty()) out += pre(m.content);
+    out += images_html(m);
     for (const auto& c : m.tool_calls) {
       out += "<div class=\"call\"><b>tool call</b> " + html_escape(c.name) + " <span class=\"muted\">" +
              html_escape(c.id) +
@@ -171,6 +190,9 @@ std::string render_trial_page(const TrialRecord& rec, const TrialDetail* d, std:
                                                      " · " + std::to_string(rec.tool_errors));
   out += row("tokens in · out", std::to_string(rec.tokens_input) + " · " + std::to_string(rec.tokens_output));
   out += row("cost", money(rec.cost_usd, rec.cost_known ? 0 : 1, 1));
+  if (rec.screenshots || rec.screenshots_dropped)
+    out += row("screenshots", std::to_string(rec.screenshots) + " kept in screenshots/ · " +
+                                  std::to_string(rec.screenshots_dropped) + " dropped");
   if (!rec.category.empty()) out += row("category", html_escape(rec.category));
   if (!rec.difficulty.empty()) out += row("difficulty", html_escape(rec.difficulty));
   if (!rec.tags.empty()) {

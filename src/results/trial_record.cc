@@ -119,6 +119,15 @@ Result<TrialRecord> parse_trial_line(std::string_view line, std::string_view whe
   r.runtime = json::get_string(d, "runtime");
   r.trial_dir = json::get_string(d, "trial_dir");
   r.unconfined = json::get_bool(d, "unconfined");
+  if (const auto* s = json::get_object(d, "screenshots")) {
+    // Shown, never summed: a count out of range reads as none rather than voiding the line.
+    auto count = [&](const char* k) {
+      const std::int64_t n = json::get_int(*s, k);
+      return n < 0 || static_cast<double>(n) > limits::kMaxRecordAmount ? 0 : n;
+    };
+    r.screenshots = count("kept");
+    r.screenshots_dropped = count("dropped");
+  }
   if (const auto* g = json::get_object(d, "golden")) {
     r.golden_source = json::get_string(*g, "source");
     r.golden_key = json::get_string(*g, "content_key");
@@ -164,6 +173,12 @@ std::string to_json_line(const TrialRecord& r) {
   w.field("docker_host", r.docker_host).field("trial_dir", r.trial_dir);
   if (!r.runtime.empty()) w.field("runtime", r.runtime);
   if (r.unconfined) w.field("unconfined", true);
+  if (r.screenshots || r.screenshots_dropped)
+    w.key("screenshots")
+        .begin_object()
+        .field("kept", r.screenshots)
+        .field("dropped", r.screenshots_dropped)
+        .end_object();
   if (!r.golden_source.empty())
     w.key("golden")
         .begin_object()

@@ -43,6 +43,9 @@ struct TrialRecord {
   // Its tools ran on the local executor, on the host and in no container. Written only when true;
   // a line without it (every container trial, every older line) reads as false.
   bool unconfined = false;
+  // The browser screenshots its directory keeps (screenshots/NNN.png) and those dropped past the
+  // record's limits (docs/tools.md). Written only when either is set; older lines read as 0.
+  std::int64_t screenshots = 0, screenshots_dropped = 0;
   // How its expected state was had (golden replay of a Python tool server): "computed" once for the
   // run by this trial, "reused" from the run, or "replayed" on its own (no cache, or a golden state
   // that is not deterministic); the content key; the golden replays it ran. Written only when set.

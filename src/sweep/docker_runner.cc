@@ -168,6 +168,7 @@ std::unique_ptr<Prepared> DockerTrialRunner::prepare(const Job& job) {
   env.engine_info = engine.info ? &*engine.info : nullptr;
   env.engine_is_local = starts_with(engine.address, "unix://");
   env.admission = &admission_;  // its up waits at kAhead: only while no trial waits for a slot
+  env.record_dir = record_dir_of(job, dir_);
   auto t = trial::prepare_trial(*job.task, job.index, job.agent, env);
   if (!t) {
     hosts_.release(engine);
@@ -201,6 +202,7 @@ Attempt DockerTrialRunner::run(const Job& job, int attempt) {
   env.engine_info = engine.info ? &*engine.info : nullptr;
   env.engine_is_local = starts_with(engine.address, "unix://");
   env.admission = &admission_;
+  env.record_dir = record_dir_of(job, dir_);
   ClaimClock clock(job.on_progress);
   env.on_progress = clock.ear();
   trial::TrialResult r = trial::run_trial(*job.task, job.index, attempt, job.agent, env);
@@ -218,6 +220,11 @@ Attempt DockerTrialRunner::run_prepared(const Job& job, int attempt, std::unique
   clock.record(r);
   hosts_.release(engine);
   return finish_attempt(std::move(r), job, engine.address, dir_);
+}
+
+std::string record_dir_of(const Job& job, const results::RunDir& dir) {
+  const std::string rel = job.rel_dir.empty() ? job.task->task_id + "/" + std::to_string(job.index) : job.rel_dir;
+  return dir.dir() + "/trials/" + rel;
 }
 
 Attempt finish_attempt(trial::TrialResult r, const Job& job, const std::string& docker_host,

@@ -18,6 +18,9 @@ namespace forge::sweep {
 // (`docker_host`, empty for none), its files under trials/ when it has a result, and its record.
 Attempt finish_attempt(trial::TrialResult r, const Job& job, const std::string& docker_host,
                        const results::RunDir& dir);
+// The job's directory under DIR/trials/, where its screenshots go as they are taken
+// (trial::TrialEnv::record_dir) and finish_attempt writes its files.
+std::string record_dir_of(const Job& job, const results::RunDir& dir);
 
 // What one trial holds on the host, for admission before the first trial (admit).
 inline constexpr int kFdsPerTrial = 8;     // keep-alive API connections, the helper's exec, json-db, the model

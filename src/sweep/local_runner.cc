@@ -45,6 +45,7 @@ Attempt LocalTrialRunner::run(const Job& job, int attempt) {
   trial::TrialEnv env = base_;
   env.docker = no_engine_.get();
   env.admission = &admission_;
+  env.record_dir = record_dir_of(job, dir_);
   return finish_attempt(trial::run_trial(*job.task, job.index, attempt, job.agent, env), job, "", dir_);
 }
 

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <thread>
 
+#include "core/limits.h"
 #include "core/strings.h"
 #include "tools/browser_actions.h"
 #include "tools/browser_js.h"
@@ -15,7 +16,6 @@ namespace {
 
 constexpr std::size_t kMaxVisibleText = 4000;
 constexpr std::size_t kMaxElements = 120;
-constexpr std::size_t kMaxScreenshotBytes = 3u << 20;
 
 // `s` cut to at most `cap` bytes at a UTF-8 boundary.
 std::string clip_utf8(std::string s, std::size_t cap) {
@@ -216,7 +216,7 @@ class BrowserActions {
     auto png = b.screenshot(d);
     if (!png) return png.fail();
     const std::size_t bytes = png->size() / 4 * 3;
-    if (bytes > kMaxScreenshotBytes)
+    if (bytes > limits::kMaxScreenshotBytes)
       return fail(Errc::kInvalid, "the screenshot is " + std::to_string(bytes) + " bytes, over the limit");
     ++screenshots_;
     std::string line = "Screenshot taken (PNG, " + std::to_string(bytes) + " bytes, " + std::to_string(b.width()) +

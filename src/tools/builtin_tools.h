@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/limits.h"
 #include "tools/sandbox.h"
 #include "tools/tool.h"
 
@@ -50,7 +51,7 @@ struct BrowserRoute {
   std::string initial_url;                   // loaded before the first action; empty: about:blank
   std::vector<std::string> allowed_actions;  // empty: every action type
   std::string search_url;                    // mock-web's /search; empty: `search` is refused
-  int max_screenshots = 20;                  // per trial
+  int max_screenshots = limits::kMaxScreenshots;  // per trial
 };
 
 struct BuiltinOptions {

@@ -28,6 +28,10 @@ Step TrialRun::agent() {
   watch_->start(started_unix_);
   r_.episode = agent::run_episode(**agent, user->get(), *tools_.executor, episode_spec(), env_.interrupted);
   watch_->stop();
+  if (shots_) {
+    r_.screenshots = shots_->kept();
+    r_.screenshots_dropped = shots_->dropped();
+  }
   note("INFO", "trial", std::string("episode ended: ") + agent::termination_name(r_.episode.termination),
        {{"turns", std::to_string(r_.episode.turns)}});
   if (!r_.episode.error.empty()) r_.error = r_.episode.error;
@@ -58,7 +62,18 @@ Result<std::unique_ptr<agent::UserSimulator>> TrialRun::make_user() {
   return agent::llm_user(*client, task_.user_simulator, tools_.executor.get());
 }
 
-agent::EpisodeSpec TrialRun::episode_spec() const {
+// One image a tool returned, into the trial's directory now (a trial that ends midway keeps what
+// it took); the path its record names, or "" when there is no directory or it was dropped.
+std::string TrialRun::keep_screenshot(const ImagePart& image) {
+  if (env_.record_dir.empty()) return "";
+  if (!shots_) shots_ = std::make_unique<results::ScreenshotStore>(env_.record_dir);
+  auto kept = shots_->keep(image.media_type, image.base64);
+  if (kept) return *kept;
+  note("WARNING", "tools", kept.error().message);
+  return "";
+}
+
+agent::EpisodeSpec TrialRun::episode_spec() {
   agent::EpisodeSpec spec;
   spec.system_prompt = task_.system_prompt;
   // The loader could not know the image's WORKDIR: name the directory the stack really gave.
@@ -73,6 +88,7 @@ agent::EpisodeSpec TrialRun::episode_spec() const {
   spec.stuck = env_.run->stuck;
   spec.exec_slots = slot(env_.admission, &Admission::exec);
   if (step_) spec.call_id_prefix = "s" + std::to_string(step_index_ + 1) + "-";  // unique across the steps
+  spec.keep_image = [this](const ImagePart& image) { return keep_screenshot(image); };
   return spec;
 }
 

@@ -84,6 +84,9 @@ struct TrialEnv {
   // The run's golden states (golden_cache.h), shared by its trials; null: each trial replays its own
   // (--no-golden-cache).
   std::shared_ptr<GoldenCache> golden_cache;
+  // The trial's directory in the run (DIR/trials/<rel>), where its screenshots are written as the
+  // agent takes them; empty: they are kept nowhere (tests, a trial without a run directory).
+  std::string record_dir;
 };
 
 TrialResult run_trial(const manifest::TaskConfig& task, int trial_index, int attempt, const AgentChoice& agent,

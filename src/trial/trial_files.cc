@@ -10,14 +10,17 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <set>
 
 #include <yaml-cpp/yaml.h>
 
 #include "core/files.h"
 #include "core/json.h"
 #include "engine/tar.h"
+#include "results/screenshots.h"
 #include "results/trial_detail.h"
 #include "tools/redact.h"
+#include "trial/trial_atif.h"
 #include "trial/trial_env.h"
 #include "trial/yaml_text.h"
 
@@ -59,6 +62,12 @@ results::TrialDetail detail_of(const TrialResult& t, const results::Redactor& re
   d.agent_s = rec.duration_s;
   for (const auto& m : t.episode.messages) {
     results::DetailMessage dm{role_name(m.role), redact(m.content), redact(m.reasoning), {}, m.tool_call_id, m.name};
+    for (const auto& img : m.images) {
+      if (img.path.empty())
+        ++dm.images_dropped;
+      else
+        dm.images.push_back(img.path);
+    }
     for (const auto& c : m.tool_calls)
       dm.tool_calls.push_back({c.id, c.name, redact(tools::redact_json(c.arguments)),
                                c.provider_id == c.id ? std::string() : c.provider_id, redact(c.refusal)});
@@ -70,6 +79,8 @@ results::TrialDetail detail_of(const TrialResult& t, const results::Redactor& re
     d.tool_log.push_back({e.requestor, r.tool, redact(r.arguments), tools::outcome_name(r.outcome), redact(r.content),
                           ok ? std::string() : redact(r.reason), seconds(r.elapsed), r.truncated});
   }
+  d.screenshots = t.screenshots;
+  d.screenshots_dropped = t.screenshots_dropped;
   d.binary_pass = rec.binary_pass;
   d.score = rec.score;
   d.components = t.grade.components;
@@ -116,6 +127,8 @@ results::TrialRecord to_record(const TrialResult& t) {
   r.difficulty = t.difficulty;
   r.expected_failure_modes = t.expected_failure_modes;
   r.cost_known = t.episode.cost_known;
+  r.screenshots = t.screenshots;
+  r.screenshots_dropped = t.screenshots_dropped;
   return r;
 }
 
@@ -156,102 +169,24 @@ Status write_log_tars(const fs::path& logs, const TrialResult& t) {
   return {};
 }
 
-}  // namespace
+// A tool message's images in trajectory.yaml: the files the trial's directory keeps, and how many
+// more were dropped.
+void emit_images(YAML::Emitter& out, const std::vector<ImagePart>& images) {
+  std::vector<std::string> kept;
+  for (const auto& img : images)
+    if (!img.path.empty()) kept.push_back(img.path);
+  if (!kept.empty()) out << YAML::Key << "images" << YAML::Value << YAML::Flow << kept;
+  if (kept.size() < images.size()) out << YAML::Key << "images_dropped" << YAML::Value << images.size() - kept.size();
+}
 
-namespace {
-
-// Unique per document within a run: the trial's directory and its attempt ("files-basic/0@1").
-std::string atif_trajectory_id(const TrialResult& t) { return rel_dir_of(t) + "@" + std::to_string(t.attempt); }
-
-// The trajectory in Harbor's ATIF (v1.7, the version Harbor writes and validates): one step per
-// system, user and assistant message, each assistant step carrying its tool calls and, as its
-// observation, the tool results that answered them. v1.7's session_id is run-scoped (every trial
-// of a run shares it) and trajectory_id names this document. forgectl keeps token counts per
-// episode only, so metrics are in final_metrics alone. No reader needs v1.2: it is not written.
-std::string atif_json(const TrialResult& t, const std::string& session_id,
-                      const std::function<std::string(std::string_view)>& redact) {
-  const auto& ep = t.episode;
-  json::Writer w;
-  w.begin_object().field("schema_version", kAtifVersion).field("session_id", session_id);
-  w.field("trajectory_id", atif_trajectory_id(t));
-  w.key("agent")
-      .begin_object()
-      .field("name", "forgectl")
-      .field("version", "1")
-      .field("model_name", t.agent)
-      .end_object();
-  w.key("steps").begin_array();
-  int step = 0;
-  bool open = false;  // an assistant step whose observation may still receive tool results
-  bool in_results = false;
-  auto close = [&] {
-    if (in_results) w.end_array().end_object();
-    if (open) w.end_object();
-    open = in_results = false;
-  };
-  for (const auto& m : ep.messages) {
-    if (m.role == ChatMessage::Role::kTool) {
-      if (!open) continue;  // a result with no call before it: nothing to attach it to
-      if (!in_results) {
-        w.key("observation").begin_object().key("results").begin_array();
-        in_results = true;
-      }
-      w.begin_object().field("source_call_id", m.tool_call_id).field("content", redact(m.content));
-      // v1.7's ObservationResult.extra: the call was refused, failed or timed out (the model saw
-      // "Error: …"), which the content alone does not tell a reader apart from a tool's own text.
-      if (m.tool_error) w.key("extra").begin_object().field("tool_error", true).end_object();
-      w.end_object();
-      continue;
-    }
-    // A bare stop marker is forgectl's scripted user ending the episode, not a turn of the task.
-    if (m.role == ChatMessage::Role::kUser && m.content == "###STOP###") continue;
-    close();
-    const char* source = m.role == ChatMessage::Role::kAssistant ? "agent"
-                         : m.role == ChatMessage::Role::kUser    ? "user"
-                                                                 : "system";
-    w.begin_object().field("step_id", ++step).field("source", source).field("message", redact(m.content));
-    if (!m.reasoning.empty()) w.field("reasoning_content", redact(m.reasoning));
-    if (!m.tool_calls.empty()) {
-      w.key("tool_calls").begin_array();
-      for (const auto& c : m.tool_calls) {
-        w.begin_object().field("tool_call_id", c.id).field("function_name", c.name).key("arguments");
-        const std::string args = redact(tools::redact_json(c.arguments));
-        json::Document d;
-        if (!json::parse_document(d, args) && d.IsObject())
-          w.raw_value(args);
-        else
-          w.begin_object().field("raw", args).end_object();
-        w.end_object();
-      }
-      w.end_array();
-    }
-    open = true;
-    if (m.role != ChatMessage::Role::kAssistant) {
-      w.end_object();
-      open = false;
-    }
-  }
-  close();
-  w.end_array();
-  w.key("final_metrics")
-      .begin_object()
-      .field("total_prompt_tokens", static_cast<std::int64_t>(ep.agent_usage.input_tokens))
-      .field("total_completion_tokens", static_cast<std::int64_t>(ep.agent_usage.output_tokens));
-  w.key("total_cost_usd");
-  if (ep.cost_known)
-    w.num(ep.agent_cost_usd);
-  else
-    w.null();
-  w.field("total_steps", step).end_object();
-  w.key("extra")
-      .begin_object()
-      .field("task_id", t.task_id)
-      .field("trial_index", t.trial_index)
-      .field("attempt", t.attempt);
-  if (!t.trial_key.empty()) w.field("trial_key", t.trial_key);
-  w.end_object();
-  w.end_object();
-  return w.take();
+// The screenshot files this attempt's messages name: the rest under screenshots/ are an earlier
+// attempt's, and go.
+std::set<std::string> referenced_images(const TrialResult& t) {
+  std::set<std::string> out;
+  for (const auto& m : t.episode.messages)
+    for (const auto& img : m.images)
+      if (!img.path.empty()) out.insert(img.path);
+  return out;
 }
 
 }  // namespace
@@ -275,6 +210,9 @@ Status write_trial_files(const results::RunDir& run, const TrialResult& t, const
                                                             : "completed")
        << YAML::Key << "termination_reason" << YAML::Value << agent::termination_name(ep.termination);
   if (!t.error.empty()) traj << YAML::Key << "error" << YAML::Value << redact_(t.error);
+  if (t.screenshots || t.screenshots_dropped)
+    traj << YAML::Key << "screenshots" << YAML::Value << YAML::BeginMap << YAML::Key << "kept" << YAML::Value
+         << t.screenshots << YAML::Key << "dropped" << YAML::Value << t.screenshots_dropped << YAML::EndMap;
   traj << YAML::Key << "messages" << YAML::Value << YAML::BeginSeq;
   for (const auto& m : ep.messages) {
     traj << YAML::BeginMap << YAML::Key << "role" << YAML::Value << role_name(m.role) << YAML::Key << "content"
@@ -292,6 +230,7 @@ Status write_trial_files(const results::RunDir& run, const TrialResult& t, const
     }
     if (!m.tool_call_id.empty()) traj << YAML::Key << "tool_call_id" << YAML::Value << m.tool_call_id;
     if (!m.name.empty()) traj << YAML::Key << "name" << YAML::Value << m.name;
+    emit_images(traj, m.images);
     traj << YAML::EndMap;
   }
   traj << YAML::EndSeq << YAML::Key << "tool_log" << YAML::Value << YAML::BeginSeq;
@@ -386,6 +325,8 @@ Status write_trial_files(const results::RunDir& run, const TrialResult& t, const
     if (auto st = write_file_atomic((dir / name).string(), std::string(text) + "\n"); !st) return st;
   }
   if (auto st = write_log_tars(dir / "logs", t); !st) return st.fail_with("writing the trial's logs/");
+  if (auto st = results::prune_screenshots(dir.string(), referenced_images(t)); !st)
+    return st.fail_with("clearing an earlier attempt's screenshots");
 
   return {};
 }

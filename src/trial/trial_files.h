@@ -9,12 +9,10 @@
 #include "core/result.h"
 #include "results/run_dir.h"
 #include "results/trial_record.h"
+#include "trial/trial_atif.h"
 #include "trial/trial_result.h"
 
 namespace forge::trial {
-
-// trajectory.atif.json's schema_version (docs/harbor.md).
-inline constexpr const char* kAtifVersion = "ATIF-v1.7";
 
 // "<task>/<idx>", or the rel_dir the sweep chose ("<task>/<agent>/<idx>").
 std::string rel_dir_of(const TrialResult& t);

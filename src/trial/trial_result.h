@@ -65,6 +65,9 @@ struct TrialResult {
   std::string verifier_output;
   // Its tools ran on the local executor: on the host, outside any container (trials.jsonl's "unconfined").
   bool unconfined = false;
+  // The agent's screenshots written under the trial's directory as taken, and those dropped past
+  // the record's limits (results/screenshots.h).
+  int screenshots = 0, screenshots_dropped = 0;
   GoldenUse golden;
   // Stopped by SIGINT/SIGTERM before it could end: no result at all; the sweep leaves it for --resume.
   bool interrupted = false;

@@ -12,6 +12,7 @@
 
 #include "core/clock.h"
 #include "grading/grader.h"
+#include "results/screenshots.h"
 #include "stack/up.h"
 #include "tools/browser_session.h"
 #include "tools/stack_tools.h"
@@ -89,7 +90,8 @@ class TrialRun {
   Step agent();
   Result<std::unique_ptr<agent::Agent>> make_agent();
   Result<std::unique_ptr<agent::UserSimulator>> make_user();
-  agent::EpisodeSpec episode_spec() const;
+  agent::EpisodeSpec episode_spec();
+  std::string keep_screenshot(const ImagePart& image);
 
   // phase_after_agent.cc
   Step after_agent();
@@ -169,6 +171,9 @@ class TrialRun {
   std::size_t step_index_ = 0;
   std::string step_user_;                   // the step's agent user when not [agent]'s; "": the runner's
   std::optional<AgentIds> solution_owner_;  // who owns /solution's content, once the oracle got it
+  // The agent's screenshots, written to the trial's directory as taken (TrialEnv::record_dir);
+  // made at the first one.
+  std::unique_ptr<results::ScreenshotStore> shots_;
   std::mutex log_mu_;
   bool grading_ = false;
   std::mutex progress_mu_;

@@ -1,7 +1,8 @@
 // The `browser` tool against the real daemon: the example shop task passes under its reference
 // solution and fails under noop; the browser container is hardened, sits on the trial's internal
 // network only (the trial's mock-web answers; a fake internet server on a network of the test's own
-// does not, nor do file:// or chrome:// pages), and nothing of it is left after teardown.
+// does not, nor do file:// or chrome:// pages), and nothing of it is left after teardown; a real
+// screenshot reaches the providers as an image and the trial's record as a PNG file on trial.html.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -9,15 +10,20 @@
 #include <filesystem>
 #include <sstream>
 
+#include "core/files.h"
 #include "engine/containers.h"
 #include "engine/exec.h"
+#include "results/report_files.h"
+#include "results/run_dir.h"
 #include "stack/browser_image.h"
 #include "support/containers.h"
+#include "support/manifest_helpers.h"
 #include "support/paths.h"
 #include "support/scripted_trial.h"
 #include "support/trial_rig.h"
 #include "tools/builtin_tools.h"
 #include "trial/browser_use.h"
+#include "trial/trial_files.h"
 
 using namespace forge;
 using namespace forge::test;
@@ -161,6 +167,33 @@ TEST_CASE("browser: hardened container on the trial's network only; file://, chr
   CHECK_FALSE(engine::inspect_container(*docker_env().client, browser_id).has_value());
 }
 
+namespace {
+
+// The screenshot the agent took, in the trial's record: a PNG file under screenshots/ (written
+// during the episode), named from trial.html and trajectory.atif.json.
+void check_recorded_screenshot(const trial::TrialResult& r, const std::string& run_dir) {
+  auto text = [](const std::string& path) {
+    auto t = read_text(path);
+    return t ? *t : std::string();
+  };
+  const std::string tdir = run_dir + "/trials/" + r.task_id + "/0";
+  const std::string png = text(tdir + "/screenshots/001.png");  // before the files are written
+  REQUIRE(png.size() > 1000);
+  CHECK(png.substr(0, 8) == "\x89PNG\r\n\x1a\n");
+  CHECK(png.substr(12, 4) == "IHDR");
+  CHECK(r.screenshots == 1);
+  auto dir = results::RunDir::open(run_dir, [](std::string_view v) { return std::string(v); });
+  REQUIRE(dir.has_value());
+  REQUIRE(trial::write_trial_files(*dir, r, "").has_value());
+  REQUIRE(dir->append_trial(trial::to_record(r)).has_value());
+  REQUIRE(results::write_reports(run_dir).has_value());
+  const std::string page = text(tdir + "/trial.html");
+  CHECK(page.find("<img src=\"screenshots&#47;001.png\"") != std::string::npos);
+  CHECK(text(tdir + "/trajectory.atif.json").find(R"("path":"screenshots/001.png")") != std::string::npos);
+}
+
+}  // namespace
+
 TEST_CASE("browser screenshot: a real PNG reaches the scripted OpenAI and Anthropic servers as an image block") {
   need_browser_image();
   (void)docker_env().services_image;
@@ -177,10 +210,13 @@ TEST_CASE("browser screenshot: a real PNG reaches the scripted OpenAI and Anthro
       s.push(200, fake_llm::anthropic_tool_use("toolu_1", "browser", shot));
       s.push(200, fake_llm::anthropic_text("I looked at the shop. ###STOP###"));
     }
+    TempFiles run("browser-shot");
+    rig.env.record_dir = run.file("run") + "/trials/" + task.task_id + "/0";
     auto r = rig.run_llm(task);
     REQUIRE_MESSAGE(r.outcome == results::Outcome::kGraded, r.error);
     REQUIRE(r.tool_log.size() == 1);
     CHECK(r.tool_log[0].record.content.find("Screenshot taken (PNG, ") != std::string::npos);
+    check_recorded_screenshot(r, run.file("run"));
     const json::Document second = rig.h.body(1);
     REQUIRE(second.IsObject());
     std::string data;

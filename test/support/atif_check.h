@@ -2,7 +2,8 @@
 // trajectory.atif.json: every object's keys among the schema's fields (the models forbid others),
 // required fields present with their types, step_id 1, 2, 3, …, source one of system/user/agent,
 // agent-only fields on agent steps only, each observation result naming a tool call of its own
-// step, final_metrics.total_steps the number of steps. Returns the violations, none when valid.
+// step, content (a message, an observation result) a string or a list of text and image parts,
+// final_metrics.total_steps the number of steps. Returns the violations, none when valid.
 #pragma once
 
 #include <set>
@@ -29,6 +30,41 @@ inline void require(const json::Value& v, const char* key, bool ok_type, const s
     out.push_back(where + ": '" + key + "' is required");
   else if (!ok_type)
     out.push_back(where + ": '" + key + "' has the wrong type");
+}
+
+// v1.7's multimodal content (ContentPart, ImageSource): a text part holds text; an image part a
+// source naming its media type and its path (a file beside the trajectory), nothing else.
+inline void check_parts(const json::Value& parts, const std::string& where, std::vector<std::string>& out) {
+  if (!parts.IsArray()) return out.push_back(where + ": content is neither a string nor a list of parts");
+  for (rapidjson::SizeType i = 0; i < parts.Size(); ++i) {
+    const auto& p = parts[i];
+    const std::string w = where + "[" + std::to_string(i) + "]";
+    if (!p.IsObject()) {
+      out.push_back(w + ": not an object");
+      continue;
+    }
+    keys_within(p, {"type", "text", "source"}, w, out);
+    const std::string type = p.HasMember("type") && p["type"].IsString() ? p["type"].GetString() : "";
+    if (type == "text") {
+      require(p, "text", p.HasMember("text") && p["text"].IsString(), w, out);
+      if (p.HasMember("source")) out.push_back(w + ": a text part has no source");
+    } else if (type == "image") {
+      if (p.HasMember("text")) out.push_back(w + ": an image part has no text");
+      if (!p.HasMember("source") || !p["source"].IsObject()) {
+        out.push_back(w + ": an image part needs a source");
+        continue;
+      }
+      const auto& src = p["source"];
+      keys_within(src, {"media_type", "path"}, w + ".source", out);
+      const std::string mt =
+          src.HasMember("media_type") && src["media_type"].IsString() ? src["media_type"].GetString() : "";
+      if (mt != "image/png" && mt != "image/jpeg" && mt != "image/gif" && mt != "image/webp")
+        out.push_back(w + ".source: media_type must be image/png, image/jpeg, image/gif or image/webp");
+      require(src, "path", src.HasMember("path") && src["path"].IsString(), w + ".source", out);
+    } else {
+      out.push_back(w + ": type must be text or image");
+    }
+  }
 }
 
 inline void check_calls(const json::Value& step, const std::string& where, std::vector<std::string>& out) {
@@ -64,6 +100,8 @@ inline void check_calls(const json::Value& step, const std::string& where, std::
       continue;
     }
     keys_within(r, {"source_call_id", "content", "subagent_trajectory_ref", "extra"}, w, out);
+    if (r.HasMember("content") && !r["content"].IsString() && !r["content"].IsNull())
+      check_parts(r["content"], w + ".content", out);
     if (r.HasMember("source_call_id") &&
         (!r["source_call_id"].IsString() || !ids.count(r["source_call_id"].GetString())))
       out.push_back(w + ": source_call_id names no tool call of this step");
@@ -82,7 +120,9 @@ inline void check_step(const json::Value& step, rapidjson::SizeType i, std::vect
   const std::string source = step.HasMember("source") && step["source"].IsString() ? step["source"].GetString() : "";
   if (source != "system" && source != "user" && source != "agent")
     out.push_back(where + ": source must be system, user or agent");
-  require(step, "message", step.HasMember("message") && step["message"].IsString(), where, out);
+  require(step, "message", step.HasMember("message") && (step["message"].IsString() || step["message"].IsArray()),
+          where, out);
+  if (step.HasMember("message") && step["message"].IsArray()) check_parts(step["message"], where + ".message", out);
   if (source != "agent")
     for (const char* k : {"model_name", "reasoning_effort", "reasoning_content", "tool_calls", "metrics"})
       if (step.HasMember(k)) out.push_back(where + ": '" + k + "' is only for agent steps");
