@@ -599,4 +599,15 @@ Status rewrite_tar_stream(const TarSource& source, const TarSink& sink, TarOwner
   return {};
 }
 
+Result<std::string> concat_tars(const std::vector<std::string>& tars) {
+  TarWriter out;
+  for (const auto& tar : tars) {
+    auto entries = read_tar(tar);
+    if (!entries) return entries.fail();
+    for (const auto& e : *entries)
+      if (auto st = out.add_entry(e); !st) return st.fail();
+  }
+  return out.finish();
+}
+
 }  // namespace forge::engine

@@ -17,6 +17,7 @@
 #include <string>
 
 using forge::Errc;
+using forge::engine::concat_tars;
 using forge::engine::EntryType;
 using forge::engine::read_single_file;
 using forge::engine::read_tar;
@@ -438,4 +439,30 @@ TEST_CASE("tar stream: a reader keeps only what it asks for, however large the f
       [](const forge::engine::TarHeader&, std::string) { return forge::Status(); });
   CHECK(st.has_value());
   CHECK(pulled < 64 * 1024);
+}
+
+TEST_CASE("concat_tars: every entry of each archive, in order, owners and modes kept; a bad archive is an error") {
+  TarWriter a;
+  REQUIRE(a.add_directory("tests/"));
+  TarEntry t{"tests/test.sh", EntryType::kFile, 0700, "echo hi\n", "", 0, 2000, 2000};
+  REQUIRE(a.add_entry(t));
+  auto first = a.finish();
+  REQUIRE(first.has_value());
+  TarWriter b;
+  REQUIRE(b.add_symlink("logs/latest", "verifier"));
+  REQUIRE(b.add_file("tests/test.sh", "echo later\n"));  // a later entry for the same path stays later
+  auto second = b.finish();
+  REQUIRE(second.has_value());
+  auto both = concat_tars({*first, *second});
+  REQUIRE_MESSAGE(both.has_value(), (both ? "" : both.error().what()));
+  auto entries = read_tar(*both);
+  REQUIRE(entries.has_value());
+  REQUIRE(entries->size() == 4);
+  CHECK((*entries)[1].path == "tests/test.sh");
+  CHECK((*entries)[1].uid == 2000);
+  CHECK((*entries)[1].mode == 0700);
+  CHECK((*entries)[2].type == EntryType::kSymlink);
+  CHECK((*entries)[3].content == "echo later\n");
+  auto bad = concat_tars({*first, std::string(1024, 'x')});
+  CHECK_FALSE(bad.has_value());
 }
