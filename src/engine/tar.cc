@@ -533,31 +533,19 @@ Status read_tar_stream(const TarSource& source, const std::function<TarKeep(cons
   }
 }
 
-Status rewrite_tar_stream(const TarSource& source, const TarSink& sink, TarOwner owner, const TarBudget& budget) {
-  SourceReader r{source};
-  auto opened = open_source(r);
-  if (!opened) return opened.fail();
-  archive* in = opened->get();
+namespace {
 
-  SinkWriter w{sink};
-  std::unique_ptr<archive, WriteFree> holder(archive_write_new());
-  archive* out = holder.get();
-  if (!out) return fail(Errc::kIo, "creating tar writer: out of memory");
-  auto write_error = [&](const std::string& what) {
-    return w.error ? *w.error : make_error(Errc::kIo, what + ": " + archive_message(out));
-  };
-  if (archive_write_set_format_pax_restricted(out) != ARCHIVE_OK ||
-      archive_write_set_bytes_per_block(out, 0) != ARCHIVE_OK ||
-      archive_write_open2(out, &w, nullptr, SinkWriter::write, nullptr, nullptr) != ARCHIVE_OK)
-    return fail(write_error("creating tar writer"));
-
+// Every entry of `in` onto `out`: owned by `owner` when given (names, xattrs, ACLs, flags and
+// sparse maps dropped, setuid/setgid cleared), as they are otherwise; devices left out; files
+// counted against `spent` when given.
+Status copy_entries(archive* in, const SourceReader& r, archive* out, const std::function<Error(const std::string&)>& write_error,
+                    const std::optional<TarOwner>& owner, BudgetCount* spent) {
   std::vector<char> buf(kStreamChunk);
   std::string last;
-  BudgetCount spent(budget);
   for (;;) {
     archive_entry* e = nullptr;
     int rc = archive_read_next_header(in, &e);
-    if (rc == ARCHIVE_EOF) break;
+    if (rc == ARCHIVE_EOF) return {};
     if (rc < ARCHIVE_WARN) return fail(read_error(r, in, header_context(last)));
     std::string path = utf8_or_raw(archive_entry_pathname_utf8(e), archive_entry_pathname(e));
     if (auto st = check_path(path); !st) return st;
@@ -565,20 +553,22 @@ Status rewrite_tar_stream(const TarSource& source, const TarSink& sink, TarOwner
     mode_t type = archive_entry_filetype(e);
     const bool hard = archive_entry_hardlink(e) != nullptr;
     if (!hard && (type == AE_IFCHR || type == AE_IFBLK || type == AE_IFSOCK)) continue;
-    if (auto st = spent.add(path, !hard && type == AE_IFREG,
-                            static_cast<std::uint64_t>(std::max<la_int64_t>(0, archive_entry_size(e))));
-        !st)
-      return st;
-    // The copy belongs to `owner` whatever the source said, and grants nothing beyond it.
-    archive_entry_set_uid(e, owner.uid);
-    archive_entry_set_gid(e, owner.gid);
-    archive_entry_set_uname(e, nullptr);
-    archive_entry_set_gname(e, nullptr);
-    archive_entry_set_perm(e, archive_entry_perm(e) & 01777);
-    archive_entry_xattr_clear(e);
-    archive_entry_acl_clear(e);
-    archive_entry_set_fflags(e, 0, 0);
-    archive_entry_sparse_clear(e);
+    if (spent)
+      if (auto st = spent->add(path, !hard && type == AE_IFREG,
+                               static_cast<std::uint64_t>(std::max<la_int64_t>(0, archive_entry_size(e))));
+          !st)
+        return st;
+    if (owner) {  // the copy belongs to `owner` whatever the source said, and grants nothing beyond it
+      archive_entry_set_uid(e, owner->uid);
+      archive_entry_set_gid(e, owner->gid);
+      archive_entry_set_uname(e, nullptr);
+      archive_entry_set_gname(e, nullptr);
+      archive_entry_set_perm(e, archive_entry_perm(e) & 01777);
+      archive_entry_xattr_clear(e);
+      archive_entry_acl_clear(e);
+      archive_entry_set_fflags(e, 0, 0);
+      archive_entry_sparse_clear(e);
+    }
     if (hard) archive_entry_set_size(e, 0);
     if (archive_write_header(out, e) < ARCHIVE_WARN) return fail(write_error("writing tar entry " + quoted(path)));
     if (!hard && type == AE_IFREG) {
@@ -594,6 +584,42 @@ Status rewrite_tar_stream(const TarSource& source, const TarSink& sink, TarOwner
       }
     }
     if (archive_write_finish_entry(out) < ARCHIVE_WARN) return fail(write_error("writing tar entry " + quoted(path)));
+  }
+}
+
+}  // namespace
+
+Status rewrite_tar_stream(const TarSource& source, const TarSink& sink, TarOwner owner, const TarBudget& budget,
+                          std::string_view tail) {
+  SourceReader r{source};
+  auto opened = open_source(r);
+  if (!opened) return opened.fail();
+
+  SinkWriter w{sink};
+  std::unique_ptr<archive, WriteFree> holder(archive_write_new());
+  archive* out = holder.get();
+  if (!out) return fail(Errc::kIo, "creating tar writer: out of memory");
+  auto write_error = [&](const std::string& what) {
+    return w.error ? *w.error : make_error(Errc::kIo, what + ": " + archive_message(out));
+  };
+  if (archive_write_set_format_pax_restricted(out) != ARCHIVE_OK ||
+      archive_write_set_bytes_per_block(out, 0) != ARCHIVE_OK ||
+      archive_write_open2(out, &w, nullptr, SinkWriter::write, nullptr, nullptr) != ARCHIVE_OK)
+    return fail(write_error("creating tar writer"));
+
+  BudgetCount spent(budget);
+  if (auto st = copy_entries(opened->get(), r, out, write_error, owner, &spent); !st) return st;
+  if (!tail.empty()) {
+    std::size_t at = 0;
+    SourceReader tr{[&](std::span<char> buf) -> Result<std::size_t> {
+      std::size_t n = std::min(buf.size(), tail.size() - at);
+      std::copy_n(tail.data() + at, n, buf.data());
+      at += n;
+      return n;
+    }};
+    auto t = open_source(tr);
+    if (!t) return t.fail();
+    if (auto st = copy_entries(t->get(), tr, out, write_error, std::nullopt, nullptr); !st) return st;
   }
   if (archive_write_close(out) != ARCHIVE_OK) return fail(write_error("closing tar archive"));
   return {};

@@ -121,8 +121,11 @@ struct TarOwner {
 // Copies a tar from `source` to `sink` entry by entry, never holding a whole file: every entry
 // is owned by `owner` (user and group names dropped), setuid/setgid bits are cleared, extended
 // attributes, ACLs, file flags and sparse maps are dropped, and device nodes are left out. Files
-// past `budget` stop the copy before their data is read: kExceeded.
-Status rewrite_tar_stream(const TarSource& source, const TarSink& sink, TarOwner owner, const TarBudget& budget = {});
+// past `budget` stop the copy before their data is read: kExceeded. `tail`, a tar of our own, is
+// appended after the source's entries as it is (owners kept, outside the budget): what must be
+// extracted last goes in the same extraction.
+Status rewrite_tar_stream(const TarSource& source, const TarSink& sink, TarOwner owner, const TarBudget& budget = {},
+                          std::string_view tail = {});
 
 // All entries, in archive order; paths are not checked (validate before extracting to disk).
 // Plain (uncompressed) tar only. Hard links to earlier files come back as copies of those

@@ -240,9 +240,8 @@ Result<std::string> collect_tree(engine::Client& c, const std::string& id, const
   return out;
 }
 
-// What is the verifier's (the tests, /logs, its HOME) into the grader: after everything of the
-// agent's, so none of its entries can stand in for them.
-Status put_verifier_files(engine::Client& c, const std::string& id, const VerifierRun& v) {
+// What is the verifier's (the tests, /logs, its HOME), as one archive to unpack at "/".
+Result<std::string> verifier_files_tar(const VerifierRun& v) {
   auto logs = verifier_logs_tar(v.as.uid, v.as.gid);
   if (!logs) return logs.fail();
   auto home = verifier_home_tar(v.as.uid, v.as.gid);
@@ -252,7 +251,36 @@ Status put_verifier_files(engine::Client& c, const std::string& id, const Verifi
   tars.push_back(std::move(*home));
   auto all = engine::concat_tars(tars);  // one extraction: the grade phase pays for each
   if (!all) return all.fail_with("assembling the verifier's files");
+  return all;
+}
+
+// The verifier's files into the grader: after everything of the agent's, so none of its entries
+// can stand in for them.
+Status put_verifier_files(engine::Client& c, const std::string& id, const VerifierRun& v) {
+  auto all = verifier_files_tar(v);
+  if (!all) return all.fail();
   return engine::put_archive(c, id, "/", std::move(*all));
+}
+
+// The agent's files, then the verifier's over them. A workspace straight under "/" copied from the
+// runner takes the verifier's files as its archive's last entries: one extraction in the daemon
+// (~0.1-0.2 s each here) where there were two, with the same order.
+Status put_evidence(engine::Client& c, const std::string& id, const VerifierRun& v) {
+  const GraderSpec& g = v.where;
+  const bool one_archive = g.workspace_tar.empty() && v.agent_tars.empty() && g.workspace.rfind('/') == 0;
+  std::string verifier;
+  if (one_archive) {
+    auto all = verifier_files_tar(v);
+    if (!all) return all.fail();
+    verifier = std::move(*all);
+  }
+  Status copied = g.workspace_tar.empty() ? copy_workspace(c, g.runner, g.workspace, id, g.workspace_limit, verifier)
+                                          : put_workspace_tar(c, g.workspace, id, g.workspace_tar);
+  if (!copied) return copied.fail_with("copying the workspace");
+  if (one_archive) return {};
+  for (const auto& tar : v.agent_tars)
+    if (auto st = engine::put_archive(c, id, "/", tar); !st) return st.fail_with("copying the artifacts");
+  return put_verifier_files(c, id, v);
 }
 
 // The grader created, empty.
@@ -294,7 +322,6 @@ Result<std::string> prepare_verifier(engine::Client& c, const VerifierRun& v) {
 }
 
 Result<VerifierResult> run_verifier(engine::Client& c, const VerifierRun& v, const std::string& ahead) {
-  const GraderSpec& g = v.where;
   std::string id = ahead;
   // One made ahead holds the verifier's files already: when the agent's (a Harbor task's artifacts
   // outside the workspace) could overlap them, it is no place for them; a fresh one is made.
@@ -311,15 +338,10 @@ Result<VerifierResult> run_verifier(engine::Client& c, const VerifierRun& v, con
   ScopeGuard remove([&] { (void)engine::remove_container(c, id, engine::RemoveMode::kForce); });
 
   // The agent's files go into the grader only now, whether it was made now or ahead (started then,
-  // running nothing but its init and `sleep`).
-  Status copied = g.workspace_tar.empty() ? copy_workspace(c, g.runner, g.workspace, id, g.workspace_limit)
-                                          : put_workspace_tar(c, g.workspace, id, g.workspace_tar);
-  if (!copied) return copied.fail_with("copying the workspace");
-  for (const auto& tar : v.agent_tars)
-    if (auto st = engine::put_archive(c, id, "/", tar); !st) return st.fail_with("copying the artifacts");
-  // The verifier's files last, also into a grader made ahead (which has them already): whatever
-  // the agent's entries did, the tests and /logs are the verifier's as the task gave them.
-  if (auto st = put_verifier_files(c, id, v); !st) return st.fail();
+  // running nothing but its init and `sleep`); the verifier's after them, also into a grader made
+  // ahead (which has them already): whatever the agent's entries did, the tests and /logs are the
+  // verifier's as the task gave them.
+  if (auto st = put_evidence(c, id, v); !st) return st.fail();
   if (!made_ahead) {
     if (auto st = engine::start_container(c, id); !st) return st.fail();
     if (auto st = start_as_agent_server(c, id, static_cast<long long>(v.timeout_s * 1000), v.as); !st) return st.fail();

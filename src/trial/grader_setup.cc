@@ -61,13 +61,13 @@ Result<std::string> verifier_home_tar(unsigned uid, unsigned gid) {
 }
 
 Status copy_workspace(engine::Client& c, const std::string& runner, const std::string& workspace,
-                      const std::string& grader, std::uint64_t limit) {
+                      const std::string& grader, std::uint64_t limit, std::string_view tail) {
   std::string parent = workspace.substr(0, workspace.rfind('/'));
   if (parent.empty()) parent = "/";
   return engine::read_archive(c, runner, workspace, [&](const engine::TarSource& source) {
     return engine::write_archive(c, grader, parent, [&](const engine::TarSink& sink) {
       return engine::rewrite_tar_stream(source, sink, {kAgentUid, kAgentGid},
-                                        {limit, kMaxWorkspaceEntries, "the workspace"});
+                                        {limit, kMaxWorkspaceEntries, "the workspace"}, tail);
     });
   });
 }

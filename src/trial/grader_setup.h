@@ -46,9 +46,11 @@ inline constexpr std::size_t kMaxWorkspaceEntries = 200000;
 // rewritten on the way: every entry owned by A, setuid/setgid bits, extended attributes and
 // device nodes dropped.
 // Files declaring more than `limit` bytes in all (0: none), or more than kMaxWorkspaceEntries
-// entries, stop the copy: kExceeded, the agent's doing.
+// entries, stop the copy: kExceeded, the agent's doing. `tail` (a tar of ours) is appended to the
+// same archive as it is, so it is unpacked last, beside the workspace.
 Status copy_workspace(engine::Client& c, const std::string& runner, const std::string& workspace,
-                      const std::string& grader, std::uint64_t limit);
+                      const std::string& grader, std::uint64_t limit,
+                      std::string_view tail = {});
 
 // A workspace given as a tar (the local executor's sandbox: entries "<base>/…"), put into the
 // grader owned by the agent's uid, setuid/setgid bits stripped.

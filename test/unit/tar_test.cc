@@ -466,3 +466,29 @@ TEST_CASE("concat_tars: every entry of each archive, in order, owners and modes 
   auto bad = concat_tars({*first, std::string(1024, 'x')});
   CHECK_FALSE(bad.has_value());
 }
+
+TEST_CASE("tar stream: a tail of ours follows the agent's entries in the same archive, its owners kept") {
+  TarWriter tail;
+  REQUIRE(tail.add_entry(TarEntry{"tests/test.sh", EntryType::kFile, 0700, "exit 0\n", "", 0, 2000, 2000}));
+  auto tail_bytes = tail.finish();
+  REQUIRE(tail_bytes.has_value());
+  std::string out;
+  auto sink = [&](std::string_view b) -> forge::Status {
+    out.append(b);
+    return {};
+  };
+  auto st = forge::engine::rewrite_tar_stream(source_of(hostile_tar()), sink, {1000, 1000}, {}, *tail_bytes);
+  REQUIRE_MESSAGE(st.has_value(), (st ? "" : st.error().what()));
+  auto entries = read_tar(out);
+  REQUIRE(entries.has_value());
+  REQUIRE(entries->size() == 6);
+  const auto& last = entries->back();
+  CHECK(last.path == "tests/test.sh");
+  CHECK(last.uid == 2000);  // the verifier's, not rewritten to the agent's
+  CHECK(last.mode == 0700);
+  CHECK((*entries)[4].uid == 1000);
+  // A tail that is no archive is an error, not a silently shorter copy.
+  out.clear();
+  auto bad = forge::engine::rewrite_tar_stream(source_of(hostile_tar()), sink, {1000, 1000}, {}, std::string(700, 'x'));
+  CHECK_FALSE(bad.has_value());
+}
