@@ -225,6 +225,7 @@ class Connection : public net::TCPServerConnection {
     try {
       in.method = req.getMethod();
       in.target = req.getURI();
+      in.peer = req.clientAddress().host().toString();
       out = read_and_handle(req, resp, in, keep_alive);
     } catch (const Poco::TimeoutException&) {
       out = json_error(408, "timed out reading the request");
