@@ -3,12 +3,14 @@
 // JavaScript writing the order to json-db through window.__JSON_DB_BASE on submit), graded on the
 // json-db state that script wrote. A scripted agent typing the wrong quantity fails. One that first
 // attacks — raw requests from its bash with every header a page sends, json-db without a token, a
-// page it serves from the runner writing cross-origin by fetch, no-cors fetch and form — is refused
+// page served from the runner writing cross-origin by fetch, no-cors fetch and form — is refused
 // every time, and then, as the honest control, orders through the page and passes with exactly
 // the one order it placed.
 #include <doctest/doctest.h>
 
+#include "engine/exec.h"
 #include "stack/browser_image.h"
+#include "stack/labels.h"
 #include "support/scripted_trial.h"
 
 using namespace forge;
@@ -94,15 +96,19 @@ mkdir -p /tmp/evil && cat > /tmp/evil/evil.html <<EOF
 <html><head><title>evil</title></head><body><div id="out">pending</div><iframe name="sink"></iframe>
 <form id="f" method="POST" enctype="text/plain" target="sink" action="http://mock-web:8080$base/update"><input name='{"ops":[{"op":"add","path":"\$.orders","value":{"id":"forged-form"}}],"x":"' value='"}'></form>
 <script>
-fetch('http://mock-web:8080$base/update', {method: 'POST', mode: 'no-cors', body: '{"ops":[{"op":"add","path":"\$.orders","value":{"id":"forged-nocors"}}]}'});
-fetch('http://mock-web:8080$base/state/orders', {method: 'PATCH', headers: {'Content-Type': 'application/json'},
-      body: JSON.stringify({operations: [{op: 'insert', record: {id: 'forged-fetch'}}]})})
-  .then(r => { document.getElementById('out').textContent = 'fetch status ' + r.status; },
-        e => { document.getElementById('out').textContent = 'fetch blocked'; });
-document.getElementById('f').submit();
+const out = document.getElementById('out');
+out.textContent = 'script ran';
+try {
+  fetch('http://mock-web:8080$base/update', {method: 'POST', mode: 'no-cors', body: '{"ops":[{"op":"add","path":"\$.orders","value":{"id":"forged-nocors"}}]}'})
+    .catch(e => {});
+  fetch('http://mock-web:8080$base/state/orders', {method: 'PATCH', headers: {'Content-Type': 'application/json'},
+        body: JSON.stringify({operations: [{op: 'insert', record: {id: 'forged-fetch'}}]})})
+    .then(r => { out.textContent = 'fetch status ' + r.status; }, e => { out.textContent = 'fetch blocked'; });
+  document.getElementById('f').submit();
+} catch (e) { out.textContent = 'script error ' + e; }
 </script></body></html>
 EOF
-httpd -p 8000 -h /tmp/evil && echo serving)";
+echo written)";
 
 }  // namespace
 
@@ -141,8 +147,26 @@ TEST_CASE("portal task: bash and a page the agent serves cannot write; the hones
             {"", {{"browser", order("3")}}},
             {"Ordered.", {}}});
   Rig rig;
+  // The page the bash call wrote is served from the runner by busybox httpd, started here once that
+  // call is done: a bash call's background jobs end with it (docs/tools.md), so the test keeps the
+  // server an agent would need some longer-lived process for.
+  bool served = false;
+  rig.env.on_progress = [&](const trial::TrialProgress& p) {
+    if (served || p.tool_calls != 1) return;
+    served = true;
+    for (const auto& c : rig.containers()) {
+      auto svc = c.labels.find(stack::kLabelService);
+      if (svc == c.labels.end() || svc->second != "runner") continue;
+      engine::ExecOptions o;
+      o.cmd = {"httpd", "-p", "8000", "-h", "/tmp/evil"};
+      o.timeout = Millis(10000);
+      auto started = engine::exec_run(*docker_env().client, c.id, o);
+      CHECK_MESSAGE(started.has_value(), (started ? "" : started.error().what()));
+    }
+  };
   auto r = rig.run(task, replay(path));
   CAPTURE(r.error);
+  CHECK(served);
   REQUIRE(r.outcome == results::Outcome::kGraded);
   REQUIRE(r.tool_log.size() == 4);
   const std::string& forged = r.tool_log[0].record.content;
@@ -154,7 +178,7 @@ TEST_CASE("portal task: bash and a page the agent serves cannot write; the hones
   CHECK(forged.find("\"version\"") == std::string::npos);
   // json-db itself wants a token the runner has not.
   CHECK(forged.find("401 Unauthorized") != std::string::npos);
-  CHECK(forged.find("serving") != std::string::npos);
+  CHECK(forged.find("written") != std::string::npos);
   const std::string& evil = r.tool_log[1].record.content;
   CAPTURE(evil);
   CHECK(evil.find("Title: evil") != std::string::npos);

@@ -286,6 +286,20 @@ TEST_CASE("json-db portal over real HTTP: the client's address is the TCP peer's
   s.portal("127.0.0.1");
   CHECK(send() == 200);
   CHECK(s.sent.size() == 1);
+  // A CORS preflight has no body and no Content-Length: it is answered (405) at once, not after the
+  // server waits for a body until the browser gives up, and the connection stays usable.
+  Poco::Net::HTTPClientSession session("127.0.0.1", (*server)->port());
+  session.setTimeout(Poco::Timespan(3, 0));
+  for (int i = 0; i < 2; ++i) {
+    Poco::Net::HTTPRequest pre("OPTIONS", "/api/json-db/trials/shop_t1_0/state/orders", "HTTP/1.1");
+    pre.set("Origin", "http://evil:1");
+    pre.set("Access-Control-Request-Method", "PATCH");
+    session.sendRequest(pre);
+    Poco::Net::HTTPResponse resp;
+    std::istream& in = session.receiveResponse(resp);
+    std::string ignored(std::istreambuf_iterator<char>(in), {});
+    CHECK(resp.getStatus() == 405);
+  }
 }
 
 TEST_CASE("portal file: written and read back; bad ones refused naming the key") {
