@@ -1,12 +1,15 @@
 // mock-web's json-db portal against the real daemon: a browser task of our own in Tolokaforge's
 // format (its page in the task directory, served at /task/<category>/<task_id>/ by mock-web, its
-// JavaScript writing the order to json-db through window.__JSON_DB_BASE on submit), graded on the
-// json-db state that script wrote. A scripted agent typing the wrong quantity fails. One that first
+// script from the pack's shared _assets/, its item from /api/app-data, writing the order to json-db
+// through window.__JSON_DB_BASE on submit), graded on the json-db state that script wrote. A scripted agent typing the wrong quantity fails. One that first
 // attacks — raw requests from its bash with every header a page sends, json-db without a token, a
 // page served from the runner writing cross-origin by fetch, no-cors fetch and form — is refused
 // every time, and then, as the honest control, orders through the page and passes with exactly
 // the one order it placed.
 #include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "engine/exec.h"
 #include "stack/browser_image.h"
@@ -29,51 +32,70 @@ void need_browser_image() {
 
 constexpr const char* kBase = "http://mock-web:8080/task/webshop/portal_order/";
 
-// The task: an order form whose script PATCHes json-db's orders table through the portal.
+void put(const std::filesystem::path& file, const std::string& text) {
+  std::filesystem::create_directories(file.parent_path());
+  std::ofstream(file) << text;
+}
+
+// The task, in a Tolokaforge pack under `root`: webshop/portal_order/ holds the order form, whose
+// script (webshop/_assets/order.js, shared by the pack's webshop tasks) names the item from
+// /api/app-data (mobile/_data/v1/grocery_items.json) and PATCHes json-db's orders table through
+// the portal on submit. Returns the task directory.
 // Grid centres (1440x900 viewport): quantity (250, 300), name (250, 400), the button (250, 500).
-void write_task(const TempDir& dir) {
-  dir.write("task.yaml",
-            "task_id: portal_order\nname: \"Order through the shop page\"\ncategory: webshop\n"
-            "description: \"Order 3 Blue Widgets for Dana Reyes on the shop page.\"\n"
-            "initial_user_message: \"Please order 3 Blue Widgets for Dana Reyes in the shop (the browser opens on "
-            "it).\"\nmax_turns: 10\n"
-            "initial_state:\n  json_db: db.json\n  mock_web: {base_url: \"" + std::string(kBase) + "\"}\n"
-            "tools:\n  agent:\n    enabled: [browser, bash]\n    browser: {initial_url: \"" + kBase + "\"}\n"
-            "  user: {enabled: []}\n"
-            "user_simulator:\n  mode: scripted\n  scripted_flow:\n    - {default: \"Thanks. ###STOP###\"}\n"
-            "grading: grading.yaml\n");
-  dir.write("db.json", R"({"orders": []})");
-  dir.write("grading.yaml",
-            "state_checks:\n  jsonpaths:\n"
-            "    - {path: \"$.db.orders[0].id\", equals: \"web-1\"}\n"
-            "    - {path: \"$.db.orders[0].qty\", equals: 3}\n"
-            "    - {path: \"$.db.orders[0].name\", equals: \"Dana Reyes\"}\n"
-            "    - {path: \"$.db.orders[1]\", not_exists: true, description: \"no other order, no forged one\"}\n");
-  dir.write("index.html", R"(<!doctype html>
+std::string write_task(const TempDir& root) {
+  const std::filesystem::path pack(root.path()), dir = pack / "webshop" / "portal_order";
+  put(dir / "task.yaml",
+      "task_id: portal_order\nname: \"Order through the shop page\"\ncategory: webshop\n"
+      "description: \"Order 3 Blue Widgets for Dana Reyes on the shop page.\"\n"
+      "initial_user_message: \"Please order 3 Blue Widgets for Dana Reyes in the shop (the browser opens on "
+      "it).\"\nmax_turns: 10\n"
+      "initial_state:\n  json_db: db.json\n  mock_web: {base_url: \"" + std::string(kBase) + "\"}\n"
+      "tools:\n  agent:\n    enabled: [browser, bash]\n    browser: {initial_url: \"" + kBase + "\"}\n"
+      "  user: {enabled: []}\n"
+      "user_simulator:\n  mode: scripted\n  scripted_flow:\n    - {default: \"Thanks. ###STOP###\"}\n"
+      "grading: grading.yaml\n");
+  put(dir / "db.json", R"({"orders": []})");
+  put(dir / "grading.yaml",
+      "state_checks:\n  jsonpaths:\n"
+      "    - {path: \"$.db.orders[0].id\", equals: \"web-1\"}\n"
+      "    - {path: \"$.db.orders[0].item\", equals: \"Blue Widget\", description: \"named from /api/app-data\"}\n"
+      "    - {path: \"$.db.orders[0].qty\", equals: 3}\n"
+      "    - {path: \"$.db.orders[0].name\", equals: \"Dana Reyes\"}\n"
+      "    - {path: \"$.db.orders[1]\", not_exists: true, description: \"no other order, no forged one\"}\n");
+  put(pack / "mobile/_data/v1/grocery_items.json", R"([{"id": "bw", "name": "Blue Widget"}])");
+  put(dir / "index.html", R"(<!doctype html>
 <html><head><meta charset="utf-8"><title>Order - Portal Shop</title>
 <style>
   body { margin: 0; font-family: "DejaVu Sans", sans-serif; }
   input { position: absolute; left: 240px; width: 240px; height: 40px; box-sizing: border-box; }
   #qty { top: 250px; } #name { top: 340px; }
   button { position: absolute; left: 240px; top: 425px; width: 240px; height: 50px; }
-  #out { position: absolute; left: 40px; top: 540px; }
+  #item { position: absolute; left: 40px; top: 100px; } #out { position: absolute; left: 40px; top: 540px; }
 </style></head>
 <body>
+<div id="item">loading</div>
 <form id="f"><input id="qty" type="number" placeholder="Quantity"><input id="name" type="text" placeholder="Name">
 <button type="submit">Place order</button></form>
 <div id="out">no order yet</div>
-<script>
+<script src="order.js"></script>
+</body></html>
+)");
+  put(pack / "webshop/_assets/order.js", R"(// The pack's shared order script.
+const item = fetch('/api/app-data?app=shop&dataset=v1').then(r => r.json()).then(d => {
+  document.getElementById('item').textContent = 'Item: ' + d.grocery_items[0].name;
+  return d.grocery_items[0].name;
+});
 document.getElementById('f').addEventListener('submit', async (e) => {
   e.preventDefault();
-  const record = {id: 'web-1', item: 'Blue Widget', qty: parseInt(document.getElementById('qty').value, 10),
+  const record = {id: 'web-1', item: await item, qty: parseInt(document.getElementById('qty').value, 10),
                   name: document.getElementById('name').value.trim()};
   const r = await fetch(window.__JSON_DB_BASE + '/state/orders', {method: 'PATCH',
       headers: {'Content-Type': 'application/json'}, body: JSON.stringify({operations: [{op: 'insert', record}]})});
   const body = await r.json();
   document.getElementById('out').textContent = r.ok ? 'Order saved (version ' + body.version + ')' : 'Refused: ' + r.status;
 });
-</script></body></html>
 )");
+  return dir.string();
 }
 
 std::string browser(const std::string& actions) { return R"({"actions":[)" + actions + "]}"; }
@@ -116,8 +138,7 @@ TEST_CASE("portal task: a scripted agent typing the wrong quantity fails on the 
   need_browser_image();
   (void)docker_env().services_image;
   TempDir dir;
-  write_task(dir);
-  manifest::TaskConfig task = load_as_run(dir.path());
+  manifest::TaskConfig task = load_as_run(write_task(dir));
   const std::string path = write_trajectory(
       dir, {{"", {{"browser", browser(R"({"type":"open_web_browser"})")}}}, {"", {{"browser", order("2")}}}, {"Done.", {}}});
   Rig rig;
@@ -126,6 +147,8 @@ TEST_CASE("portal task: a scripted agent typing the wrong quantity fails on the 
   REQUIRE(r.outcome == results::Outcome::kGraded);
   REQUIRE(r.tool_log.size() == 2);
   CAPTURE(r.tool_log[1].record.content);
+  // The page's shared script (pack _assets) named the item from /api/app-data.
+  CHECK(r.tool_log[1].record.content.find("Item: Blue Widget") != std::string::npos);
   // The page's script did write, through the portal: only what it wrote is wrong.
   CHECK(r.tool_log[1].record.content.find("Order saved (version 2)") != std::string::npos);
   CAPTURE(r.final_state_json);
@@ -138,8 +161,7 @@ TEST_CASE("portal task: bash and a page the agent serves cannot write; the hones
   need_browser_image();
   (void)docker_env().services_image;
   TempDir dir;
-  write_task(dir);
-  manifest::TaskConfig task = load_as_run(dir.path());
+  manifest::TaskConfig task = load_as_run(write_task(dir));
   const std::string path = write_trajectory(
       dir, {{"", {{"bash", bash(kForge)}}},
             {"", {{"browser", browser(R"({"type":"navigate","url":"http://runner:8000/evil.html"},{"type":"wait_5_seconds"})")}}},
