@@ -30,6 +30,7 @@ struct ServeArgs {
   std::string fixtures;  // json-db
   std::string root;      // mock-web
   std::string tasks_root;         // mock-web: Tolokaforge's task packs, <dir>/<category>/<task_id>/
+  std::string portal_file;        // mock-web: the json-db portal's file (services/mock_web_portal.h)
   bool insecure_no_auth = false;  // json-db, rag
 };
 
@@ -167,11 +168,15 @@ void add_serve(Command app, Context& ctx, int* rc) {
   web.option("--tasks-root", web_args->tasks_root,
                   "task pages as <dir>/<category>/<task_id>/, served at /task/<category>/<task_id>/ and by "
                   "/<name>.html (may not exist yet)");
+  web.option("--portal-file", web_args->portal_file,
+             "the json-db portal's file, written by the trial once its browser runs (may not exist yet): page "
+             "scripts of the trial's browser then read and write its json-db state");
   web.option("--port", web_args->port, "TCP port").default_val(8080).in_range(0, 65535);
   web.option("--host", web_args->host, "address to listen on").default_val("0.0.0.0");
   web.on_run([&ctx, rc, web_args] {
     services::MockWebOptions o;
     o.tasks_root = web_args->tasks_root;
+    o.portal_file = web_args->portal_file;
     auto site = services::MockWeb::open(web_args->root, o);
     if (!site) {
       *rc = ctx.report(site.error());

@@ -225,6 +225,7 @@ class Connection : public net::TCPServerConnection {
     try {
       in.method = req.getMethod();
       in.target = req.getURI();
+      in.peer = req.clientAddress().host().toString();
       out = read_and_handle(req, resp, in, keep_alive);
     } catch (const Poco::TimeoutException&) {
       out = json_error(408, "timed out reading the request");
@@ -282,6 +283,9 @@ class Connection : public net::TCPServerConnection {
     }
     // Only now, when the body will be read, does a client waiting on "Expect: 100-continue" get it.
     if (req.getExpectContinue()) resp.sendContinue();
+    // A request with neither Content-Length nor chunked encoding has no body (RFC 9112 6.3); Poco
+    // would read one until the peer closes, which a browser's CORS preflight (OPTIONS) never does.
+    if (!req.hasContentLength() && !req.getChunkedTransferEncoding()) return shared_->handler(in);
     char buf[64 * 1024];
     while (body.read(buf, sizeof buf) || body.gcount() > 0) {
       in.body.append(buf, static_cast<std::size_t>(body.gcount()));

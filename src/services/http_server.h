@@ -24,6 +24,7 @@ struct Request {
   std::string query;   // after '?', still percent-encoded
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;  // as received, in order
+  std::string peer;  // the client's IP address ("10.0.0.3"): the TCP peer, never a header
 
   // The values of header `name` (case-insensitive), in the order received.
   std::vector<std::string_view> header_values(std::string_view name) const;

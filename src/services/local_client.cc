@@ -1,4 +1,5 @@
-// The client mode of `forgectl serve`: Poco's HTTP client to 127.0.0.1, bounded in size and time.
+// The client mode of `forgectl serve` (to 127.0.0.1) and mock-web's json-db portal: Poco's HTTP
+// client, bounded in size and time.
 #include "services/local_client.h"
 
 #include <Poco/Exception.h>
@@ -8,6 +9,7 @@
 #include <Poco/Net/NetException.h>
 
 #include <array>
+#include <cctype>
 #include <istream>
 #include <ostream>
 
@@ -37,6 +39,11 @@ Status check_local_request(const LocalRequest& r) {
                                     " bytes");
   for (char c : r.target)
     if (c <= ' ' || c > '~') return fail(Errc::kInvalid, "the path must be printable ASCII without spaces");
+  if (r.host.empty() || r.host.size() > 253)
+    return fail(Errc::kInvalid, "the host must have 1 to 253 characters");
+  for (char c : r.host)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_')
+      return fail(Errc::kInvalid, "the host may hold only letters, digits, '.', '-' and '_'");
   for (char c : r.bearer)
     if (c <= ' ' || c > '~') return fail(Errc::kInvalid, "the token must be printable ASCII without spaces");
   if (r.body.size() > kMaxBodyBytes)
@@ -59,12 +66,12 @@ Status read_local_input(std::string_view in, LocalRequest& into) {
 
 Result<LocalReply> local_request(const LocalRequest& r) {
   if (auto st = check_local_request(r); !st) return st.fail();
-  const std::string what = r.method + " " + r.target + " on 127.0.0.1:" + std::to_string(r.port);
+  const std::string what = r.method + " " + r.target + " on " + r.host + ":" + std::to_string(r.port);
   try {
-    Poco::Net::HTTPClientSession session("127.0.0.1", r.port);
+    Poco::Net::HTTPClientSession session(r.host, r.port);
     session.setTimeout(Poco::Timespan(static_cast<long>(r.timeout.count() / 1000), static_cast<long>(r.timeout.count() % 1000) * 1000));
     Poco::Net::HTTPRequest req(r.method, r.target, Poco::Net::HTTPMessage::HTTP_1_1);
-    req.setHost("127.0.0.1", r.port);
+    req.setHost(r.host, r.port);
     if (!r.bearer.empty()) req.set("Authorization", "Bearer " + r.bearer);
     if (sends_body(r.method, r.body)) {
       req.setContentType("application/json");

@@ -24,6 +24,8 @@ struct LocalRequest {
   std::string bearer;  // sent as "Authorization: Bearer <bearer>"; empty: no Authorization header
   std::string body;    // sent with Content-Type: application/json unless empty on GET/HEAD/DELETE
   std::uint16_t port = 8000;
+  // Where: 127.0.0.1 for `serve http-request`; mock-web's json-db portal names json-db's service.
+  std::string host = "127.0.0.1";
   Millis timeout{30000};  // for connecting, and for each send and receive
 };
 
@@ -32,14 +34,14 @@ struct LocalReply {
   std::string body;
 };
 
-// kInvalid for a method or target that is not one of the above, or a body past kMaxBodyBytes.
+// kInvalid for a method, target or host that is not one of the above, or a body past kMaxBodyBytes.
 Status check_local_request(const LocalRequest& r);
 
 // The stdin of `forgectl serve http-request`: the first line is the token (may be empty), the
 // rest, to the end, is the body. kInvalid when there is no newline or the body is too large.
 Status read_local_input(std::string_view stdin_text, LocalRequest& into);
 
-// Sends `r` to 127.0.0.1:r.port and reads the whole reply. kUnavailable when nothing answers,
+// Sends `r` to r.host:r.port and reads the whole reply. kUnavailable when nothing answers,
 // kTimeout when it stops answering, kProtocol for a reply past kMaxLocalReplyBytes.
 Result<LocalReply> local_request(const LocalRequest& r);
 

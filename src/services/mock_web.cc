@@ -3,6 +3,7 @@
 #include "services/mock_web.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -11,6 +12,7 @@
 
 #include "core/json.h"
 #include "core/strings.h"
+#include "services/local_client.h"
 #include "services/mock_web_search.h"
 
 namespace forge::services {
@@ -90,11 +92,6 @@ Handler MockWeb::handler() const {
 }
 
 Response MockWeb::handle(const Request& req) const {
-  if (req.method != "GET" && req.method != "HEAD") {
-    Response r = json_error(405, "mock-web serves GET and HEAD only");
-    r.headers.emplace_back("Allow", "GET, HEAD");
-    return r;
-  }
   std::string_view raw = target_path(req.target.empty() ? req.path : req.target);
   if (raw.empty() || raw.front() != '/') return json_error(400, "the request path must start with '/'");
 
@@ -113,12 +110,32 @@ Response MockWeb::handle(const Request& req) const {
     if (slash == std::string_view::npos) break;
     rest.remove_prefix(slash + 1);
   }
+  // The json-db portal takes the methods of json-db's routes; everything else is read-only.
+  if (parts.size() >= 3 && parts[0] == "api" && parts[1] == "json-db" && parts[2] == "trials") {
+    auto c = portal();
+    if (!c) return json_error(404, "this trial has no json-db portal (no browser, or no json-db)");
+    PortalSend send = opts_.portal_send ? opts_.portal_send : PortalSend(local_request);
+    return portal_handle(req, std::vector<std::string>(parts.begin() + 3, parts.end()), *c, send);
+  }
+  if (req.method != "GET" && req.method != "HEAD") {
+    Response r = json_error(405, "mock-web serves GET and HEAD only");
+    r.headers.emplace_back("Allow", "GET, HEAD");
+    return r;
+  }
   if (parts == std::vector<std::string>{"health"}) {
     json::Writer w;
     w.begin_object().field("status", "healthy").field("service", "mock-web").end_object();
     return Response{200, "application/json", w.take(), {}};
   }
+  if (parts == std::vector<std::string>{"api", "app-data"}) {
+    std::string_view target = req.target;
+    const auto q = target.find('?');
+    return app_data(req.query.empty() && q != std::string_view::npos ? target.substr(q + 1) : req.query);
+  }
+  return with_db_base(route(parts, req));
+}
 
+Response MockWeb::route(std::vector<std::string> parts, const Request& req) const {
   const bool task_packs = !opts_.tasks_root.empty();
   if (parts.size() >= 3 && parts[0] == "task") {
     if (task_packs) return task_route(parts);
@@ -153,8 +170,71 @@ Response MockWeb::task_route(const std::vector<std::string>& parts) const {
   if (ec || !fs::is_directory(base, ec) || !inside(base.string(), tasks.string()) || base == tasks) return not_found();
   // The host copies only pages and static assets from the task directory itself (data types only
   // from mock_web/ and www/); the server holds to the same, whatever else lands there.
-  const bool assets_only = rest.empty() || rest[0] != "mock_web";
-  return serve(base.string(), rest, assets_only);
+  // The pack-shared _assets/ (/task/<category>/_assets/<path>) is static assets only, whatever it holds.
+  const bool assets_only = rest.empty() || rest[0] != "mock_web" || parts[2] == "_assets";
+  Response own = serve(base.string(), rest, assets_only);
+  if (own.status != 404 || rest.empty() || parts[2] == "_assets") return own;
+  fs::path shared = fs::canonical(tasks / parts[1] / "_assets", ec);
+  if (ec || !fs::is_directory(shared, ec) || !inside(shared.string(), tasks.string())) return own;
+  Response r = serve(shared.string(), rest, true);
+  return r.status == 404 ? own : r;
+}
+
+std::optional<PortalConfig> MockWeb::portal() const {
+  if (opts_.portal_file.empty()) return std::nullopt;
+  auto c = read_portal_config(opts_.portal_file);
+  return c ? *c : std::nullopt;
+}
+
+Response MockWeb::with_db_base(Response r) const {
+  if (r.status != 200 || r.content_type.rfind("text/html", 0) != 0) return r;
+  if (auto c = portal()) r.body = inject_db_base(r.body, *c);
+  return r;
+}
+
+Response MockWeb::app_data(std::string_view query) const {
+  const auto dataset = query_param(query, "dataset").value_or("v1");
+  const auto app = query_param(query, "app");
+  auto plain = [](const std::string& s) {
+    if (s.empty() || s.size() > 64) return false;
+    for (unsigned char c : s)
+      if (!std::isalnum(c) && c != '-' && c != '_' && c != '.') return false;
+    return s != "." && s != ".." && !is_withheld_name(s);
+  };
+  if (!plain(dataset)) return json_error(400, "dataset must be 1-64 letters, digits, '-', '_' or '.'");
+  if (app && !plain(*app)) return json_error(400, "app must be 1-64 letters, digits, '-', '_' or '.'");
+  const std::string missing = "dataset not found: " + dataset;
+  if (opts_.tasks_root.empty()) return json_error(404, missing);
+  std::error_code ec;
+  fs::path tasks = fs::canonical(opts_.tasks_root, ec);
+  if (ec) return json_error(404, missing);
+  fs::path dir = fs::canonical(tasks / "mobile" / "_data" / dataset, ec);
+  if (ec || !fs::is_directory(dir, ec) || !inside(dir.string(), tasks.string())) return json_error(404, missing);
+  json::Writer w;
+  w.begin_object().key("app");
+  app ? w.str(*app) : w.null();
+  w.field("dataset", dataset);
+  // Tolokaforge's nine files; a missing one is [].
+  for (const char* name : {"places", "menus", "hours", "reviews", "reservations", "grocery_items", "coffee_menu",
+                           "events", "notes"}) {
+    w.key(name);
+    fs::path file = fs::canonical(dir / (std::string(name) + ".json"), ec);
+    if (ec || !fs::is_regular_file(file, ec) || !inside(file.string(), dir.string())) {
+      w.begin_array().end_array();
+      continue;
+    }
+    auto size = fs::file_size(file, ec);
+    if (ec || size > kMaxAppDataFile)
+      return json_error(413, std::string(name) + ".json is larger than " + human_bytes(kMaxAppDataFile));
+    std::ifstream in(file, std::ios::binary);
+    std::string text(std::istreambuf_iterator<char>(in), {});
+    auto doc = json::parse(text, std::string(name) + ".json of dataset " + dataset, kMaxAppDataFile);
+    if (!doc) return json_error(500, doc.error().message);
+    w.raw_value(text);
+  }
+  Response r{200, "application/json", w.end_object().take(), {}};
+  r.headers.emplace_back("Cache-Control", "no-store");
+  return r;
 }
 
 Response MockWeb::html_lookup(const std::string& name) const {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "core/web_files.h"
 #include "services/http_server.h"
 #include "services/limits.h"
+#include "services/mock_web_portal.h"
 
 namespace forge::services {
 
@@ -24,7 +26,14 @@ struct MockWebOptions {
   // trial copies the pages in after mock-web starts). Empty: /task/<c>/<id>/<path> is <path>
   // under the root, whatever the category and id.
   std::string tasks_root;
+  // The json-db portal's file (mock_web_portal.h), written by the trial once its browser runs;
+  // read at each request. Empty, or no file there: no portal, pages served as they are.
+  std::string portal_file;
+  // Sends the portal's requests to json-db; empty: local_request.
+  PortalSend portal_send;
 };
+
+inline constexpr std::size_t kMaxAppDataFile = 8u << 20;  // each file of an /api/app-data dataset
 
 class MockWeb {
  public:
@@ -32,8 +41,9 @@ class MockWeb {
   // it): point it at the task's www/. So must `opts.tasks_root` be, if it exists.
   static Result<MockWeb> open(const std::string& root, MockWebOptions opts = {});
 
-  // GET/HEAD /health, and GET/HEAD of pages by the routes of docs/services.md; a directory
-  // serves its index.html. Only the file types of web_files.h are served.
+  // GET/HEAD /health, GET/HEAD of pages by the routes of docs/services.md (a directory serves its
+  // index.html; only the file types of web_files.h are served), GET /api/app-data, and the json-db
+  // portal under /api/json-db/trials/ (mock_web_portal.h).
   Response handle(const Request& req) const;
   // A handler calling handle() on this object, which must stay in place while it is in use.
   Handler handler() const;
@@ -46,10 +56,19 @@ class MockWeb {
   // `assets_only`: a task directory's own files, outside its mock_web/: pages and static assets
   // only (core/web_files.h is_page_asset_type), as the host copies them.
   Response serve(const std::string& base, const std::vector<std::string>& parts, bool assets_only = false) const;
-  // /task/<category>/<task_id>/<rest>.
+  // The page routes (after the portal, /health and /api/app-data).
+  Response route(std::vector<std::string> parts, const Request& req) const;
+  // /task/<category>/<task_id>/<rest>; <rest> not there falls back to the pack-shared
+  // <tasks-root>/<category>/_assets/<rest> (static assets only), as Tolokaforge's does.
   Response task_route(const std::vector<std::string>& parts) const;
   // /<name>.html: www/, then each task directory, then its mock_web/.
   Response html_lookup(const std::string& name) const;
+  // GET /api/app-data?app=&dataset=: Tolokaforge's shared dataset of <tasks-root>/mobile/_data/<dataset>/.
+  Response app_data(std::string_view query) const;
+  // The portal's file, read now; nullopt when there is none or it is unreadable.
+  std::optional<PortalConfig> portal() const;
+  // An HTML page gets window.__JSON_DB_BASE when the trial has a portal.
+  Response with_db_base(Response r) const;
 
   std::string root_;  // canonical, no trailing '/'
   MockWebOptions opts_;

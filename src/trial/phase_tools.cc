@@ -4,6 +4,7 @@
 #include "core/service_token.h"
 #include "tools/python_server.h"
 #include "trial/browser_use.h"
+#include "trial/portal_use.h"
 #include "trial/python_state.h"
 #include "trial/rag_use.h"
 #include "trial/trial_env.h"
@@ -38,6 +39,9 @@ Step TrialRun::open_tools() {
     auto b = start_browser(docker_, *up_, Deadline::in(Millis(60000)));
     if (!b) return classify_running(b.error(), InfraKind::kSandbox);
     browser_ = b->session;
+    // Before the agent's first action: the pages' scripts write json-db through mock-web's portal.
+    if (auto st = open_portal(docker_, *up_, b->container, control_token_, trial_id_); !st)
+      return classify_running(st.error(), InfraKind::kDaemon);
     oo.browser = browser_route(task_, *up_, browser_);
   }
   oo.on_record = [this](const tools::CallRecord& rec) { record_tool_call(rec); };

@@ -1,10 +1,12 @@
 // Initial state for a trial.
 #include "trial/trial_setup.h"
 
+#include <filesystem>
 #include <set>
 
 #include "core/confined_dir.h"
 #include "core/json.h"
+#include "core/web_files.h"
 #include "engine/archive.h"
 #include "engine/containers.h"
 #include "engine/tar.h"
@@ -134,6 +136,61 @@ Result<std::optional<std::string>> task_pages_tar(const manifest::TaskConfig& ta
   return out.finish();
 }
 
+namespace {
+
+// The pack-shared files of Tolokaforge's layout around a task at <pack>/<category>/<task_id>/.
+constexpr TreeLimits kSharedLimits{2000, 64u << 20, 8};
+const char* const kAppDataFiles[] = {"places",       "menus",         "hours",       "reviews", "reservations",
+                                     "grocery_items", "coffee_menu", "events", "notes"};
+
+// <pack>/<category>/_assets/: static assets only, no withheld name at any depth.
+Status add_assets(PageTar& out, const std::string& dir, const std::string& prefix) {
+  auto d = ConfinedDir::open(dir, "the pack's shared _assets");
+  if (!d) return d.fail();
+  auto skip = [](const std::string& rel, EntryKind kind) {
+    const std::string name = rel.substr(rel.rfind('/') + 1);
+    return is_withheld_name(name) || (kind != EntryKind::kDirectory && !is_page_asset_type(name));
+  };
+  return d->walk("", kSharedLimits, skip, [&](const TreeEntry& e) {
+    return e.kind == EntryKind::kFile ? out.add(prefix, e) : Status();
+  });
+}
+
+// <pack>/mobile/_data/<dataset>/<name>.json: /api/app-data's nine files, nothing else.
+Status add_app_data(PageTar& out, const std::string& dir, const std::string& prefix) {
+  auto d = ConfinedDir::open(dir, "the pack's mobile/_data");
+  if (!d) return d.fail();
+  auto wanted = [](const std::string& rel, EntryKind kind) {
+    auto slash = rel.find('/');
+    if (slash == std::string::npos) return kind == EntryKind::kDirectory && !is_withheld_name(rel);
+    const std::string name = rel.substr(slash + 1);
+    for (const char* f : kAppDataFiles)
+      if (name == std::string(f) + ".json") return kind == EntryKind::kFile;
+    return false;
+  };
+  return d->walk("", kSharedLimits, [&](const std::string& rel, EntryKind k) { return !wanted(rel, k); },
+                 [&](const TreeEntry& e) { return e.kind == EntryKind::kFile ? out.add(prefix, e) : Status(); });
+}
+
+}  // namespace
+
+Result<std::optional<std::string>> pack_shared_tar(const manifest::TaskConfig& task) {
+  if (!manifest::has_task_pages_route(task)) return std::optional<std::string>();
+  std::error_code ec;
+  const std::filesystem::path dir = std::filesystem::absolute(task.dir, ec).lexically_normal();
+  std::filesystem::path category = dir.parent_path();
+  if (ec || category.filename() != task.category) return std::optional<std::string>();
+  PageTar out;
+  const std::filesystem::path assets = category / "_assets", data = category.parent_path() / "mobile" / "_data";
+  if (std::filesystem::is_directory(assets, ec))
+    if (auto st = add_assets(out, assets.string(), "task/" + task.category + "/_assets"); !st)
+      return st.fail_with("copying " + assets.string());
+  if (std::filesystem::is_directory(data, ec))
+    if (auto st = add_app_data(out, data.string(), "task/mobile/_data"); !st)
+      return st.fail_with("copying " + data.string());
+  return out.finish();
+}
+
 Status copy_www(engine::Client& c, const std::string& mock_web, const manifest::TaskConfig& task) {
   auto tar = www_tar(task);
   if (!tar) return tar.fail();
@@ -147,7 +204,11 @@ Status copy_mock_web(engine::Client& c, const std::string& mock_web, const manif
   if (!tar) return tar.fail();
   if (!*tar) return {};
   // Into /srv, which every image with /srv/www has: the archive makes task/<category>/<task_id>/.
-  return engine::put_archive(c, mock_web, "/srv", std::move(**tar));
+  if (auto st = engine::put_archive(c, mock_web, "/srv", std::move(**tar)); !st) return st;
+  auto shared = pack_shared_tar(task);
+  if (!shared) return shared.fail();
+  if (!*shared) return {};
+  return engine::put_archive(c, mock_web, "/srv", std::move(**shared));
 }
 
 Result<std::string> service_url(engine::Client& c, const std::string& container, int port) {

@@ -44,10 +44,14 @@ Result<std::optional<std::string>> www_tar(const manifest::TaskConfig& task);
 // The tar of the task directory's own pages as task/<category>/<task_id>/… (nullopt: none, or a
 // category or task_id that cannot name a directory), filtered as www_tar's.
 Result<std::optional<std::string>> task_pages_tar(const manifest::TaskConfig& task);
+// Tolokaforge's pack-shared files, when the task directory is <pack>/<category>/<task_id>/: the
+// static assets of <pack>/<category>/_assets/ as task/<category>/_assets/…, and the nine data files
+// of each <pack>/mobile/_data/<dataset>/ (/api/app-data) as task/mobile/_data/…; nullopt: none.
+Result<std::optional<std::string>> pack_shared_tar(const manifest::TaskConfig& task);
 // Copies the task's www/ pages (if any) into mock-web's document root, /srv/www.
 Status copy_www(engine::Client& c, const std::string& mock_web, const manifest::TaskConfig& task);
-// copy_www, and the task directory's pages into /srv/task/<category>/<task_id>/ (the --tasks-root
-// of full.yaml's mock-web).
+// copy_www, the task directory's pages into /srv/task/<category>/<task_id>/ (the --tasks-root
+// of full.yaml's mock-web), and pack_shared_tar's files beside them.
 Status copy_mock_web(engine::Client& c, const std::string& mock_web, const manifest::TaskConfig& task);
 
 // The address of `container` on its first network, for host-side calls ("http://10.231.0.3:8000").
