@@ -19,6 +19,7 @@
 #include "support/containers.h"
 #include "support/manifest_helpers.h"
 #include "support/paths.h"
+#include "support/browser_image.h"
 #include "support/scripted_trial.h"
 #include "support/trial_rig.h"
 #include "tools/builtin_tools.h"
@@ -29,16 +30,6 @@ using namespace forge;
 using namespace forge::test;
 
 namespace {
-
-// The browser image, built once for the suite (a no-op when its content key matches).
-void need_browser_image() {
-  static const bool built = [] {
-    auto b = stack::build_browser_image(*docker_env().client, {});
-    REQUIRE_MESSAGE(b.has_value(), (b ? "" : b.error().what()));
-    return true;
-  }();
-  (void)built;
-}
 
 std::string actions(const std::string& items) { return R"({"actions":[)" + items + "]}"; }
 

@@ -14,21 +14,13 @@
 #include "engine/exec.h"
 #include "stack/browser_image.h"
 #include "stack/labels.h"
+#include "support/browser_image.h"
 #include "support/scripted_trial.h"
 
 using namespace forge;
 using namespace forge::test;
 
 namespace {
-
-void need_browser_image() {
-  static const bool built = [] {
-    auto b = stack::build_browser_image(*docker_env().client, {});
-    REQUIRE_MESSAGE(b.has_value(), (b ? "" : b.error().what()));
-    return true;
-  }();
-  (void)built;
-}
 
 constexpr const char* kBase = "http://mock-web:8080/task/webshop/portal_order/";
 
