@@ -8,8 +8,10 @@
 // the one order it placed.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "engine/exec.h"
 #include "stack/browser_image.h"
@@ -205,4 +207,86 @@ TEST_CASE("portal task: bash and a page the agent serves cannot write; the hones
   CHECK(r.final_state_json.find("forged") == std::string::npos);
   CHECK(r.grade.binary_pass);
   CHECK(rig.left_nothing());
+}
+
+namespace {
+
+// Shows what the browser holds for mock-web's origin (a cookie, localStorage, sessionStorage),
+// then stores the trial's own name (?who=) in each.
+constexpr const char* kStoragePage = R"(<!doctype html>
+<html><head><meta charset="utf-8"><title>storage</title></head><body><p id="o"></p><script>
+const who = new URLSearchParams(location.search).get('who');
+document.getElementById('o').textContent = 'held: cookie=[' + document.cookie + '] local=[' +
+  (localStorage.getItem('who') || '') + '] session=[' + (sessionStorage.getItem('who') || '') + ']';
+document.cookie = 'who=' + who + '; path=/; max-age=3600';
+localStorage.setItem('who', who);
+sessionStorage.setItem('who', who);
+</script></body></html>
+)";
+
+std::string visit(const std::string& who) {
+  return browser(std::string(R"({"type":"navigate","url":")") + kBase + "storage.html?who=" + who + "\"}");
+}
+
+}  // namespace
+
+TEST_CASE("browser isolation: two trials at once never see each other's cookies, storage or pages") {
+  need_browser_image();
+  (void)docker_env().services_image;
+  TempDir dir;
+  const std::string task_dir = write_task(dir);
+  put(std::filesystem::path(task_dir) / "storage.html", kStoragePage);
+  manifest::TaskConfig task = load_as_run(task_dir);
+  // Each visits twice, the second time after the other has stored its own name: the trials overlap.
+  auto trajectory = [&](const std::string& who) {
+    return write_trajectory(dir, {{"", {{"browser", visit(who)}}},
+                                  {"", {{"browser", browser(R"({"type":"wait_5_seconds"})")}}},
+                                  {"", {{"browser", visit(who)}}},
+                                  {"Done.", {}}});
+  };
+  const std::string path_a = trajectory("alice"), path_b = trajectory("bob");
+  trial::TrialResult a, b;
+  bool a_clean = false, b_clean = false;
+  // When each trial's first and second calls had ended (read after the join).
+  std::chrono::steady_clock::time_point a_done[3], b_done[3];
+  auto timed = [](Rig& rig, std::chrono::steady_clock::time_point* done) {
+    rig.env.on_progress = [done](const trial::TrialProgress& p) {
+      if (p.tool_calls >= 1 && p.tool_calls <= 2 && done[p.tool_calls] == std::chrono::steady_clock::time_point())
+        done[p.tool_calls] = std::chrono::steady_clock::now();
+    };
+  };
+  std::thread other([&] {
+    Rig rig;
+    timed(rig, b_done);
+    b = rig.run(task, replay(path_b));
+    b_clean = rig.left_nothing();
+  });
+  {
+    Rig rig;
+    timed(rig, a_done);
+    a = rig.run(task, replay(path_a));
+    a_clean = rig.left_nothing();
+  }
+  other.join();
+  for (auto* r : {&a, &b}) {
+    CAPTURE(r->error);
+    REQUIRE(r->outcome == results::Outcome::kGraded);
+    REQUIRE(r->tool_log.size() == 3);
+  }
+  CHECK(a_clean);
+  CHECK(b_clean);
+  auto held = [](const trial::TrialResult& r, std::size_t call) {
+    const std::string& c = r.tool_log[call].record.content;
+    auto at = c.find("held: ");
+    return at == std::string::npos ? c : c.substr(at, c.find('\n', at) - at);
+  };
+  // A fresh browser and profile per trial: nothing held at first…
+  CHECK(held(a, 0) == "held: cookie=[] local=[] session=[]");
+  CHECK(held(b, 0) == "held: cookie=[] local=[] session=[]");
+  // …then only the trial's own (the control: storage does persist within one trial).
+  CHECK(held(a, 2) == "held: cookie=[who=alice] local=[alice] session=[alice]");
+  CHECK(held(b, 2) == "held: cookie=[who=bob] local=[bob] session=[bob]");
+  // The two trials overlapped: each one's second visit came after the other's first had stored.
+  CHECK(a_done[2] > b_done[1]);
+  CHECK(b_done[2] > a_done[1]);
 }
