@@ -83,7 +83,10 @@ Result<std::vector<std::string>> discover_tasks(const std::vector<std::string>& 
   for (const auto& p : paths) {
     std::error_code ec;
     if (fs::is_directory(p, ec) && !fs::exists(fs::path(p) / "task.toml") && manifest::has_dataset_manifest(p)) {
-      auto listed = manifest_tasks(p, notes);
+      // "ds/." and "ds/" are named "ds" in messages.
+      std::string dataset = fs::path(p).lexically_normal().string();
+      if (dataset.size() > 1 && dataset.back() == '/') dataset.pop_back();
+      auto listed = manifest_tasks(dataset, notes);
       if (!listed) return listed.fail();
       out.insert(out.end(), listed->begin(), listed->end());
     } else if (fs::is_regular_file(p, ec)) {
