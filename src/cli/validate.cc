@@ -78,7 +78,9 @@ void print_json(std::ostream& out, const sweep::TaskSet& set, const std::vector<
 }
 
 void print_text(std::ostream& out, const sweep::TaskSet& set, const std::vector<std::pair<std::string, std::string>>& envs) {
-  for (const auto& p : set.run_problems) out << "invalid: " << p.text() << '\n';
+  // A run's warning (a dataset's tasks its manifest leaves out) is said, not counted as invalid.
+  for (const auto& p : set.run_problems)
+    out << (p.severity == trial::Severity::kWarning ? "" : "invalid: ") << p.text() << '\n';
   // A task with warnings only is ok; its warnings follow, one per line.
   for (const auto& [path, ps] : set.per_task) {
     out << (sweep::has_errors(ps) ? "invalid " + path + ":" : "ok " + path) << '\n';

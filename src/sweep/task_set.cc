@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 
+#include "manifest/harbor/dataset_manifest.h"
 #include "manifest/harbor/harbor_load.h"
 #include "manifest/task_kind.h"
 #include "manifest/task_parse.h"
@@ -58,11 +59,37 @@ std::string standing_file(const fs::path& dir) {
 
 }  // namespace
 
-Result<std::vector<std::string>> discover_tasks(const std::vector<std::string>& paths, const std::string& glob) {
+namespace {
+
+// A Harbor dataset with its dataset.toml: the manifest's tasks, no others (docs/harbor.md).
+Result<std::vector<std::string>> manifest_tasks(const std::string& dataset, std::vector<std::string>* notes) {
+  auto chosen = manifest::select_dataset_tasks(dataset);
+  if (!chosen) return chosen.fail();
+  if (chosen->unlisted > 0 && notes)
+    notes->push_back(std::to_string(chosen->unlisted) + " task director" + (chosen->unlisted == 1 ? "y" : "ies") +
+                     " in '" + dataset + "' not named in its " + manifest::kDatasetManifestFile +
+                     " will not run");
+  std::vector<std::string> out;
+  for (const auto& dir : chosen->task_dirs)
+    out.push_back(fs::absolute(fs::path(dir) / standing_file(dir)).lexically_normal().string());
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> discover_tasks(const std::vector<std::string>& paths, const std::string& glob,
+                                                std::vector<std::string>* notes) {
   std::vector<std::string> out;
   for (const auto& p : paths) {
     std::error_code ec;
-    if (fs::is_regular_file(p, ec)) {
+    if (fs::is_directory(p, ec) && !fs::exists(fs::path(p) / "task.toml") && manifest::has_dataset_manifest(p)) {
+      // "ds/." and "ds/" are named "ds" in messages.
+      std::string dataset = fs::path(p).lexically_normal().string();
+      if (dataset.size() > 1 && dataset.back() == '/') dataset.pop_back();
+      auto listed = manifest_tasks(dataset, notes);
+      if (!listed) return listed.fail();
+      out.insert(out.end(), listed->begin(), listed->end());
+    } else if (fs::is_regular_file(p, ec)) {
       out.push_back(fs::absolute(p).lexically_normal().string());
     } else if (fs::is_directory(p, ec) && fs::exists(fs::path(p) / "task.toml")) {
       // A Harbor task (Harbor reads only task.toml, so it wins over a task.yaml beside it), or a
@@ -128,6 +155,8 @@ bool TaskSet::ok() const {
 
 std::vector<trial::Problem> TaskSet::warnings() const {
   std::vector<trial::Problem> out;
+  for (const auto& p : run_problems)
+    if (p.severity == trial::Severity::kWarning) out.push_back(p);
   for (const auto& [path, problems] : per_task)
     for (const auto& p : problems)
       if (p.severity == trial::Severity::kWarning) out.push_back(p);
@@ -145,11 +174,13 @@ std::string TaskSet::report() const {
 
 TaskSet load_task_set(const std::vector<std::string>& paths, const std::string& glob, const trial::PreflightInput& in) {
   TaskSet set;
-  auto found = discover_tasks(paths, glob);
+  std::vector<std::string> notes;
+  auto found = discover_tasks(paths, glob, &notes);
   if (!found) {
     set.run_problems.push_back({"", found.error().what()});
     return set;
   }
+  for (auto& n : notes) set.run_problems.push_back({"", std::move(n), trial::Severity::kWarning});
   for (const auto& path : *found) {
     auto t = load_any_task(path);
     if (!t) {

@@ -18,14 +18,17 @@ struct TaskSet {
   std::vector<trial::Problem> run_problems;  // not of one task: paths, agents, models, duplicates
   bool ok() const;             // no error anywhere; warnings do not count
   std::string report() const;  // every problem, errors and warnings, one per line
-  std::vector<trial::Problem> warnings() const;  // every task's warnings, task by task
+  std::vector<trial::Problem> warnings() const;  // the run's warnings, then every task's, task by task
 };
 
 bool has_errors(const std::vector<trial::Problem>& problems);
 
 // Finds the task.yaml files the paths name. A directory holding `tasks/` and no task.yaml is a
-// project: its tasks are found under tasks/ only (not in its data or its old outputs).
-Result<std::vector<std::string>> discover_tasks(const std::vector<std::string>& paths, const std::string& glob);
+// project: its tasks are found under tasks/ only (not in its data or its old outputs). A directory
+// holding a Harbor dataset.toml runs the tasks its manifest names (manifest/harbor/dataset_manifest.h);
+// what else it holds is said in a line added to `notes`.
+Result<std::vector<std::string>> discover_tasks(const std::vector<std::string>& paths, const std::string& glob,
+                                                std::vector<std::string>* notes = nullptr);
 
 // Discovers, loads and checks every task under `paths`.
 TaskSet load_task_set(const std::vector<std::string>& paths, const std::string& glob, const trial::PreflightInput& in);
