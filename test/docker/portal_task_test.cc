@@ -242,7 +242,8 @@ TEST_CASE("browser isolation: two trials at once never see each other's cookies,
     return write_trajectory(dir, {{"", {{"browser", visit(who)}}},
                                   {"", {{"browser", browser(R"({"type":"wait_5_seconds"})")}}},
                                   {"", {{"browser", visit(who)}}},
-                                  {"Done.", {}}});
+                                  {"Done.", {}}},
+                            who + ".json");
   };
   const std::string path_a = trajectory("alice"), path_b = trajectory("bob");
   trial::TrialResult a, b;

@@ -23,8 +23,9 @@ struct Turn {
   std::vector<Call> calls;
 };
 
-// A trajectory file for the replay agent: each turn one assistant message.
-inline std::string write_trajectory(const TempDir& dir, const std::vector<Turn>& turns) {
+// A trajectory file for the replay agent (`name` in `dir`): each turn one assistant message.
+inline std::string write_trajectory(const TempDir& dir, const std::vector<Turn>& turns,
+                                    const std::string& name = "trajectory.json") {
   json::Writer w;
   w.begin_object().key("messages").begin_array();
   for (const auto& t : turns) {
@@ -34,7 +35,7 @@ inline std::string write_trajectory(const TempDir& dir, const std::vector<Turn>&
     w.end_array().end_object();
   }
   w.end_array().end_object();
-  return dir.write("trajectory.json", w.take());
+  return dir.write(name, w.take());
 }
 
 inline std::string bash(const std::string& command) {
