@@ -155,17 +155,13 @@ Result<grading::TestRun> run_tests_as_verifier(engine::Client& c, const std::str
   return run;
 }
 
-// Every process in the grader stops before its files are read: nothing can write the reward after.
-// Frozen (the cgroup freezer, ~40 ms; the grader is removed, killing them, right after), unless
-// `oom` asks whether the OOM killer ended one (the daemon's State.OOMKilled, set only once the
-// container has stopped): then stopped (~200 ms). One whose init is gone is stopped either way.
-Result<bool> kill_everything(engine::Client& c, const std::string& id, bool oom) {
-  if (oom || !engine::pause_container(c, id))
-    if (auto st = engine::stop_container(c, id, 0); !st) return st.fail_with("stopping the grader");
+// Every process in the grader dies before its files are read: nothing can write the reward after.
+// True when the OOM killer had ended one of them (the daemon's State.OOMKilled).
+Result<bool> kill_everything(engine::Client& c, const std::string& id) {
+  if (auto st = engine::stop_container(c, id, 0); !st) return st.fail_with("stopping the grader");
   auto info = engine::inspect_container(c, id);
   if (!info) return info.fail_with("stopping the grader");
-  if (info->state.running && info->state.status != "paused")
-    return fail(Errc::kIo, "stopping the grader: it is still running");
+  if (info->state.running) return fail(Errc::kIo, "stopping the grader: it is still running");
   return info->state.oom_killed;
 }
 
@@ -349,7 +345,7 @@ Result<VerifierResult> run_verifier(engine::Client& c, const VerifierRun& v, con
 
   auto run = run_tests_as_verifier(c, id, v);
   if (!run) return run.fail();
-  auto oom = kill_everything(c, id, v.report_oom);
+  auto oom = kill_everything(c, id);
   if (!oom) return oom.fail();
   VerifierResult out;
   out.run = std::move(*run);
@@ -384,7 +380,6 @@ Result<VerifierRun> test_script_verifier(const GraderSpec& g, const manifest::Ta
   if (!cfg.image.empty()) v.where.image = cfg.image;
   v.command = cfg.command;
   v.timeout_s = cfg.timeout_s;
-  v.report_oom = false;  // a test script's score is its reward file and exit code alone
   // The tests are read before anything is created: a link out of the task refuses the grader.
   if (!cfg.dir.empty()) {
     auto dir = manifest::open_task_files(task.dir);  // custom_checks.dir may be a project's ("../../checks")

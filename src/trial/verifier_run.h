@@ -44,16 +44,12 @@ struct VerifierRun {
   std::vector<std::string> read_files;
   bool collect_logs = false;  // a tar of /logs/verifier (the verifier's own logs), after the kill
   std::size_t max_file_bytes = 64 * 1024;
-  // Whether the result must say if the OOM killer ended a process (a Harbor verifier's reasons):
-  // the daemon sets OOMKilled only once the container has stopped, which the grade phase then
-  // waits for (~200 ms). Without it the grader is only frozen before its files are read (~40 ms).
-  bool report_oom = true;
 };
 
 struct VerifierResult {
   grading::TestRun run;
   bool ended_on_its_own = false;  // not timed out, not killed by a signal
-  bool oom_killed = false;        // the kernel's OOM killer ended a process of the grader (its memory limit; report_oom)
+  bool oom_killed = false;        // the kernel's OOM killer ended a process of the grader (its memory limit)
   // read_files: nullopt when the file is missing; absent when it was not read.
   std::map<std::string, std::optional<std::string>> files;
   // read_files that exist but are no regular file of at most max_file_bytes (a directory, a link,
