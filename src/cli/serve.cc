@@ -204,6 +204,7 @@ void add_serve(Command app, Context& ctx, int* rc) {
     auto store = std::make_unique<services::RagStore>();
     *rc = run_server(ctx, *rag_args, "rag", services::rag_handler(*store, std::move(*auth)));
   });
+  add_serve_dns(serve, ctx, rc);
 }
 
 }  // namespace forge::cli

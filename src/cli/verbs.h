@@ -17,6 +17,8 @@ void add_tool(Command app, Context& ctx, int* rc);
 void add_exec(Command app, Context& ctx, int* rc);
 void add_run(Command app, Context& ctx, int* rc);
 void add_serve(Command app, Context& ctx, int* rc);
+// `serve dns`, a subcommand of `serve` (serve_dns.cc).
+void add_serve_dns(Command serve, Context& ctx, int* rc);
 void add_report(Command app, Context& ctx, int* rc);
 void add_merge(Command app, Context& ctx, int* rc);
 void add_slurm(Command app, Context& ctx, int* rc);

@@ -138,6 +138,7 @@ std::string container_create_body(const ContainerSpec& s) {
     w.key("NetworkingConfig").begin_object().key("EndpointsConfig").begin_object();
     w.key(s.network).begin_object();
     if (!s.aliases.empty()) w.field("Aliases", s.aliases);
+    if (!s.ipv4_address.empty()) w.key("IPAMConfig").begin_object().field("IPv4Address", s.ipv4_address).end_object();
     w.end_object().end_object().end_object();
   }
   w.end_object();

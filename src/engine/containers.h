@@ -87,6 +87,7 @@ struct ContainerSpec {
   HostSpec host;
   std::string network;               // the one network joined at create (API 1.41 takes one)
   std::vector<std::string> aliases;  // on that network
+  std::string ipv4_address;          // a fixed address on that network (its subnet's), or the daemon's choice
 };
 
 struct CreatedContainer {

@@ -14,6 +14,7 @@ const char* role_name(Role r) {
     case Role::kRunner: return "runner";
     case Role::kService: return "service";
     case Role::kProxy: return "proxy";
+    case Role::kResolver: return "resolver";
   }
   return "service";
 }
@@ -23,6 +24,7 @@ RoleDefaults role_defaults(Role r) {
     case Role::kRunner: return {2LL << 30, 1.0, 512};
     case Role::kService: return {1LL << 30, 1.0, 256};
     case Role::kProxy: return {128LL << 20, 0.5, 64};
+    case Role::kResolver: return {64LL << 20, 0.25, 16};
   }
   return {1LL << 30, 1.0, 256};
 }
@@ -111,6 +113,15 @@ Hardening proxy_hardening() {
   h.readonly_rootfs = true;
   h.init = false;  // squid is PID 1 and gets signals directly (shutdown_lifetime 1 s)
   h.user = "13:13";
+  return h;
+}
+
+Hardening resolver_hardening() {
+  Hardening h;
+  h.cap_drop = {"ALL"};  // port 53 needs no capability: Docker sets ip_unprivileged_port_start=0
+  apply_limits(h, {}, role_defaults(Role::kResolver));
+  h.readonly_rootfs = true;
+  h.user = "65534:65534";
   return h;
 }
 

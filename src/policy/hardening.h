@@ -15,8 +15,8 @@ inline constexpr const char* kAgentUser = "1000:1000";
 inline constexpr unsigned kAgentUid = 1000, kAgentGid = 1000;
 inline constexpr const char* kAgentHome = "/home/agent";
 
-enum class Role { kRunner, kService, kProxy };
-const char* role_name(Role r);  // "runner" | "service" | "proxy"
+enum class Role { kRunner, kService, kProxy, kResolver };
+const char* role_name(Role r);  // "runner" | "service" | "proxy" | "resolver"
 
 // A volume mount forgectl asks for and checks the runtime made: a named volume (forgectl's
 // helper, read-only), or an anonymous one made for the container and removed with it — backed
@@ -89,6 +89,8 @@ inline std::uint64_t workspace_limit_bytes(const manifest::RunnerSpec& runner) {
 Hardening service_hardening(const manifest::ComposeService& svc, const manifest::ServiceIsolation* iso);
 // The squid sidecar: unprivileged user, nothing at all added, read-only root.
 Hardening proxy_hardening();
+// The trial's resolver (forgectl serve dns): nobody, nothing added, read-only root, small limits.
+Hardening resolver_hardening();
 
 // "CAP_net_bind_service" → "NET_BIND_SERVICE".
 std::string normalise_capability(std::string_view cap);

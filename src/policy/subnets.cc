@@ -28,6 +28,12 @@ std::string Ipv4Net::gateway() const {
   return s.substr(0, s.find('/'));
 }
 
+std::string Ipv4Net::last_host() const {
+  Ipv4Net h{base + static_cast<std::uint32_t>(size()) - 2, 32};
+  auto s = h.str();
+  return s.substr(0, s.find('/'));
+}
+
 bool Ipv4Net::overlaps(const Ipv4Net& o) const {
   std::uint64_t a0 = base, a1 = a0 + size(), b0 = o.base, b1 = b0 + o.size();
   return a0 < b1 && b0 < a1;

@@ -19,6 +19,7 @@ struct Ipv4Net {
   int prefix = 32;
   std::string str() const;      // "10.231.0.16/28"
   std::string gateway() const;  // the first host address
+  std::string last_host() const;  // the last host address (before broadcast)
   bool overlaps(const Ipv4Net& o) const;
   std::uint64_t size() const { return 1ULL << (32 - prefix); }
 };

@@ -43,9 +43,9 @@ bool network_free(const manifest::LoadedEnvironment& env) {
 }
 
 std::vector<int> network_prefixes(const manifest::LoadedEnvironment& env) {
-  // Services, the runner and a proxy share the task network; the edge holds only the proxy, the
-  // upstream network the proxy and the upstreams (a /29 has room for 5).
-  int members = static_cast<int>(env.compose.services.size()) + 2;
+  // Services, the runner, a proxy and the resolver share the task network; the edge holds the
+  // proxy and the resolver, the upstream network the proxy and the upstreams (a /29 has room for 5).
+  int members = static_cast<int>(env.compose.services.size()) + 3;
   int upstream_members = static_cast<int>(upstream_count(env)) + 1;
   std::vector<int> out;
   for (const auto& key : network_keys(env))
@@ -94,6 +94,29 @@ std::string bridge_name(const std::string& stack, const std::string& key) {
   std::string out = "fg";
   for (int i = 0; i < 11; ++i) out += kHex[(h >> (4 * i)) & 15];
   return out;
+}
+
+// The trial's resolver: on the task network at the subnet's last address; under limited_internet
+// also on the edge, to look up the allowlist's exact names (a ".domain" entry answers the domain
+// itself, never a subdomain: the label would be the agent's).
+ContainerPlan resolver_plan(const StackPlan& plan, const std::string& task_net, const std::vector<std::string>& allowlist,
+                            bool allow_private) {
+  ContainerPlan r;
+  r.key = kResolverKey;
+  r.role = Role::kResolver;
+  r.name = plan.name + "-" + kResolverKey;
+  r.image = kResolverImage;
+  r.hardening = resolver_hardening();
+  std::vector<std::string> cmd{"forgectl", "serve", "dns", "--port", "53"};
+  for (const auto& a : allowlist) {
+    std::string name = a.front() == '.' ? a.substr(1) : a;
+    if (std::find(cmd.begin(), cmd.end(), name) == cmd.end()) cmd.insert(cmd.end(), {"--allow", name});
+  }
+  if (allow_private && !allowlist.empty()) cmd.push_back("--allow-private");
+  r.cmd = cmd;
+  r.networks = {{task_net, {kResolverKey}, plan.networks.front().subnet.last_host()}};
+  if (plan.policy == NetworkPolicy::kLimitedInternet) r.networks.push_back({"edge", {}, ""});
+  return r;
 }
 
 }  // namespace
@@ -178,6 +201,9 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
     }
   }
   const bool has_upstreams = std::find(keys.begin(), keys.end(), "upstream") != keys.end();
+  if (closed) plan.resolver = resolver_plan(plan, task_net, allowlist, m.allow_private);
+  const std::vector<std::string> dns =
+      closed ? std::vector<std::string>{plan.resolver->networks.front().ipv4} : std::vector<std::string>{};
   std::vector<std::string> no_proxy = names;
   no_proxy.push_back(kRunnerKey);
   std::vector<std::string> penv = m.network_policy == NetworkPolicy::kLimitedInternet ? proxy_env(no_proxy)
@@ -211,6 +237,7 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
         if (std::find(aliases.begin(), aliases.end(), a) == aliases.end()) aliases.push_back(a);
     c.networks = {{svc.upstream ? std::string("upstream") : task_net, aliases}};
     if (closed) c.dns_options = kFastDnsOptions;
+    if (!svc.upstream) c.dns = dns;
     c.depends_on = svc.depends_on;
     plan.services.push_back(std::move(c));
   }
@@ -256,6 +283,7 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
     r.hardening.memory_swap = r.hardening.memory;
   }
   if (closed) r.dns_options = kFastDnsOptions;
+  r.dns = dns;
 
   if (m.network_policy == NetworkPolicy::kLimitedInternet) {
     ContainerPlan p;

@@ -16,6 +16,10 @@ namespace forge::policy {
 
 inline constexpr const char* kRunnerKey = "runner";
 inline constexpr const char* kProxyKey = "egress-proxy";
+// The trial's resolver (services/dns_server.h): Docker's upstream for every container on a closed
+// trial's task network, at a fixed address (the subnet's last), running this binary's services image.
+inline constexpr const char* kResolverKey = "egress-dns";
+inline constexpr const char* kResolverImage = "forgectl/services:local";
 inline constexpr const char* kDefaultRunnerImage = "forgectl/runner:local";
 inline constexpr const char* kDefaultWorkdir = "/work";
 // Where forgectl's helper lives in the runner: its named helper volume (forgectl-helper-<digest>),
@@ -41,6 +45,7 @@ struct NetworkPlan {
 struct Attachment {
   std::string network_key;
   std::vector<std::string> aliases;
+  std::string ipv4;  // a fixed address (the resolver's); empty: the daemon's choice
 };
 
 struct ContainerPlan {
@@ -58,6 +63,9 @@ struct ContainerPlan {
   std::vector<Attachment> networks;  // the first is joined at create, the rest before start
   std::vector<std::string> volumes;  // anonymous volumes (Config.Volumes); mounts are in `hardening`
   std::vector<std::string> dns_options;
+  // Docker's upstream resolvers (HostConfig.Dns): the trial's resolver on a closed network, so a
+  // name Docker's embedded DNS does not know is refused and logged there, never sent out.
+  std::vector<std::string> dns;
   std::map<std::string, manifest::DependCondition> depends_on;
 };
 
@@ -67,6 +75,7 @@ struct StackPlan {
   std::vector<NetworkPlan> networks;
   std::vector<ContainerPlan> services;  // in file order
   std::optional<ContainerPlan> proxy;
+  std::optional<ContainerPlan> resolver;  // a closed, networked stack's (kResolverKey)
   ContainerPlan runner;
   std::string squid_conf;  // with a proxy: the config to put at /etc/squid/squid.conf
 };

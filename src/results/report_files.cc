@@ -10,6 +10,7 @@
 
 #include "core/files.h"
 #include "results/compare.h"
+#include "results/egress_view.h"
 #include "results/html_text.h"
 #include "results/metrics.h"
 #include "results/report_html.h"
@@ -73,8 +74,11 @@ Status write_trial_page(const std::string& dir, const TrialRecord& t) {
   if (!fs::is_directory(tdir, ec)) return {};  // a merge without the trial's directory
   auto detail = TrialDetail::read((tdir / "trial.json").string());
   std::string unreadable = detail || detail.error().code == Errc::kNotFound ? "" : detail.error().what();
+  auto egress = read_egress_ledger(tdir.string());
+  if (!egress && unreadable.empty()) unreadable = egress.error().what();
+  const EgressLedger* ledger = egress && *egress ? &**egress : nullptr;
   return write_file_atomic((tdir / "trial.html").string(),
-                           render_trial_page(t, detail ? &*detail : nullptr, unreadable));
+                           render_trial_page(t, detail ? &*detail : nullptr, unreadable, ledger));
 }
 
 // Pages of trials whose directory is a safe path under trials/ and exists: every one is tried;

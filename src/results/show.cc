@@ -10,6 +10,7 @@
 #include "core/files.h"
 #include "core/json.h"
 #include "results/compare.h"
+#include "results/egress_view.h"
 #include "results/html_text.h"
 #include "results/metrics.h"
 #include "results/trial_detail.h"
@@ -235,6 +236,10 @@ Result<std::string> trials_view(const ShowRequest& r, const std::vector<TrialRec
         return d.fail();
     }
     out += trial_text(*t, detail ? &*detail : nullptr);
+    if (!safe_trial_dir(t->trial_dir)) continue;
+    auto egress = read_egress_ledger((fs::path(r.dir) / t->trial_dir).string());
+    if (!egress) return egress.fail();
+    if (*egress) out += "\n" + egress_text(**egress);
   }
   return out;
 }

@@ -6,6 +6,7 @@
 #include "core/json.h"
 #include "results/html_text.h"
 #include "results/metrics.h"
+#include "results/egress_view.h"
 #include "results/screenshots.h"
 
 namespace forge::results {
@@ -165,7 +166,8 @@ std::string pretty_json(const std::string& text) {
   return json::to_pretty_string(d);
 }
 
-std::string render_trial_page(const TrialRecord& rec, const TrialDetail* d, std::string_view unreadable) {
+std::string render_trial_page(const TrialRecord& rec, const TrialDetail* d, std::string_view unreadable,
+                              const EgressLedger* egress) {
   std::string back;
   for (int i = 0; i < depth_of(rec.trial_dir); ++i) back += "../";
   std::string title = rec.task_id + " · " + rec.agent + " · trial " + std::to_string(rec.trial_index);
@@ -219,6 +221,7 @@ std::string render_trial_page(const TrialRecord& rec, const TrialDetail* d, std:
     if (!d->state_diff_json.empty()) out += "<h2>State diff</h2>" + pre(pretty_json(d->state_diff_json));
     out += transcript_html(*d) + tool_log_html(*d);
   }
+  if (egress) out += egress_html(*egress);
   return out + "<p class=\"muted\">Written by forgectl report from trial.json.</p></body></html>\n";
 }
 

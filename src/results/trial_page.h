@@ -3,6 +3,8 @@
 // any infra error — self-contained like report.html and linked from it.
 #pragma once
 
+#include "core/egress_entry.h"
+
 #include <string>
 #include <string_view>
 
@@ -14,7 +16,9 @@ namespace forge::results {
 // `detail` is the trial's trial.json, or null when its directory has none (older runs) or it
 // could not be read (`unreadable` then says why, on the page): the page then shows what the
 // record says. Every string is escaped.
-std::string render_trial_page(const TrialRecord& record, const TrialDetail* detail, std::string_view unreadable = {});
+// `egress`: the trial's egress ledger, when it recorded one.
+std::string render_trial_page(const TrialRecord& record, const TrialDetail* detail, std::string_view unreadable = {},
+                              const EgressLedger* egress = nullptr);
 
 // JSON text indented for reading; text that is not JSON (or nested past json::parse's limit)
 // comes back as it is. Iterative: no depth of input reaches the C stack.

@@ -3,10 +3,12 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/host_settings.h"
 #include "engine/client.h"
+#include "policy/topology.h"
 
 namespace forge::stack {
 
@@ -15,6 +17,7 @@ namespace forge::stack {
 inline constexpr const char* kRunnerImage = "forgectl/runner:local";
 inline constexpr const char* kSquidImage = "forgectl/squid:local";
 inline constexpr const char* kServicesImage = "forgectl/services:local";
+static_assert(std::string_view(kServicesImage) == policy::kResolverImage, "the resolver runs the services image");
 inline constexpr const char* kImageLabel = "io.forgectl.image";
 // On the images forgectl builds: the hex SHA-256 of what each was made from (its build context;
 // for the python images, what python_image.h says). The same files give the same label on every

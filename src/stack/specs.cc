@@ -55,6 +55,7 @@ engine::ContainerSpec container_spec(const policy::ContainerPlan& c, const Stack
   s.host.tmpfs = h.tmpfs;
   s.host.init = h.init;
   s.host.dns_options = c.dns_options;
+  s.host.dns = c.dns;
   for (const auto& m : h.mounts) {
     engine::VolumeMount v;
     v.source = m.volume;
@@ -75,6 +76,7 @@ engine::ContainerSpec container_spec(const policy::ContainerPlan& c, const Stack
   if (!c.networks.empty()) {
     s.network = network_names.at(c.networks.front().network_key);
     s.aliases = c.networks.front().aliases;
+    s.ipv4_address = c.networks.front().ipv4;
   } else {
     s.host.network_mode = "none";  // never the daemon's default bridge: a stack without networks has none
   }

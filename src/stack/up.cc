@@ -137,6 +137,19 @@ class Builder {
     return created->id;
   }
 
+  // create_verified, then the plan's other networks joined, then started.
+  Result<std::string> create_and_start(policy::ContainerPlan& p, const StackLabels& labels,
+                                       const std::map<std::string, std::string>& net_names) {
+    auto id = create_verified(p, labels, net_names);
+    if (!id) return id.fail();
+    for (std::size_t i = 1; i < p.networks.size(); ++i)
+      if (auto st = engine::connect_network(c_, net_names.at(p.networks[i].network_key), *id, p.networks[i].aliases); !st)
+        return st.fail_with(std::string(policy::role_name(p.role)) + " '" + p.key + "'");
+    if (auto st = engine::start_container(c_, *id); !st)
+      return st.fail_with(std::string(policy::role_name(p.role)) + " '" + p.key + "'");
+    return id;
+  }
+
   engine::Client& c_;
   const UpOptions& o_;
 };
@@ -234,6 +247,7 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
   std::vector<policy::ContainerPlan*> all;
   for (auto& s : plan->services) all.push_back(&s);
   if (plan->proxy) all.push_back(&*plan->proxy);
+  if (plan->resolver) all.push_back(&*plan->resolver);
   all.push_back(&plan->runner);
   for (auto* p : all) {
     (void)policy::fit_to_host(p->hardening, host_info->ncpu);
@@ -283,6 +297,20 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
   }(), ", "));
   if (auto st = b.check_interrupt(); !st) return st.fail_with(what);
 
+  // The resolver, beside the proxy: every other container of a closed stack asks it for the names
+  // Docker's embedded DNS does not know, so it runs before any of them starts.
+  std::future<Result<std::string>> resolver_up;
+  if (plan->resolver)
+    resolver_up = std::async(std::launch::async, [&] { return b.create_and_start(*plan->resolver, labels, net_names); });
+  auto resolver_started = [&]() -> Status {
+    if (!resolver_up.valid()) return {};
+    auto id = resolver_up.get();
+    if (!id) return id.fail();
+    res.containers[policy::kResolverKey] = *id;
+    b.step("resolver started (" + plan->resolver->networks.front().ipv4 + ")");
+    return {};
+  };
+
   // The sidecar: created on the task network, its config put in, the edge attached, started, ready.
   if (plan->proxy) {
     auto& p = *plan->proxy;
@@ -301,6 +329,7 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
     if (auto st = wait_proxy_ready(c, *id, Deadline::in(Millis(30000)), o.interrupted); !st) return st.fail_with(what);
     b.step("egress proxy ready (" + p.image + ")");
   }
+  if (auto st = resolver_started(); !st) return st.fail_with(what);
 
   // Services: each starts once what it depends on has started (or is healthy, when asked).
   struct Gate {

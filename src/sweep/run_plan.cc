@@ -15,6 +15,7 @@
 #include "manifest/task_parse.h"
 #include "policy/topology.h"
 #include "stack/browser_image.h"
+#include "stack/local_images.h"
 #include "stack/up.h"
 #include "sweep/task_set.h"
 #include "sweep/trial_key.h"
@@ -43,6 +44,12 @@ std::vector<std::pair<std::string, std::string>> stack_images(const manifest::Ta
     if (!s.build && !s.image.empty()) out.emplace_back("service '" + s.name + "'", s.image);
   if (env.manifest.network_policy == manifest::NetworkPolicy::kLimitedInternet)
     out.emplace_back("egress proxy", stack::kDefaultProxyImage);
+  // A closed network's resolver (or a Harbor verifier's allowlist network's) runs this binary's
+  // services image; a network-free stack needs none, but its verifier network may.
+  const bool has_services_image = std::any_of(out.begin(), out.end(), [](const auto& p) { return p.second == stack::kServicesImage; });
+  const bool closed = env.manifest.network_policy != manifest::NetworkPolicy::kFullInternet;
+  if (closed && (!policy::network_free(env) || t.harbor) && !has_services_image)
+    out.emplace_back("resolver", stack::kServicesImage);
   // Grading's own containers: a task's checks.py runs in the Python image, and a missing one would
   // otherwise surface only after every agent phase, as a grading error per trial.
   if (t.grading.custom_checks.python()) out.emplace_back("checks.py", manifest::kPythonImage);

@@ -73,6 +73,7 @@ engine::ContainerSpec browser_container_spec(const stack::UpResult& up) {
     s.network = id->second;
   }
   s.host.dns_options = up.plan.runner.dns_options;
+  s.host.dns = up.plan.runner.dns;
   return s;
 }
 

@@ -51,6 +51,7 @@ engine::ContainerSpec grader_spec(const VerifierRun& v, const std::string& helpe
   } else {
     spec.network = v.network;
     spec.host.dns_options = v.dns_options;
+    spec.host.dns = v.dns;
   }
   spec.host.cap_drop = {"ALL"};
   // Only to become A and T (docs/helper-protocol.md): root here cannot chown, read others' files

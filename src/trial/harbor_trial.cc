@@ -491,6 +491,7 @@ Result<VerifierRun> separate_verifier(const GraderSpec& where, const manifest::H
   if (o.network) {
     v.network = o.network->network;
     v.dns_options = o.network->dns_options;
+    v.dns = o.network->dns;
     v.env.insert(v.env.end(), o.network->env.begin(), o.network->env.end());
   }
   return v;

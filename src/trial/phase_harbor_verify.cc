@@ -101,14 +101,24 @@ Step TrialRun::keep_logs(std::vector<std::string>& tars, const std::string& pref
   return std::nullopt;
 }
 
+namespace {
+
+// The containers a task's hooks and artifacts name: its services, and `main` for the runner —
+// never forgectl's own proxy or resolver.
+std::map<std::string, std::string> hook_containers(std::map<std::string, std::string> containers,
+                                                   const std::string& runner) {
+  containers["main"] = runner;
+  for (const char* own : {policy::kRunnerKey, policy::kProxyKey, policy::kResolverKey}) containers.erase(own);
+  return containers;
+}
+
+}  // namespace
+
 // [[verifier.collect]] hooks, then the declared artifacts: into the trial's logs/artifacts/, and
 // those outside the workspace into the verifier's fresh container, which otherwise holds only
 // the workspace.
 Step TrialRun::harbor_artifacts(HarborVerifierOptions& vo) {
-  std::map<std::string, std::string> containers = up_->containers;
-  containers["main"] = runner_;
-  containers.erase(policy::kRunnerKey);
-  containers.erase(policy::kProxyKey);
+  std::map<std::string, std::string> containers = hook_containers(up_->containers, runner_);
   const std::string who = "trial " + r_.task_id + "/" + std::to_string(r_.trial_index);
   if (!task_.harbor->verifier.collect.empty()) {
     auto notes = run_collect_hooks(docker_, containers, task_.harbor->verifier.collect, env_.interrupted);
@@ -145,10 +155,7 @@ Step TrialRun::harbor_verifier(const GraderSpec& where, HarborVerifierOptions& v
 // the task's, never into a verifier (the step's has run).
 Step TrialRun::step_artifacts() {
   if (step_->artifacts.empty()) return std::nullopt;
-  std::map<std::string, std::string> containers = up_->containers;
-  containers["main"] = runner_;
-  containers.erase(policy::kRunnerKey);
-  containers.erase(policy::kProxyKey);
+  std::map<std::string, std::string> containers = hook_containers(up_->containers, runner_);
   auto arts = collect_harbor_artifacts(docker_, containers, step_->artifacts, workspace());
   if (!arts) return classify_running(arts.error(), InfraKind::kDaemon);
   if (env_.log)

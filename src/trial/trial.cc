@@ -3,9 +3,11 @@
 // phases whatever happened.
 #include "trial/trial_run.h"
 
+#include <chrono>
 #include <ctime>
 
 #include "core/files.h"
+#include "trial/egress_use.h"
 #include "trial/trial_env.h"
 
 namespace forge::trial {
@@ -90,6 +92,7 @@ void TrialRun::end_with(const Fault& f) {
 // The sweep's live view: the phase entered (or null), and after a tool call the counts so far.
 void TrialRun::progress(const char* phase, const tools::CallRecord* call) {
   if (phase) note("INFO", "trial", std::string("phase ") + phase);
+  if (phase) mark_phase(phase);
   if (!env_.on_progress) return;
   std::lock_guard lock(progress_mu_);
   if (phase) progress_.phase = phase;
@@ -103,6 +106,15 @@ void TrialRun::progress(const char* phase, const tools::CallRecord* call) {
     }
   }
   env_.on_progress(progress_);
+}
+
+// A phase of the egress ledger begins, when `step` begins a new one.
+void TrialRun::mark_phase(const char* step) {
+  const char* phase = ledger_phase(step);
+  std::lock_guard lock(progress_mu_);
+  if (!phase || (!phase_marks_.empty() && phase_marks_.back().phase == phase)) return;
+  using namespace std::chrono;
+  phase_marks_.push_back({duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count(), phase});
 }
 
 // One logs.yaml entry; tool calls on other threads add theirs under the same lock.

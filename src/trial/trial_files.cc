@@ -17,6 +17,7 @@
 #include "core/files.h"
 #include "core/json.h"
 #include "engine/tar.h"
+#include "results/egress_view.h"
 #include "results/screenshots.h"
 #include "results/trial_detail.h"
 #include "tools/redact.h"
@@ -189,6 +190,19 @@ std::set<std::string> referenced_images(const TrialResult& t) {
   return out;
 }
 
+// egress.jsonl, or none: an earlier attempt's must not pass for this one's.
+Status write_egress(const fs::path& dir, const TrialResult& t, const results::Redactor& redact) {
+  const fs::path path = dir / results::kEgressFile;
+  if (!t.egress) {
+    std::error_code ec;
+    fs::remove(path, ec);
+    return {};
+  }
+  EgressLedger l = *t.egress;
+  for (auto& e : l.entries) e.host = redact(e.host), e.path = redact(e.path);
+  return write_file_atomic(path.string(), egress_jsonl(l));
+}
+
 }  // namespace
 
 Status write_trial_files(const results::RunDir& run, const TrialResult& t, const std::string& task_yaml_summary) {
@@ -324,6 +338,7 @@ Status write_trial_files(const results::RunDir& run, const TrialResult& t, const
            {"trial.json", detail_of(t, redact_).to_json()}}) {
     if (auto st = write_file_atomic((dir / name).string(), std::string(text) + "\n"); !st) return st;
   }
+  if (auto st = write_egress(dir, t, redact_); !st) return st.fail_with("writing the trial's egress.jsonl");
   if (auto st = write_log_tars(dir / "logs", t); !st) return st.fail_with("writing the trial's logs/");
   if (auto st = results::prune_screenshots(dir.string(), referenced_images(t)); !st)
     return st.fail_with("clearing an earlier attempt's screenshots");

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "agent/episode.h"
+#include "core/egress_entry.h"
 #include "grading/evidence.h"
 #include "results/outcome.h"
 #include "tools/executor.h"
@@ -58,6 +59,9 @@ struct TrialResult {
   std::map<std::string, Millis> phases;  // reserve, up, agent, grade, down
   std::string stack;
   std::string runtime;  // the runner's OCI runtime as the daemon names it ("runc", "runsc"); empty: local executor
+  // egress.jsonl: every DNS query to the trial's resolver and request through its proxy; nullopt
+  // for a trial with neither (full_internet, no network).
+  std::optional<EgressLedger> egress;
   // A Harbor task's /logs/agent, /logs/artifacts and /logs/verifier as tars ("agent/…", …), written
   // under the trial's logs/; its verifier's exit code and output (capped).
   std::vector<std::string> log_tars;

@@ -12,6 +12,7 @@
 
 #include "core/clock.h"
 #include "grading/grader.h"
+#include "policy/egress_log.h"
 #include "results/screenshots.h"
 #include "stack/up.h"
 #include "tools/browser_session.h"
@@ -134,10 +135,12 @@ class TrialRun {
 
   // phase_down.cc
   void down();
+  void keep_egress_ledger(const std::string& who);
 
   // trial.cc: the outcome, the live view and the log.
   void end_with(const Fault& f);
   void progress(const char* phase, const tools::CallRecord* call = nullptr);
+  void mark_phase(const char* step);
   void note(const char* level, const char* module, std::string message,
             std::map<std::string, std::string> context = {});
 
@@ -178,6 +181,7 @@ class TrialRun {
   bool grading_ = false;
   std::mutex progress_mu_;
   TrialProgress progress_;
+  std::vector<policy::PhaseMark> phase_marks_;  // when setup, agent and grade began (the egress ledger's phases)
   // The trial's grader (test scripts, checks.py or a Harbor verifier), being made ahead since the
   // tools opened; taken by the grade phase, else removed by down().
   GraderAhead grader_ahead_;

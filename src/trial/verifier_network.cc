@@ -54,6 +54,7 @@ Result<std::optional<VerifierNetwork>> up_verifier_network(engine::Client& c, co
   for (const auto& kv : runner.env)
     if (proxy_variable(kv)) out.env.push_back(kv);
   out.dns_options = runner.dns_options;
+  out.dns = runner.dns;
   return std::optional<VerifierNetwork>(std::move(out));
 }
 

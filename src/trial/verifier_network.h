@@ -21,6 +21,7 @@ struct VerifierNetwork {
   std::string network;                          // the Docker network the grader joins
   std::vector<std::string> env;                 // the proxy variables (allowlist), "K=V"
   std::vector<std::string> dns_options;         // fast failures on a closed network
+  std::vector<std::string> dns;                 // its resolver (policy::ContainerPlan::dns)
   std::map<std::string, std::string> networks;  // plan key ("net" | "internal" | "edge") → id
 };
 

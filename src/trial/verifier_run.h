@@ -37,6 +37,7 @@ struct VerifierRun {
   // `env` when it reaches out through the egress proxy); empty: none at all.
   std::string network;
   std::vector<std::string> dns_options;
+  std::vector<std::string> dns;  // the verifier network's resolver (policy::ContainerPlan::dns)
   // The container's limits (a Harbor task's [verifier.environment]): memory in bytes, also the
   // swap limit (no swap); CPUs in billionths, capped at the host's. 0: 2 GiB, no CPU cap.
   std::int64_t memory = 0, nano_cpus = 0;

@@ -318,3 +318,32 @@ TEST_CASE("firewall rules: forgectl's are read back from iptables -S, quoted or 
   CHECK(rules[1] == HostRule{"fgdef", "fg-s-2"});
   CHECK(forgectl_rules("").empty());
 }
+
+TEST_CASE("closed networks: the trial's resolver at the task subnet's last address is every container's upstream") {
+  auto no = plan(env_with(NetworkPolicy::kNoInternet));
+  REQUIRE(no.resolver.has_value());
+  CHECK(no.resolver->image == kResolverImage);
+  CHECK(no.resolver->role == Role::kResolver);
+  CHECK(no.resolver->hardening.user == "65534:65534");
+  CHECK(no.resolver->hardening.readonly_rootfs);
+  REQUIRE(no.resolver->networks.size() == 1);  // no way out: it refuses everything
+  CHECK(no.resolver->networks[0].ipv4 == "10.231.0.14");
+  CHECK(no.resolver->cmd == std::vector<std::string>{"forgectl", "serve", "dns", "--port", "53"});
+  CHECK(no.runner.dns == std::vector<std::string>{"10.231.0.14"});
+  CHECK(no.services[0].dns == std::vector<std::string>{"10.231.0.14"});
+
+  // limited_internet: the allowlist's exact names, a wildcard entry's domain but none of its
+  // subdomains; on the edge too, to look them up.
+  auto lim = plan(env_with(NetworkPolicy::kLimitedInternet));
+  REQUIRE(lim.resolver.has_value());
+  REQUIRE(lim.resolver->networks.size() == 2);
+  CHECK(lim.resolver->networks[1].network_key == "edge");
+  CHECK(lim.resolver->cmd == std::vector<std::string>{"forgectl", "serve", "dns", "--port", "53", "--allow",
+                                                      "pypi.org", "--allow", "api.example.com"});
+  CHECK(lim.runner.dns == std::vector<std::string>{"10.231.0.14"});
+  CHECK(lim.proxy->dns.empty());  // the proxy looks up what it connects to itself
+
+  auto full = plan(env_with(NetworkPolicy::kFullInternet));
+  CHECK_FALSE(full.resolver.has_value());
+  CHECK(full.runner.dns.empty());
+}

@@ -1,0 +1,77 @@
+// `forgectl serve dns`: the trial's resolver, the process inside its container.
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "cli/verbs.h"
+#include "core/strings.h"
+#include "services/dns_server.h"
+
+namespace forge::cli {
+
+namespace {
+
+struct DnsArgs {
+  std::string host = "0.0.0.0";
+  int port = 53;
+  std::vector<std::string> allow;
+  bool allow_private = false;
+};
+
+constexpr std::size_t kMaxAllowedNames = 1000;  // the allowlist's own limit is lower
+
+Result<services::DnsPolicy> dns_policy(const DnsArgs& a) {
+  services::DnsPolicy p;
+  p.allow_private = a.allow_private;
+  if (a.allow.size() > kMaxAllowedNames)
+    return fail(Errc::kInvalid, "--allow: more than " + std::to_string(kMaxAllowedNames) + " names");
+  for (const auto& n : a.allow) {
+    std::string name = to_lower(n);
+    if (name.empty() || name.size() > 253 || name.front() == '.' || name.back() == '.')
+      return fail(Errc::kInvalid, "--allow '" + n + "': an exact host name, without a leading or trailing dot");
+    p.names.push_back(name);
+  }
+  return p;
+}
+
+int serve_dns(Context& ctx, const DnsArgs& args) {
+  auto policy = dns_policy(args);
+  if (!policy) return ctx.report(policy.error());
+  services::DnsServerOptions o;
+  o.host = args.host;
+  o.port = static_cast<std::uint16_t>(args.port);
+  o.policy = std::move(*policy);
+  // Lines go to stdout whole: the trial reads them back from the container's log.
+  auto mu = std::make_shared<std::mutex>();
+  o.log_line = [&ctx, mu](std::string_view line) {
+    std::lock_guard lock(*mu);
+    ctx.out << line << '\n';
+    ctx.out.flush();
+  };
+  ctx.handles_interrupts = true;
+  auto server = services::DnsServer::start(std::move(o));
+  if (!server) return ctx.report(server.error().with_context("starting the resolver"));
+  ctx.log.info("resolver listening on " + args.host + ":" + std::to_string((*server)->port()) + "/udp, answering " +
+               std::to_string(args.allow.size()) + " name(s)");
+  while (ctx.interrupted.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  (*server)->stop();
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_serve_dns(Command serve, Context& ctx, int* rc) {
+  auto args = std::make_shared<DnsArgs>();
+  auto dns = serve.subcommand("dns",
+                              "The trial's resolver: refuses every name but the --allow ones (A queries), logging each "
+                              "query as a JSON line on stdout");
+  dns.option("--allow", args->allow, "an exact host name to answer (repeatable); none: refuse every name");
+  dns.flag("--allow-private", args->allow_private, "answer with private addresses (10/8, 172.16/12, 192.168/16, 100.64/10)");
+  dns.option("--port", args->port, "UDP port").default_val(53).in_range(0, 65535);
+  dns.option("--host", args->host, "IPv4 address to listen on").default_val("0.0.0.0");
+  dns.on_run([&ctx, rc, args] { *rc = serve_dns(ctx, *args); });
+}
+
+}  // namespace forge::cli
