@@ -9,10 +9,12 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <set>
 #include <thread>
 
 #include "engine/exec.h"
 #include "support/containers.h"
+#include "support/packet_capture.h"
 #include "support/stack_env.h"
 
 using namespace forge;
@@ -26,6 +28,14 @@ std::vector<std::string> httpd(const std::string& body, const std::string& port)
   char buf[256];
   std::snprintf(buf, sizeof buf, kHttpd, body.c_str(), port.c_str());
   return {"sh", "-c", buf};
+}
+
+// busybox time's "real\t0m 0.01s" → 0.01; a large number when there is none.
+double seconds_of_time(const std::string& out) {
+  auto at = out.find("real");
+  auto m = out.find("m ", at);
+  if (at == std::string::npos || m == std::string::npos) return 1e9;
+  return std::atof(out.c_str() + m + 2) + 60 * std::atof(out.c_str() + at + 5);
 }
 
 // Runs `script` in a container through sh; returns stdout.
@@ -144,6 +154,21 @@ TEST_CASE("no_internet: siblings by name, nothing beyond the task network, not e
   CHECK(host.accepted == 0);
   // Unknown names fail fast instead of stalling: the resolver is told to give up after one try.
   CHECK(sh(runner, "cat /etc/resolv.conf").find("options timeout:1 attempts:1") != std::string::npos);
+
+  // An outside name is refused at once by the trial's resolver, and the query carrying it never
+  // leaves the trial: captured on every interface of the host, it went to the resolver only.
+  const std::string resolver = s.result.plan.resolver->networks.front().ipv4;
+  const std::string label = "fgleak" + random_hex(6);
+  DnsCapture capture(label);
+  std::string looked = sh(runner, "( time nslookup " + label + ".example.com ) 2>&1");
+  CHECK(looked.find("REFUSED") != std::string::npos);
+  CHECK(seconds_of_time(looked) < 0.1);
+  CHECK(sh(worker, "nslookup " + label + ".example.org 2>&1").find("REFUSED") != std::string::npos);
+  std::this_thread::sleep_for(Millis(300));
+  CHECK(capture.destinations() == std::set<std::string>{resolver});
+  auto logged = engine::container_logs(*docker_env().client, s.id("egress-dns"));
+  REQUIRE(logged.has_value());
+  CHECK(logged->out.find(R"("host":")" + label + R"(.example.com","what":"A","outcome":"refused")") != std::string::npos);
 }
 
 TEST_CASE("without forgectl's host rule the host would be reachable: the rule is what closes it") {
@@ -162,7 +187,7 @@ TEST_CASE("limited_internet: CONNECT to an allowlisted host tunnels, everything 
   TempDir dir;
   auto manifest = dir.write("env.yaml",
                             "network_policy: limited_internet\n"
-                            "limited_internet_allowlist: [allowed.example.test]\n"
+                            "limited_internet_allowlist: [allowed.example.test, .wild.example.test]\n"
                             "limited_internet_allow_private: true   # the fake internet sits on a private subnet\n"
                             "stack: none\n");
   TestStack s(manifest);
@@ -208,6 +233,16 @@ TEST_CASE("limited_internet: CONNECT to an allowlisted host tunnels, everything 
   REQUIRE(logs.has_value());
   CHECK(logs->out.find("CONNECT allowed.example.test:443 200") != std::string::npos);
   CHECK(logs->out.find("CONNECT denied.example.test:443 403") != std::string::npos);
+
+  // Names: the trial's resolver answers the allowlist's exact names and refuses the rest; a
+  // wildcard entry's subdomain is refused too, so a label the agent chose never leaves.
+  CHECK(sh(runner, "nslookup allowed.example.test 2>&1").find(inet_ip) != std::string::npos);
+  CHECK(sh(runner, "nslookup denied.example.test 2>&1").find("REFUSED") != std::string::npos);
+  const std::string label = "fgleak" + random_hex(6);
+  DnsCapture capture(label);
+  CHECK(sh(runner, "nslookup " + label + ".wild.example.test 2>&1").find("REFUSED") != std::string::npos);
+  std::this_thread::sleep_for(Millis(300));
+  CHECK(capture.destinations() == std::set<std::string>{s.result.plan.resolver->networks.front().ipv4});
 }
 
 TEST_CASE("limited_internet: a task's upstream is reached only through the proxy, only by an allowlisted name, and "
