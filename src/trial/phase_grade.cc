@@ -82,6 +82,7 @@ grading::Evidence TrialRun::evidence() {
         {e.requestor, e.record.tool, e.record.arguments, e.record.outcome == tools::ToolOutcome::Kind::kOk});
   ev.final_state_json = r_.final_state_json;
   ev.state = store_.get();
+  ev.egress = r_.egress;  // the ledger as collected before grading (the egress rules' evidence)
   WorkspaceLimits caps;
   caps.declared_bytes = workspace_limit();
   auto files = std::make_shared<WorkspaceFiles>(docker_, runner_, workspace(), path_globs(task_.grading), caps);

@@ -69,6 +69,9 @@ struct TrialResult {
   // the record's limits (results/screenshots.h).
   int screenshots = 0, screenshots_dropped = 0;
   GoldenUse golden;
+  // The trial's egress ledger (egress.jsonl), once collected; grading's `egress` rules read it
+  // (TrialRun::evidence). nullopt: none was recorded.
+  std::optional<EgressLedger> egress;
   // Stopped by SIGINT/SIGTERM before it could end: no result at all; the sweep leaves it for --resume.
   bool interrupted = false;
   // No further trials: a setup error, or a provider key/account/model problem.
