@@ -11,6 +11,7 @@
 #include "grading/grader.h"
 #include "manifest/egress_patterns.h"
 #include "manifest/grading_parse.h"
+#include "manifest/task_parse.h"
 #include "support/manifest_helpers.h"
 
 using namespace forge;
@@ -365,4 +366,23 @@ TEST_CASE("egress ledger: a line the writer makes, the reader keeps") {
   CHECK(back.entries[1].answers.size() <= 64);
   CHECK(back.entries[2].outcome == "refused");
   CHECK(back.entries[2].blocked());
+}
+
+TEST_CASE("egress block: a task whose trials record no ledger is refused when it loads") {
+  forge::test::TempFiles t("forgectl-egress-task-");
+  t.write("grading.yaml", "egress:\n  forbid_hosts: [github.com]\n");
+  auto task = [&](const std::string& environment) {
+    t.write("task.yaml", "task_id: t1\nname: T\ncategory: test\ndescription: A task.\ngrading: grading.yaml\n"
+                         "initial_user_message: go\n" +
+                             environment);
+    return manifest::load_task(t.file("task.yaml"));
+  };
+  auto full = task("environment:\n  network_policy: full_internet\n");
+  REQUIRE_FALSE(full);
+  CHECK(full.error().message.find("grading.yaml:1:1: egress: network_policy full_internet records no egress ledger, "
+                                  "so these rules could never be checked") != std::string::npos);
+  auto limited = task("environment:\n  network_policy: limited_internet\n  limited_internet_allowlist: [api.test]\n");
+  REQUIRE_MESSAGE(limited, (limited ? "" : limited.error().what()));
+  CHECK(limited->grading.egress.forbid_hosts == std::vector<std::string>{"github.com"});
+  CHECK(task(""));  // no_internet: the resolver's refusals are the ledger
 }
