@@ -83,7 +83,7 @@ struct Run {
     ++rules_checked;
     reasons.push_back(std::string(kEgress) + ": PASS " + rule + ": " + why);
   }
-  void fail(const std::string& rule, const std::string& why, const Offenders* o = nullptr) {
+  void broken(const std::string& rule, const std::string& why, const Offenders* o = nullptr) {
     ++rules_checked;
     ++rules_failed;
     reasons.push_back(std::string(kEgress) + ": FAIL " + rule + ": " + why);
@@ -92,7 +92,7 @@ struct Run {
   // A rule the kept entries did not break, on a ledger that dropped some: fails closed.
   bool failed_closed(const std::string& rule) {
     if (ledger.dropped == 0) return false;
-    fail(rule, "the ledger dropped " + std::to_string(ledger.dropped) + " entries (past its limit of " +
+    broken(rule, "the ledger dropped " + std::to_string(ledger.dropped) + " entries (past its limit of " +
                    std::to_string(kMaxEgressEntries) +
                    ", or unreadable); a request this rule forbids may be among them, so it fails closed");
     return true;
@@ -107,7 +107,7 @@ void forbid_host(Run& run, const std::string& pattern) {
     if (manifest::host_pattern_matches(pattern, e->host)) o.add(*e);
   const std::string rule = "forbid_hosts " + pattern;
   if (o.total() > 0)
-    run.fail(rule, count_of(o.total(), "request(s) to it, allowed or not: trying counts"), &o);
+    run.broken(rule, count_of(o.total(), "request(s) to it, allowed or not: trying counts"), &o);
   else if (!run.failed_closed(rule))
     run.pass(rule, "no request to it");
 }
@@ -123,7 +123,7 @@ void forbid_path(Run& run, const std::string& glob) {
     if (re && re->search(manifest::path_for_glob(e->path, glob))) o.add(*e);
   }
   if (o.total() > 0)
-    run.fail(rule, count_of(o.total(), "plain-HTTP request(s) for it, allowed or not: trying counts"), &o);
+    run.broken(rule, count_of(o.total(), "plain-HTTP request(s) for it, allowed or not: trying counts"), &o);
   else if (!run.failed_closed(rule))
     run.pass(rule,
              "no plain-HTTP request for it (" + count_of(with_path, "with a path") + "; CONNECT tunnels show none)");
@@ -135,7 +135,7 @@ void forbid_outside(Run& run) {
     if (e->blocked()) o.add(*e);
   const std::string rule = "forbid_any_outside_allowlist";
   if (o.total() > 0)
-    run.fail(rule, count_of(o.total(), "blocked request(s) (a refused DNS query or a denied request)"), &o);
+    run.broken(rule, count_of(o.total(), "blocked request(s) (a refused DNS query or a denied request)"), &o);
   else if (!run.failed_closed(rule))
     run.pass(rule, "nothing was refused or denied");
 }
@@ -149,7 +149,7 @@ void max_requests(Run& run, std::int64_t max) {
   if (crossed) {
     Offenders o;
     o.add(*crossed);
-    run.fail(rule, count_of(n, "HTTP request(s); the first past the limit:"), &o);
+    run.broken(rule, count_of(n, "HTTP request(s); the first past the limit:"), &o);
   } else if (n + run.ledger.dropped > static_cast<std::size_t>(max)) {
     run.failed_closed(rule);
   } else {
