@@ -52,7 +52,9 @@ int merge_run(Context& ctx, const MergeArgs& args) {
     ctx.out << merged->duplicates << " trial(s) recorded by more than one run: kept the graded, else the later one\n";
   if (!merged->warnings.empty() || !merged->missing_dirs.empty())
     ctx.out << merged->warnings.size() + merged->missing_dirs.size() << " warning(s), above\n";
-  auto table = results::summary_table(merged->trials);
+  results::AggregateOptions options;
+  options.max_infra_rate = results::max_infra_rate_of(args.out);  // the merged run.json's: the strictest shard's
+  auto table = results::summary_table(merged->trials, options);
   if (!table) return ctx.report(table.error());
   ctx.out << *table;
   return kExitOk;

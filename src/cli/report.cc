@@ -44,6 +44,7 @@ int report_run(Context& ctx, const ReportArgs& a) {
             make_error(Errc::kInvalid, "--compare: no agent '" + label + "' in " + dir + " (agents: " + known + ")"));
       }
   results::AggregateOptions options{*pairs};
+  options.max_infra_rate = results::max_infra_rate_of(dir);  // the run's own threshold (run.json)
   if (auto st = results::write_reports(dir, log->trials, options); !st) return ctx.report(st.error());
   if (a.json) {
     auto text = read_text(std::filesystem::path(dir) / "aggregate.json");

@@ -9,6 +9,7 @@
 #include <iomanip>
 #include <memory>
 #include <ostream>
+#include <sstream>
 
 #include "agent/budget.h"
 #include "agent/llm_context.h"
@@ -28,6 +29,7 @@
 #include "policy/hardening.h"
 #include "policy/topology.h"
 #include "results/run_json.h"
+#include "results/validity.h"
 #include "stack/browser_image.h"
 #include "stack/local_images.h"
 #include "stack/python_image.h"
@@ -40,6 +42,7 @@
 #include "sweep/trial_key.h"
 #include "tools/local_guard.h"
 #include "tools/redact.h"
+#include "trial/enforced_networks.h"
 
 namespace forge::cli {
 
@@ -76,9 +79,16 @@ struct RunArgs {
   bool resume = false, keep_local = false, allow_local = false;
   bool no_golden_cache = false;  // --no-golden-cache: every trial replays its own golden state
   bool build_images = false;  // --build-images: what the tasks need and this node lacks is built first
+  std::string max_infra_rate;  // --max-infra-rate as given: a percentage ("5", "2.5%")
   Limits limits;
   std::string run_id;  // kept from run.json on --resume
 };
+
+std::string format_percent(double v) {
+  std::ostringstream o;
+  o << v;
+  return o.str();
+}
 
 // On --resume, the invocation recorded in DIR/run.json fills what the command line leaves out, so
 // `forgectl run --resume --out DIR` alone continues the run exactly: same run id, tasks, agents,
@@ -110,6 +120,7 @@ Status fill_from_run_json(RunArgs& a, const Command& cmd) {
   if (cmd.given("--env-passthrough") == 0) a.env_passthrough = inv.env_passthrough;
   if (cmd.given("--harbor-verifier") == 0 && !inv.harbor_verifier.empty()) a.harbor_verifier = inv.harbor_verifier;
   if (cmd.given("--runtime") == 0) a.runtime = inv.runtime;
+  if (cmd.given("--max-infra-rate") == 0 && inv.max_infra_rate) a.max_infra_rate = format_percent(*inv.max_infra_rate);
   auto keep = [&](const char* flag, const char* key, int& field) {
     if (cmd.given(flag) == 0 && inv.limits.count(key)) field = inv.limits.at(key);
   };
@@ -181,6 +192,9 @@ void add_flags(Command cmd, RunArgs& a) {
   cmd.option("--max-grades", a.limits.grades, "grading phases at once (0: no limit)").default_val(a.limits.grades);
   cmd.option("--progress", a.progress, "auto | live | plain: a live status line, or one line per event")
       .one_of({"auto", "live", "plain"});
+  cmd.option("--max-infra-rate", a.max_infra_rate,
+             "mark the run INVALID when infra errors exceed this percentage of its trials (default: "
+             "orchestrator.max_infra_rate, else 5; e.g. 5, 2.5 or 5%)");
 }
 
 // Everything one `forgectl run` needs, built from the arguments before anything starts.
@@ -219,6 +233,13 @@ Result<Setup> make_setup(RunArgs& a, const Command& cmd, const HostSettings& hos
     auto c = manifest::load_run_config(a.config);
     if (!c) return c.fail();
     s.cfg = std::move(*c);
+  }
+  if (!a.max_infra_rate.empty() || cmd.given("--max-infra-rate")) {
+    auto v = parse_percent(a.max_infra_rate);
+    if (!v)
+      return fail(Errc::kInvalid,
+                  "--max-infra-rate '" + a.max_infra_rate + "': give a percentage between 0 and 100 (5, 2.5 or 5%)");
+    s.cfg.max_infra_rate = *v;  // over the run config's orchestrator.max_infra_rate
   }
   if (a.trials < 0 || a.concurrency < 0) return fail(Errc::kInvalid, "--trials and --concurrency must be positive");
   for (auto [flag, v] : {std::pair{"--max-ups", a.limits.ups}, {"--max-downs", a.limits.downs}, {"--warm-pool", a.limits.warm_pool}})
@@ -306,9 +327,13 @@ results::RunJson describe(const RunArgs& a, const Setup& s, const sweep::Plan& p
               {"turn_timeout_s", static_cast<double>(s.cfg.turn_timeout.count() / 1000)},
               {"max_attempt_retries", static_cast<double>(s.cfg.max_attempt_retries)}};
   if (s.cfg.max_budget_usd) r.limits["max_budget_usd"] = *s.cfg.max_budget_usd;
+  if (!a.max_infra_rate.empty()) r.invocation.max_infra_rate = s.cfg.max_infra_rate;
+  r.max_infra_rate = s.cfg.max_infra_rate.value_or(results::kDefaultMaxInfraRatePercent);
+  for (const auto& t : plan.tasks) r.networks[t.task_id] = trial::enforced_networks(t, s.cfg.harbor_shared_verifier);
   if (sum) {
-    r.summary = results::RunSummaryJson{sum->planned, sum->trials,     sum->graded,      sum->passed, sum->infra_errors,
-                                        sum->interrupted, sum->concurrency, sum->cost_usd, sum->stopped};
+    r.summary = results::RunSummaryJson{sum->planned,      sum->trials,      sum->graded,        sum->passed,
+                                        sum->infra_errors, sum->interrupted, sum->concurrency,   sum->cost_usd,
+                                        sum->stopped,      sum->valid,       sum->invalid_reason};
     r.leaks = sum->leaks;
   }
   return r;
@@ -316,6 +341,8 @@ results::RunJson describe(const RunArgs& a, const Setup& s, const sweep::Plan& p
 
 void print_summary(Context& ctx, const sweep::RunSummary& sum, const std::string& dir, std::size_t engines) {
   ctx.out << '\n' << sum.table;
+  // The table's last line says why (results/validity.h); this one must not be quoted alone either.
+  if (!sum.valid) ctx.out << "INVALID run: ";
   ctx.out << sum.passed << "/" << sum.graded << " graded trials passed";
   if (sum.infra_errors) ctx.out << ", " << sum.infra_errors << " infra error(s) (not counted)";
   ctx.out << "; " << sum.ran << " run now, " << sum.skipped << " finished before; cost $" << std::fixed
@@ -557,6 +584,7 @@ int run_verb(Context& ctx, RunArgs& a, const Command& cmd) {
   o.budget = budget.get();
   o.interrupted = &ctx.interrupted;
   o.log_sink = &log_sink;
+  o.max_infra_rate = s.cfg.max_infra_rate.value_or(results::kDefaultMaxInfraRatePercent);
   auto write_run_json = [&](const sweep::RunSummary* sum) {
     return dir->write_run_json(describe(a, s, **plan, env.run_id, engine_version, started, sum).to_json());
   };

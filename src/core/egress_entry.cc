@@ -11,8 +11,21 @@ namespace forge {
 namespace {
 
 constexpr std::size_t kMaxFieldBytes = 1024;  // a name or path longer than this is cut
+constexpr std::size_t kMaxAnswerBytes = 64;   // an address is at most 45 characters
+
+// What the reader accepts of one line: more than the longest the writer can make (four fields of
+// kMaxFieldBytes and the answers, every byte escaped as \u00XX: six times its size), so a line
+// egress_line wrote is never dropped as too long; still a bound on what a broken file costs.
+constexpr std::size_t kMaxReadLineBytes = 6 * (4 * kMaxFieldBytes + kMaxEgressAnswers * (kMaxAnswerBytes + 3)) + 1024;
 
 std::string field_text(std::string_view s) { return valid_utf8(s.substr(0, kMaxFieldBytes)); }
+
+std::vector<std::string> answers_text(const std::vector<std::string>& answers) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < answers.size() && i < kMaxEgressAnswers; ++i)
+    out.push_back(valid_utf8(std::string_view(answers[i]).substr(0, kMaxAnswerBytes)));
+  return out;
+}
 
 bool read_entry(const json::Value& v, EgressEntry& e) {
   if (!v.IsObject()) return false;
@@ -28,7 +41,7 @@ bool read_entry(const json::Value& v, EgressEntry& e) {
   e.port = port > 0 && port < 65536 ? static_cast<std::uint16_t>(port) : 0;
   e.path = json::get_string(v, "path");
   e.outcome = json::get_string(v, "outcome");
-  e.answers = json::get_strings(v, "answers");
+  e.answers = answers_text(json::get_strings(v, "answers"));
   e.status = static_cast<int>(json::get_int(v, "status"));
   e.bytes_out = json::get_int(v, "bytes_out");
   e.bytes_in = json::get_int(v, "bytes_in");
@@ -50,7 +63,7 @@ std::string egress_line(const EgressEntry& e) {
     w.field("bytes_out", e.bytes_out).field("bytes_in", e.bytes_in);
   }
   w.field("outcome", e.outcome);
-  if (e.kind == EgressKind::kDns) w.field("answers", e.answers);
+  if (e.kind == EgressKind::kDns) w.field("answers", answers_text(e.answers));
   w.end_object();
   return w.take();
 }
@@ -74,9 +87,12 @@ EgressLedger parse_egress_jsonl(std::string_view text) {
     std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
     pos = nl == std::string_view::npos ? text.size() : nl + 1;
     if (trim(line).empty()) continue;
-    auto doc = json::parse(line, "an egress.jsonl line", kMaxEgressLineBytes);
+    auto doc = json::parse(line, "an egress.jsonl line", kMaxReadLineBytes);
     if (doc && doc->IsObject() && json::get_string(*doc, "kind") == "dropped") {
-      l.dropped += static_cast<std::size_t>(std::max<std::int64_t>(0, json::get_int(*doc, "count")));
+      // Saturating: two huge counts must not wrap around to a small one (or to none).
+      constexpr std::size_t kMaxCount = std::size_t{1} << 48;
+      l.dropped = std::min(kMaxCount, l.dropped + static_cast<std::size_t>(std::clamp<std::int64_t>(
+                                                      json::get_int(*doc, "count"), 0, std::int64_t{1} << 48)));
       continue;
     }
     EgressEntry e;

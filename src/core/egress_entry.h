@@ -17,6 +17,7 @@ namespace forge {
 // A trial's ledger keeps at most this many entries; what comes after is counted, not kept.
 inline constexpr std::size_t kMaxEgressEntries = 10000;
 inline constexpr std::size_t kMaxEgressLineBytes = 4096;  // a longer line is cut (its name or path)
+inline constexpr std::size_t kMaxEgressAnswers = 64;      // a DNS entry keeps at most this many answers
 
 enum class EgressKind { kDns, kHttp };
 

@@ -91,6 +91,14 @@ inline constexpr std::size_t kMaxRegexPatternBytes = 4 * kKiB;
 // more is refused at load time instead of degrading at grading time.
 inline constexpr std::int64_t kMaxRegexProgramBytes = 8 * static_cast<std::int64_t>(kMiB);
 
+// ---- Egress rules (grading.yaml's `egress` block; docs/grading.md "egress") ----
+
+// Entries of one egress list (forbid_hosts, forbid_paths): a task names a few upstreams, not a
+// blocklist of the internet; each is checked against every ledger entry.
+inline constexpr std::size_t kMaxEgressPatterns = 64;
+// One forbid_paths glob (a host pattern is a DNS name: at most 253 characters plus `*.`).
+inline constexpr std::size_t kMaxEgressPathPatternBytes = 512;
+
 // ---- Run sizes (checked where a run is planned: the CLI's `run` and the sweep's plan) ----
 
 // Trials of one task for one model/agent (`--trials`).

@@ -2,7 +2,9 @@
 #include "core/strings.h"
 
 #include <cctype>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <random>
 
@@ -214,6 +216,24 @@ std::string html_escape(std::string_view s) {
     }
   }
   return out;
+}
+
+std::optional<double> parse_percent(std::string_view text) {
+  std::string s = trim(text);
+  if (!s.empty() && s.back() == '%') s = trim(std::string_view(s).substr(0, s.size() - 1));
+  if (s.empty() || s.size() > 32) return std::nullopt;
+  // Digits with at most one '.', nothing else: no sign, exponent, hex, "inf" or "nan".
+  int dots = 0;
+  for (char c : s) {
+    if (c == '.')
+      ++dots;
+    else if (c < '0' || c > '9')
+      return std::nullopt;
+  }
+  if (dots > 1 || s == ".") return std::nullopt;
+  const double v = std::strtod(s.c_str(), nullptr);
+  if (!std::isfinite(v) || v < 0 || v > 100) return std::nullopt;
+  return v;
 }
 
 }  // namespace forge

@@ -27,6 +27,9 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep);
 bool starts_with(std::string_view s, std::string_view prefix);
 // Random lower-case hex token of `n` bytes' entropy (from /dev/urandom).
 std::string random_hex(std::size_t n);
+// "5", "5%", "2.5 %" → the percentage; nullopt for anything else (a sign, an exponent, "inf") and
+// outside [0, 100].
+std::optional<double> parse_percent(std::string_view text);
 // A human-readable byte count: "1.5 MiB".
 std::string human_bytes(std::uint64_t n);
 

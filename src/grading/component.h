@@ -15,6 +15,7 @@ inline constexpr const char* kStateChecks = "state_checks";
 inline constexpr const char* kTranscriptRules = "transcript_rules";
 inline constexpr const char* kLlmJudge = "llm_judge";
 inline constexpr const char* kCustomChecks = "custom_checks";
+inline constexpr const char* kEgress = "egress";  // a gate, never weighed (grader.cc)
 
 struct ComponentResult {
   double score = 0;                  // in [0, 1]

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/chat.h"
+#include "core/egress_entry.h"
 #include "core/result.h"
 
 namespace forge::grading {
@@ -88,12 +89,17 @@ struct Evidence {
   // Tolokaforge's checks.py in a fresh container of the Python image: the driver's result file
   // (docs/python.md, "Running custom checks") as JSON text.
   std::function<Result<std::string>()> run_checks;
+  // The trial's egress ledger (egress.jsonl: its DNS queries and proxied requests), set by the
+  // trial layer from one place (trial/phase_grade.cc: TrialRun::evidence). nullopt: no ledger was
+  // recorded (a full_internet or local-executor trial); the `egress` rules then cannot grade.
+  std::optional<EgressLedger> egress;
 };
 
 struct Grade {
   bool binary_pass = false;
   double score = 0;
-  // state_checks | transcript_rules | llm_judge | custom_checks → score in [0,1]; absent: not evaluated
+  // state_checks | transcript_rules | llm_judge | custom_checks | egress → score in [0,1]; absent:
+  // not evaluated. egress is 1 or 0 and gates the combined score rather than being weighed.
   std::map<std::string, double> components;
   std::vector<std::string> reasons;  // one per component and check, human-readable
   std::string state_diff_json;       // structured diff when golden replay mismatched

@@ -8,6 +8,7 @@
 
 #include "grading/combine.h"
 #include "grading/component.h"
+#include "grading/egress_rules.h"
 #include "grading/judge.h"
 #include "grading/python_checks.h"
 #include "grading/state_checks.h"
@@ -55,6 +56,8 @@ Status check_config(const manifest::GradingConfig& config) {
     if (auto st = check_transcript_config(config.transcript_rules); !st) return in(kTranscriptRules, st);
   if (config.llm_judge.present)
     if (auto st = check_judge_config(config.llm_judge); !st) return in(kLlmJudge, st);
+  if (config.egress.present)
+    if (auto st = check_egress_config(config.egress); !st) return in(kEgress, st);
   return {};
 }
 
@@ -67,6 +70,8 @@ Result<Grade> grade(const manifest::GradingConfig& config, Evidence& evidence) {
     std::function<Result<ComponentResult>()> body;
   };
   const Step steps[] = {
+      // First: it costs nothing, and a trial without a ledger stops before any paid judge call.
+      {config.egress.present, kEgress, [&] { return evaluate_egress(config.egress, evidence); }},
       {config.state_checks.present, kStateChecks,
        [&]() -> Result<ComponentResult> {
          auto r = evaluate_state_checks(config.state_checks, evidence);
@@ -95,11 +100,34 @@ Result<Grade> grade(const manifest::GradingConfig& config, Evidence& evidence) {
     if (s.present)
       if (auto st = run_component(s.name, g, s.body); !st) return st.fail();
 
-  Combined c = combine(config.method, config.weights, config.pass_threshold, g.components);
+  // The egress rules are a gate, not a weighed score: combined without them, then a failed rule
+  // zeroes the trial whatever the others scored.
+  std::map<std::string, double> weighed = g.components;
+  weighed.erase(kEgress);
+  Combined c = combine(config.method, config.weights, config.pass_threshold, weighed);
   g.score = c.score;
   g.binary_pass = c.pass;
   for (auto& reason : c.reasons) g.reasons.push_back(std::move(reason));
+  if (auto e = g.components.find(kEgress); e != g.components.end() && e->second < 1) {
+    g.score = 0;
+    g.binary_pass = false;
+    g.reasons.push_back("combine: egress failed, a gate: score 0, fail");
+  }
   return g;
+}
+
+void regate_egress(const manifest::GradingConfig& config, const EgressLedger& whole, Grade& g) {
+  auto held = g.components.find(kEgress);
+  if (!config.egress.present || held == g.components.end() || held->second < 1) return;
+  Evidence late;
+  late.egress = whole;
+  auto r = evaluate_egress(config.egress, late);
+  if (!r || r->score >= 1) return;
+  held->second = 0;
+  g.score = 0;
+  g.binary_pass = false;
+  for (auto& reason : r->reasons) g.reasons.push_back(std::move(reason) + " (in the ledger read at teardown)");
+  g.reasons.push_back("combine: egress failed, a gate: score 0, fail");
 }
 
 }  // namespace forge::grading

@@ -2,6 +2,7 @@
 // grading_parse.cc.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -101,6 +102,22 @@ struct TestScripts {
   bool python() const { return !checks_file.empty(); }
 };
 
+// forgectl's own `egress` block (docs/grading.md "egress"): rules over the trial's egress ledger
+// (egress.jsonl). A gate, not a weighed score: a rule that fails makes the trial score 0 and fail.
+struct EgressRules {
+  bool present = false;
+  // The ledger phases the rules look at: "setup", "agent", "between" (an entry outside every
+  // phase). Default: the agent's phase and the gaps around it.
+  std::vector<std::string> phases{"agent", "between"};
+  // Normalised host patterns: "name" (that name only) or ".name" (the name and every subdomain),
+  // lower case, no trailing dot.
+  std::vector<std::string> forbid_hosts;
+  bool forbid_any_outside_allowlist = false;  // any refused DNS query or denied request fails
+  std::optional<std::int64_t> max_requests;   // HTTP requests (allowed or denied); DNS queries do not count
+  std::vector<std::string> forbid_paths;      // globs (`*` any run of characters) over plain-HTTP paths
+  SourceLocation where;                       // the `egress:` key, for messages
+};
+
 struct GradingConfig {
   std::string path;  // absolute
   CombineMethod method = CombineMethod::kWeighted;
@@ -112,6 +129,7 @@ struct GradingConfig {
   TranscriptRules transcript_rules;
   LlmJudge llm_judge;
   TestScripts custom_checks;
+  EgressRules egress;
 };
 
 }  // namespace forge::manifest

@@ -73,8 +73,16 @@ GradingConfig load_grading(const std::string& path, Diagnostics& diags, const st
   }
   const std::string dir = task_dir.empty() ? fs::path(g.path).parent_path().string() : task_dir;
   std::optional<Field> combine, blocks[4];
-  for (const auto& k : r.known_keys(r.mapping(*root, ""), "", {"combine", "state_checks", "transcript_rules", "llm_judge", "custom_checks"})) {
+  bool egress_broken = false;
+  for (const auto& k :
+       r.known_keys(r.mapping(*root, ""), "",
+                    {"combine", "state_checks", "transcript_rules", "llm_judge", "custom_checks", "egress"})) {
     if (k.key == "combine") combine = k;
+    if (k.key == "egress") {
+      const std::size_t before = diags.size();
+      g.egress = read_egress(r, k);
+      egress_broken = diags.size() > before;
+    }
     for (std::size_t i = 0; i < kComponents.size(); ++i)
       if (k.key == kComponents[i]) blocks[i] = k;
   }
@@ -126,8 +134,9 @@ GradingConfig load_grading(const std::string& path, Diagnostics& diags, const st
   // threshold is absent; its host model's 0.8 never ran.
   if (!c.threshold_given) g.pass_threshold = 1.0;
 
-  const bool any_broken = broken[0] || broken[1] || broken[2] || broken[3];
-  if (!present[0] && !present[1] && !present[2] && !present[3] && !any_broken) {
+  const bool any_broken = broken[0] || broken[1] || broken[2] || broken[3] || egress_broken;
+  // egress alone grades: a trial passes unless a rule fails (a task that only forbids an upstream).
+  if (!present[0] && !present[1] && !present[2] && !present[3] && !g.egress.present && !any_broken) {
     r.error(*root, "grading.yaml grades nothing",
             "configure state_checks, transcript_rules, llm_judge or custom_checks");
   } else if (g.method == CombineMethod::kWeighted && c.weights_given) {

@@ -14,6 +14,8 @@ StateChecks read_state_checks(YamlReader& r, const Field& block);
 TranscriptRules read_transcript_rules(YamlReader& r, const Field& block);
 LlmJudge read_llm_judge(YamlReader& r, const Field& block);
 // `dir` is the task directory; a `weight` here is returned for the combine step.
+// forgectl's own egress rules (grading_egress.cc).
+EgressRules read_egress(YamlReader& r, const Field& block);
 TestScripts read_custom_checks(YamlReader& r, const Field& block, const std::string& dir,
                                std::optional<std::pair<double, Field>>& weight);
 

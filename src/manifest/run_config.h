@@ -42,6 +42,9 @@ struct RunConfig {
   std::optional<double> max_budget_usd;
   std::optional<double> max_requests_per_second;
   int max_attempt_retries = 2;                // infra failures only
+  // orchestrator.max_infra_rate (forgectl's own) / --max-infra-rate, in %: a run whose infra errors
+  // pass it is marked INVALID (results/validity.h); nullopt: the default, 5 %.
+  std::optional<double> max_infra_rate;
   Millis turn_timeout{60000};
   Millis episode_timeout{1800000};
   int max_turns = 50;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "core/strings.h"
 #include "manifest/environment.h"
 #include "manifest/files.h"
 #include "manifest/run_config_reader.h"
@@ -17,10 +18,21 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::vector<std::string> kOrchestratorKeys = {
-    "workers",           "repeats",         "max_budget_usd", "max_requests_per_second", "max_attempt_retries",
-    "queue_backend",     "queue_postgres_dsn", "timeouts",    "max_turns",               "auto_start_services",
-    "continue_prompt",   "stuck_heuristics", "runtime",       "typesense"};
+const std::vector<std::string> kOrchestratorKeys = {"workers",
+                                                    "repeats",
+                                                    "max_budget_usd",
+                                                    "max_requests_per_second",
+                                                    "max_attempt_retries",
+                                                    "queue_backend",
+                                                    "queue_postgres_dsn",
+                                                    "timeouts",
+                                                    "max_turns",
+                                                    "auto_start_services",
+                                                    "continue_prompt",
+                                                    "stuck_heuristics",
+                                                    "runtime",
+                                                    "typesense",
+                                                    "max_infra_rate"};
 const std::vector<std::string> kTypesenseKeys = {"enabled", "mode",           "host",    "port",
                                                  "api_key", "data_dir",       "image",   "container_name",
                                                  "timeout", "cleanup_on_exit"};
@@ -93,6 +105,14 @@ void read_orchestrator(YamlReader& r, const Field& block, RunConfig& c) {
           at_least(r, s, sw, 1, s.key == "max_idle_turns" ? c.stuck.max_idle_turns : c.stuck.max_repeated_tool_calls);
         }
       }
+    } else if (k.key == "max_infra_rate") {
+      // A number or "N%": a percentage of the run's trials (docs/run-config.md).
+      auto text = r.string(k, w);
+      if (!text) continue;
+      if (auto v = parse_percent(*text))
+        c.max_infra_rate = *v;
+      else
+        r.error(k, w + ".max_infra_rate must be a percentage between 0 and 100 (5, 2.5 or 5%), got '" + *text + "'");
     } else if (k.key == "runtime") {
       // Tolokaforge's "docker" (the only value it knows) is forgectl's auto: the daemon's default.
       auto v = r.string(k, w);

@@ -157,6 +157,23 @@ void check_server_files(const TaskConfig& t, const std::string& grading_rel, Dia
   }
 }
 
+// The egress rules read the trial's egress ledger, which the proxy and forgectl's resolver write; a
+// full_internet trial has neither, and a task on the local executor no network of forgectl's: its
+// rules could never be checked, so the task is refused here rather than failing every trial.
+void check_egress_rules(const TaskConfig& t, Diagnostics& diags) {
+  const EgressRules& e = t.grading.egress;
+  if (!e.present) return;
+  const char* why = t.environment.manifest.network_policy == NetworkPolicy::kFullInternet
+                        ? "network_policy full_internet records no egress ledger"
+                    : t.environment.tools.executor == ExecutorKind::kLocal
+                        ? "a task on the local executor records no egress ledger"
+                        : nullptr;
+  if (why)
+    diags.add(Diagnostic{e.where.file, e.where.line, e.where.column,
+                         std::string("egress: ") + why + ", so these rules could never be checked",
+                         "use no_internet or limited_internet, or remove the egress block"});
+}
+
 // www/ goes to mock-web whole: nothing in it may lead out of the task, and it has limits. Neither
 // it nor mock_web may be a symlink, which would serve another part of the task (www -> tests).
 void check_www(const TaskConfig& t, const std::string& shown_dir, Diagnostics& diags) {
@@ -346,6 +363,7 @@ Result<TaskConfig> load_task(const std::string& path) {
   if (env) t.environment = std::move(*env);
   else absorb(env.error(), *file, diags, other);
   check_task_pages(t, shown_dir, diags);
+  if (env) check_egress_rules(t, diags);
   check_copies(t, grading_rel, diags);
   check_server_files(t, grading_rel, diags);
   check_task_size(r, *root, t);

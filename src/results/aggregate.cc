@@ -7,6 +7,7 @@
 #include "core/json.h"
 #include "results/compare.h"
 #include "results/metrics.h"
+#include "results/validity.h"
 
 namespace forge::results {
 
@@ -125,6 +126,15 @@ void write_summary(SummaryWriter& sw, const Summary& s) {
   write_timing(sw, s);
   sw.w().field("tool_calls", s.tool_calls).field("tool_errors", s.tool_errors);
   sw.num("tool_error_rate", round6(s.tool_error_rate));
+  // Only when some trial recorded an egress ledger or was graded by egress rules (docs/metrics.md).
+  if (s.egress_recorded || s.egress_failed)
+    sw.w()
+        .key("egress")
+        .begin_object()
+        .field("trials_with_ledger", s.egress_recorded)
+        .field("tried_blocked", s.egress_tried)
+        .field("failed_rules", s.egress_failed)
+        .end_object();
   write_errors(sw, s);
   sw.w().end_object();
 }
@@ -200,7 +210,15 @@ Result<std::string> aggregate_json(const std::vector<TrialRecord>& trials, const
     by_task[t.task_id][t.agent].push_back(&t);
   }
   SummaryWriter sw;
-  sw.w().begin_object().key("overall");
+  // First, so that nobody quotes a degraded run's numbers without seeing it is one.
+  const RunValidity v = run_validity(trials, options.max_infra_rate.value_or(kDefaultMaxInfraRatePercent));
+  sw.w().begin_object().field("valid", v.valid);
+  if (v.valid)
+    sw.w().key("invalid_reason").null();
+  else
+    sw.w().field("invalid_reason", v.reason);
+  sw.num("max_infra_rate", v.max_infra_rate);
+  sw.w().key("overall");
   write_summary(sw, summarize(all));
   sw.w().key("by_agent").begin_object();
   for (const auto& [agent, sel] : by_agent) {

@@ -1,6 +1,7 @@
 // aggregate.json: the run's metrics overall, per agent and per (task, agent) (docs/metrics.md).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,9 +14,13 @@ namespace forge::results {
 struct AggregateOptions {
   // The comparisons to make, each (a, b) for b − a; empty: every pair of agents.
   std::vector<std::pair<std::string, std::string>> compare;
+  // The validity gate's threshold in % (validity.h); nullopt: write_reports takes run.json's
+  // max_infra_rate, else the default 5 %.
+  std::optional<double> max_infra_rate;
 };
 
-// {"overall": {…}, "by_agent": {agent: {…}}, "by_task": {task_id: {agent: {…}}},
+// {"valid": bool, "invalid_reason": text|null, "max_infra_rate": %, "overall": {…}, "by_agent": {agent: {…}},
+// "by_task": {task_id: {agent: {…}}},
 //  "by_slice": {"category"|"difficulty"|"tag": {value: {agent: {…}}}}, "comparisons": [...]},
 // each {…} a Summary. "overall" pools every agent's trials: readers show it only for a run of one
 // agent. Same records, same bytes: keys in a fixed order, a seeded bootstrap. Fails only when a

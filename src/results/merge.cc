@@ -9,12 +9,13 @@
 #include <tuple>
 #include <utility>
 
+#include "core/files.h"
 #include "core/json.h"
 #include "core/scope_guard.h"
 #include "core/sha256.h"
-#include "core/files.h"
-#include "results/run_json.h"
 #include "results/report_files.h"
+#include "results/run_json.h"
+#include "results/validity.h"
 
 namespace forge::results {
 
@@ -28,6 +29,8 @@ struct Source {
   std::vector<TrialRecord> trials;
   std::string status;  // run.json's: running | completed | interrupted | stopped | merged; empty without one
   int planned = -1;    // run.json's summary.planned; -1 without a summary
+  std::optional<double> max_infra_rate;          // run.json's: the validity gate's threshold
+  std::map<std::string, TaskNetworks> networks;  // run.json's network_policy
 };
 
 // The canonical form of a path that may not exist yet, to compare --out with the sources.
@@ -69,6 +72,8 @@ Result<Source> read_source(const std::string& path, std::vector<std::string>& wa
   src.info.config_hash = run->config_hash;
   src.status = run->status;
   src.planned = run->summary ? run->summary->planned : run->planned;
+  src.max_infra_rate = run->max_infra_rate;
+  src.networks = run->networks;
   return src;
 }
 
@@ -180,6 +185,17 @@ std::string run_json(const std::vector<Source>& sources, const std::vector<Trial
   r.merged_at = iso_now();
   r.agents.assign(agents.begin(), agents.end());
   if (hashes.size() == 1) r.config_hash = *hashes.begin();
+  // Validity is judged again over the whole, against the strictest threshold a shard ran with: a
+  // degraded shard among clean ones may still make the merged run invalid, or not.
+  double rate = kDefaultMaxInfraRatePercent;
+  bool any_rate = false;
+  for (const auto& s : sources)
+    if (s.max_infra_rate) rate = any_rate ? std::min(rate, *s.max_infra_rate) : *s.max_infra_rate, any_rate = true;
+  r.max_infra_rate = rate;
+  for (const auto& s : sources) r.networks.insert(s.networks.begin(), s.networks.end());
+  RunValidity v = run_validity(trials, rate);
+  sum.valid = v.valid;
+  sum.invalid_reason = v.reason;
   r.summary = sum;
   return r.to_json();
 }

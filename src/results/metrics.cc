@@ -177,7 +177,11 @@ Summary summarize(std::span<const TrialRecord* const> trials) {
   for (const auto* t : trials) {
     ++s.trials;
     add_spending(s, *t);
+    s.egress_recorded += t->egress_recorded;
+    s.egress_tried += t->egress_recorded && t->egress_blocked > 0;
     if (t->graded()) {
+      auto e = t->components.find("egress");
+      s.egress_failed += e != t->components.end() && e->second < 1;
       graded.push_back(t);
       s.passed += t->binary_pass ? 1 : 0;
     } else if (!t->invalid.empty()) {

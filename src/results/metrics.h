@@ -98,6 +98,10 @@ struct Summary {
   std::map<std::string, int> termination_reasons;  // every trial
   std::vector<MessageCount> infra_error_messages;
   std::vector<MessageCount> invalid_messages;
+  // The egress ledger (trials.jsonl's "egress"), over every trial: those that recorded one, those
+  // whose ledger holds a blocked entry outside setup and grade (the agent tried a host it may not
+  // reach), and the graded ones an egress rule failed (components.egress = 0).
+  int egress_recorded = 0, egress_tried = 0, egress_failed = 0;
 };
 
 // finished_at − started_at, when both are readable.

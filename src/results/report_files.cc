@@ -14,9 +14,11 @@
 #include "results/html_text.h"
 #include "results/metrics.h"
 #include "results/report_html.h"
+#include "results/run_json.h"
 #include "results/tolokaforge_files.h"
 #include "results/trial_detail.h"
 #include "results/trial_page.h"
+#include "results/validity.h"
 
 namespace forge::results {
 
@@ -93,6 +95,24 @@ Status write_trial_pages(const std::string& dir, const std::vector<TrialRecord>&
   return first;
 }
 
+// Under the table: each agent's egress tries (when some trial recorded a ledger), then the
+// validity gate's verdict when the run is invalid.
+std::string footer(const std::vector<TrialRecord>& trials, const AggregateOptions& options) {
+  std::map<std::string, std::vector<const TrialRecord*>> by_agent;
+  for (const auto& t : trials) by_agent[t.agent].push_back(&t);
+  std::string out;
+  for (const auto& [agent, g] : by_agent) {
+    Summary s = summarize(g);
+    if (!s.egress_recorded && !s.egress_failed) continue;
+    out += "egress" + (by_agent.size() > 1 ? " " + agent : std::string()) + ": " + std::to_string(s.egress_tried) +
+           " of " + std::to_string(s.egress_recorded) + " trial(s) with a ledger tried a blocked host; " +
+           std::to_string(s.egress_failed) + " failed an egress rule\n";
+  }
+  RunValidity v = run_validity(trials, options.max_infra_rate.value_or(kDefaultMaxInfraRatePercent));
+  if (!v.valid) out += "INVALID: " + v.reason + "; do not quote these results\n";
+  return out;
+}
+
 }  // namespace
 
 Status write_reports(const std::string& dir, const AggregateOptions& options) {
@@ -102,8 +122,15 @@ Status write_reports(const std::string& dir, const AggregateOptions& options) {
   return write_reports(dir, log->trials, options);
 }
 
-Status write_reports(const std::string& dir, const std::vector<TrialRecord>& trials, const AggregateOptions& options) {
+double max_infra_rate_of(const std::string& dir) {
+  auto run = RunJson::read((fs::path(dir) / "run.json").string());
+  return run && run->max_infra_rate ? *run->max_infra_rate : kDefaultMaxInfraRatePercent;
+}
+
+Status write_reports(const std::string& dir, const std::vector<TrialRecord>& trials, const AggregateOptions& given) {
   if (auto st = check_dir(dir); !st) return st;
+  AggregateOptions options = given;
+  if (!options.max_infra_rate) options.max_infra_rate = max_infra_rate_of(dir);
   // Each file on its own: one that cannot be written never keeps the others from being written.
   std::vector<Error> failed;
   auto keep = [&](Status st) {
@@ -154,11 +181,11 @@ Result<std::string> summary_table(const std::vector<TrialRecord>& trials, const 
     std::vector<const TrialRecord*> all;
     for (const auto& t : trials) all.push_back(&t);
     out += format_line("total", "", summarize(all), width, agent_width);
-    return out;
+    return out + footer(trials, options);
   }
   for (const auto& [agent, g] : by_agent) out += format_line("total", agent, summarize(g), width, agent_width);
   for (const auto& c : compare_all(trials, options.compare)) out += c.sentence + "\n";
-  return out;
+  return out + footer(trials, options);
 }
 
 }  // namespace forge::results

@@ -35,6 +35,7 @@ code,pre{white-space:pre-wrap;overflow-wrap:anywhere;font:12px/1.4 ui-monospace,
 .stack{display:flex;height:14px;min-width:2px;background:#eee}.stack span{display:block;height:14px}
 .pass{color:#1b5e20;font-weight:600}.fail{color:#b71c1c;font-weight:600}.infra{color:#555;font-weight:600}
 a{color:#0d47a1}
+.invalid{font-size:15px;margin:10px 0;padding:10px 12px;border-left:6px solid #b71c1c;background:#fdecea}
 )";
 
 constexpr const char* kPalette[] = {"#1565c0", "#e65100", "#2e7d32", "#6a1b9a",
@@ -470,6 +471,38 @@ std::string trials_section(const std::vector<TrialRecord>& trials, const std::ma
   return out;
 }
 
+// The validity gate (aggregate.json's "valid"): a banner above everything, so that a degraded
+// run's numbers are never read without it.
+std::string invalid_banner(const json::Document* agg) {
+  if (!agg || json::get_bool(*agg, "valid", true)) return {};
+  return "<div class=\"invalid\"><b>INVALID RUN:</b> " + html_escape(json::get_string(*agg, "invalid_reason")) +
+         ". Too many trials ended as infra errors: the infrastructure, not the models, decided them. Do not quote "
+         "these results; rerun the infra errors (<code>forgectl run --resume</code>).</div>";
+}
+
+// Per task and agent: the trials whose egress ledger holds a blocked entry (the agent tried a host
+// it may not reach) and those an egress rule failed. Only when some trial recorded a ledger.
+std::string egress_section(const Value* by_task, const Agents& agents) {
+  if (!by_task || !by_task->IsObject()) return {};
+  std::string rows;
+  for (const auto& task : by_task->GetObject())
+    for (const auto& l : agents.labels) {
+      const Value* s = task.value.IsObject() ? json::get_object(task.value, l.c_str()) : nullptr;
+      const Value* e = s ? json::get_object(*s, "egress") : nullptr;
+      if (!e) continue;
+      rows += "<tr>" + td(html_escape(task.name.GetString())) + td(html_escape(l)) +
+              td(std::to_string(json::get_int(*e, "trials_with_ledger")), true) +
+              td(std::to_string(json::get_int(*e, "tried_blocked")), true) +
+              td(std::to_string(json::get_int(*e, "failed_rules")), true) + "</tr>";
+    }
+  if (rows.empty()) return {};
+  return "<h2>Egress</h2><p class=\"muted\">Trials whose egress ledger holds a refused DNS query or a denied "
+         "request outside setup and grade (the agent tried a host it may not reach), and trials an egress rule "
+         "failed.</p><table><tr>" +
+         th("task") + th("agent") + th("with ledger", true) + th("tried a blocked host", true) +
+         th("failed an egress rule", true) + "</tr>" + rows + "</table>";
+}
+
 std::string reasons_section(const Value* by_agent, const Agents& agents) {
   std::set<std::string> reasons;
   for (const auto& l : agents.labels)
@@ -549,7 +582,7 @@ std::string render_report_html(const std::vector<TrialRecord>& trials, const std
   for (auto& [task, n] : anchors) n = next++;
 
   std::string title = run_doc ? json::get_string(*run_doc, "run_id") : "";
-  std::string body = run_header(run_doc, agents, trials);
+  std::string body = invalid_banner(ok ? &*agg : nullptr) + run_header(run_doc, agents, trials);
   if (!by_agent || agents.labels.empty()) {
     body += "<p class=\"muted\">No trials recorded.</p>";
   } else {
@@ -558,7 +591,8 @@ std::string render_report_html(const std::vector<TrialRecord>& trials, const std
     else
       body += agent_tables(by_agent, agents) + comparisons_section(comparisons);
     body += matrix_section(by_task, agents, anchors) + pass_k_curves(by_agent, agents) +
-            phases_section(by_agent, agents) + slices_section(by_slice, agents) + reasons_section(by_agent, agents);
+            phases_section(by_agent, agents) + slices_section(by_slice, agents) + reasons_section(by_agent, agents) +
+            egress_section(by_task, agents);
   }
   body += errors_section(trials, run_doc) + timeline_section(trials) + trials_section(trials, anchors);
   return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" "

@@ -25,16 +25,58 @@ void write_invocation(json::Writer& w, const RunInvocation& inv) {
       .field("harbor_verifier", inv.harbor_verifier.empty() ? "separate" : inv.harbor_verifier);
   if (inv.no_golden_cache) w.field("no_golden_cache", true);
   if (!inv.runtime.empty()) w.field("runtime", inv.runtime);
+  if (inv.max_infra_rate) w.key("max_infra_rate").num(*inv.max_infra_rate);
   w.key("limits").begin_object();
   for (const auto& [k, v] : inv.limits) w.field(k, v);
   w.end_object().end_object();
 }
 
 void write_summary(json::Writer& w, const RunSummaryJson& s) {
-  w.key("summary").begin_object().field("planned", s.planned).field("finished", s.finished).field("graded", s.graded)
-      .field("passed", s.passed).field("infra_errors", s.infra_errors).field("interrupted", s.interrupted)
-      .field("concurrency_used", s.concurrency_used).key("cost_usd").num(s.cost_usd).field("stopped", s.stopped)
-      .end_object();
+  w.key("summary")
+      .begin_object()
+      .field("planned", s.planned)
+      .field("finished", s.finished)
+      .field("graded", s.graded)
+      .field("passed", s.passed)
+      .field("infra_errors", s.infra_errors)
+      .field("interrupted", s.interrupted)
+      .field("concurrency_used", s.concurrency_used)
+      .key("cost_usd")
+      .num(s.cost_usd)
+      .field("stopped", s.stopped)
+      .field("valid", s.valid);
+  if (s.valid)
+    w.key("invalid_reason").null();
+  else
+    w.field("invalid_reason", s.invalid_reason);
+  w.end_object();
+}
+
+void write_phase(json::Writer& w, const char* key, const PhaseNetwork& p) {
+  w.key(key).begin_object().field("policy", p.policy);
+  if (!p.allowlist.empty()) w.field("allowlist", p.allowlist);
+  w.end_object();
+}
+
+void write_networks(json::Writer& w, const std::map<std::string, TaskNetworks>& nets) {
+  w.key("network_policy").begin_object();
+  for (const auto& [task, n] : nets) {
+    w.key(task).begin_object();
+    write_phase(w, "setup", n.setup);
+    write_phase(w, "agent", n.agent);
+    write_phase(w, "grade", n.grade);
+    w.end_object();
+  }
+  w.end_object();
+}
+
+PhaseNetwork read_phase(const json::Value& task, const char* key) {
+  PhaseNetwork p;
+  if (const json::Value* v = json::get_object(task, key)) {
+    p.policy = json::get_string(*v, "policy");
+    p.allowlist = json::get_strings(*v, "allowlist");
+  }
+  return p;
 }
 
 void write_merged(json::Writer& w, const RunJson& r) {
@@ -47,6 +89,13 @@ void write_merged(json::Writer& w, const RunJson& r) {
     w.field("trials", s.trials).end_object();
   }
   w.end_array();
+}
+
+// A number member, or nullopt when absent or not a number.
+std::optional<double> number_of(const json::Value& obj, const char* key) {
+  auto it = obj.FindMember(key);
+  if (it == obj.MemberEnd() || !it->value.IsNumber()) return std::nullopt;
+  return it->value.GetDouble();
 }
 
 RunInvocation read_invocation(const json::Value& d) {
@@ -67,6 +116,7 @@ RunInvocation read_invocation(const json::Value& d) {
   inv.env_passthrough = json::get_strings(*v, "env_passthrough");
   inv.harbor_verifier = json::get_string(*v, "harbor_verifier");
   inv.runtime = json::get_string(*v, "runtime");
+  inv.max_infra_rate = number_of(*v, "max_infra_rate");
   if (const json::Value* l = json::get_object(*v, "limits"))
     for (const auto& m : l->GetObject())
       if (m.value.IsInt()) inv.limits[std::string(m.name.GetString(), m.name.GetStringLength())] = m.value.GetInt();
@@ -87,6 +137,8 @@ std::optional<RunSummaryJson> read_summary(const json::Value& d) {
   s.concurrency_used = i("concurrency_used");
   s.cost_usd = json::get_double(*v, "cost_usd");
   s.stopped = json::get_string(*v, "stopped");
+  s.valid = json::get_bool(*v, "valid", true);
+  s.invalid_reason = json::get_string(*v, "invalid_reason");
   return s;
 }
 
@@ -115,6 +167,8 @@ std::string RunJson::to_json() const {
     for (const auto& [k, v] : limits) w.key(k).num(v);
     w.end_object();
   }
+  if (max_infra_rate) w.key("max_infra_rate").num(*max_infra_rate);
+  if (!networks.empty()) write_networks(w, networks);
   if (summary) write_summary(w, *summary);
   if (leaks) w.key("leak_audit").begin_object().field("clean", leaks->empty()).field("left", *leaks).end_object();
   w.end_object();
@@ -151,6 +205,12 @@ Result<RunJson> RunJson::parse(std::string_view text, std::string_view path) {
   if (const json::Value* l = json::get_object(*d, "limits"))
     for (const auto& e : l->GetObject())
       if (e.value.IsNumber()) r.limits[std::string(e.name.GetString(), e.name.GetStringLength())] = e.value.GetDouble();
+  r.max_infra_rate = number_of(*d, "max_infra_rate");
+  if (const json::Value* n = json::get_object(*d, "network_policy"))
+    for (const auto& e : n->GetObject())
+      if (e.value.IsObject())
+        r.networks[std::string(e.name.GetString(), e.name.GetStringLength())] =
+            TaskNetworks{read_phase(e.value, "setup"), read_phase(e.value, "agent"), read_phase(e.value, "grade")};
   r.summary = read_summary(*d);
   if (const json::Value* a = json::get_object(*d, "leak_audit")) r.leaks = json::get_strings(*a, "left");
   r.merged_at = json::get_string(*d, "merged_at");

@@ -29,6 +29,7 @@ struct RunInvocation {
   std::string harbor_verifier;               // --harbor-verifier: "separate" (also when absent) | "shared"
   bool no_golden_cache = false;              // --no-golden-cache (written only when set)
   std::string runtime;                       // --runtime (written only when set)
+  std::optional<double> max_infra_rate;      // --max-infra-rate in % (written only when given)
 };
 
 struct RunModel {
@@ -40,6 +41,22 @@ struct RunSummaryJson {
   int planned = 0, finished = 0, graded = 0, passed = 0, infra_errors = 0, interrupted = 0, concurrency_used = 0;
   double cost_usd = 0;
   std::string stopped;  // why the run stopped early; empty: it did not
+  // The validity gate (validity.h) over the finished trials; invalid_reason empty when valid.
+  bool valid = true;
+  std::string invalid_reason;
+};
+
+// The network one phase of a task's trials ran under, as forgectl enforced it: "no_internet",
+// "limited_internet" (with its allowlist), "full_internet", "none" (no network at all) or "host"
+// (the local executor: tools on this host, nothing enforced).
+struct PhaseNetwork {
+  std::string policy;
+  std::vector<std::string> allowlist;  // limited_internet only
+};
+
+// Per task: the setup, agent and grade phases' networks (docs/sweeps.md "run.json").
+struct TaskNetworks {
+  PhaseNetwork setup, agent, grade;
 };
 
 struct MergedSource {
@@ -66,6 +83,10 @@ struct RunJson {
   std::map<std::string, RunModel> models;
   // max_turns, episode_timeout_s, turn_timeout_s, max_attempt_retries (numbers), max_budget_usd
   std::map<std::string, double> limits;
+  // The threshold of the validity gate in %, as this run applied it (flag, run config or default);
+  // report and merge judge validity against it. nullopt: an older run.json (the default applies).
+  std::optional<double> max_infra_rate;
+  std::map<std::string, TaskNetworks> networks;  // task id → its phases' networks
   std::optional<RunSummaryJson> summary;
   std::optional<std::vector<std::string>> leaks;  // leak audit: objects left; empty: clean
   std::vector<MergedSource> merged_from;           // status merged only

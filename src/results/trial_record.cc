@@ -128,6 +128,17 @@ Result<TrialRecord> parse_trial_line(std::string_view line, std::string_view whe
     r.screenshots = count("kept");
     r.screenshots_dropped = count("dropped");
   }
+  if (const auto* e = json::get_object(d, "egress")) {
+    // Counted per trial, never summed: a count out of range reads as 0 rather than voiding the line.
+    auto count = [&](const char* k) {
+      const std::int64_t n = json::get_int(*e, k);
+      return n < 0 || static_cast<double>(n) > limits::kMaxRecordAmount ? 0 : n;
+    };
+    r.egress_recorded = true;
+    r.egress_entries = count("entries");
+    r.egress_dropped = count("dropped");
+    r.egress_blocked = count("blocked");
+  }
   if (const auto* g = json::get_object(d, "golden")) {
     r.golden_source = json::get_string(*g, "source");
     r.golden_key = json::get_string(*g, "content_key");
@@ -178,6 +189,13 @@ std::string to_json_line(const TrialRecord& r) {
         .begin_object()
         .field("kept", r.screenshots)
         .field("dropped", r.screenshots_dropped)
+        .end_object();
+  if (r.egress_recorded)
+    w.key("egress")
+        .begin_object()
+        .field("entries", r.egress_entries)
+        .field("dropped", r.egress_dropped)
+        .field("blocked", r.egress_blocked)
         .end_object();
   if (!r.golden_source.empty())
     w.key("golden")

@@ -51,6 +51,12 @@ struct TrialRecord {
   // that is not deterministic); the content key; the golden replays it ran. Written only when set.
   std::string golden_source, golden_key;
   std::int64_t golden_replays = 0;
+  // Its egress ledger (egress.jsonl) in counts: entries kept, those dropped past the ledger's limit,
+  // and the blocked ones (a refused DNS query or a denied request) outside the setup and grade
+  // phases, i.e. the agent's tries. Written only when the trial recorded a ledger; a line without
+  // it (older ones, full_internet and local trials) reads as egress_recorded false.
+  bool egress_recorded = false;
+  std::int64_t egress_entries = 0, egress_dropped = 0, egress_blocked = 0;
   // What the task declares (task.yaml's category, metadata.tags and metadata.complexity), for the
   // report's slices; empty when it declares nothing (and in older lines).
   std::string category;

@@ -13,6 +13,7 @@
 #include "core/process_identity.h"
 #include "core/scope_guard.h"
 #include "results/report_files.h"
+#include "results/validity.h"
 #include "sweep/progress.h"
 #include "sweep/run_resume.h"
 #include "sweep/run_state.h"
@@ -181,7 +182,8 @@ void print_header(std::ostream& out, const RunOptions& o, const Plan& plan, cons
 }
 
 // Every finished trial of the plan, this invocation's and earlier ones', into the summary.
-std::vector<results::TrialRecord> tally(const std::string& dir, const std::set<std::string>& keys, RunSummary& sum) {
+std::vector<results::TrialRecord> tally(const std::string& dir, const std::set<std::string>& keys,
+                                        double max_infra_rate, RunSummary& sum) {
   std::vector<results::TrialRecord> records;
   if (auto log = results::read_trials_jsonl(dir + "/trials.jsonl"))
     for (auto& r : log->trials)
@@ -196,7 +198,12 @@ std::vector<results::TrialRecord> tally(const std::string& dir, const std::set<s
     ++sum.graded;
     sum.passed += r.binary_pass;
   }
-  if (auto t = results::summary_table(records)) sum.table = *t;
+  results::AggregateOptions options;
+  options.max_infra_rate = max_infra_rate;
+  if (auto t = results::summary_table(records, options)) sum.table = *t;
+  auto v = results::run_validity(records, max_infra_rate);
+  sum.valid = v.valid;
+  sum.invalid_reason = v.reason;
   return records;
 }
 
@@ -260,7 +267,7 @@ Result<RunSummary> run_sweep(const RunOptions& o, const Plan& plan, TrialRunner&
   sum.setup_error = scheduler.setup_error();
   if (auto ps = scheduler.pool_stats()) sum.pool = *ps;
 
-  auto records = tally(dir.dir(), keys, sum);
+  auto records = tally(dir.dir(), keys, o.max_infra_rate, sum);
   sum.leaks = runner.leak_audit();
   sum.elapsed = elapsed_since(start);
   if (describe)
@@ -268,7 +275,9 @@ Result<RunSummary> run_sweep(const RunOptions& o, const Plan& plan, TrialRunner&
   // Everything is recorded by now: a crash while rendering must say so, and exit 1, not die by a signal.
   CrashNote note("writing the reports of " + dir.dir() + " crashed; every trial is recorded in " + dir.dir() +
                  "/trials.jsonl and run.json: write the reports again with: forgectl report " + dir.dir());
-  if (auto st = results::write_reports(dir.dir(), records); !st) return st.fail();
+  results::AggregateOptions report_options;
+  report_options.max_infra_rate = o.max_infra_rate;
+  if (auto st = results::write_reports(dir.dir(), records, report_options); !st) return st.fail();
   return sum;
 }
 

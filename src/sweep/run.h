@@ -30,6 +30,8 @@ struct RunOptions {
   const std::atomic<int>* interrupted = nullptr;
   // The trials' logger writes here: while the sweep runs its lines become the live view's events.
   LineSink* log_sink = nullptr;
+  // The validity gate's threshold in % (results/validity.h): more infra errors mark the run INVALID.
+  double max_infra_rate = 5.0;
 };
 
 struct RunSummary {
@@ -47,6 +49,9 @@ struct RunSummary {
   std::vector<std::string> leaks;  // objects of this run still on an engine after the last trial
   int concurrency = 0;            // as used (lowered when the runner cannot give more)
   PoolStats pool;                 // the warm pool's counts (all 0: no pool)
+  // The validity gate over every finished trial (results/validity.h); invalid_reason empty when valid.
+  bool valid = true;
+  std::string invalid_reason;
 };
 
 // Writes run.json: before the first trial (null) and at the end.

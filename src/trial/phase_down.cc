@@ -34,6 +34,8 @@ void TrialRun::keep_egress_ledger(const std::string& who) {
   auto ledger = read_egress_ledger(docker_, *up_, phase_marks_);
   if (ledger) {
     r_.egress = std::move(*ledger);
+    if (r_.egress && grading_ && r_.outcome == results::Outcome::kGraded)
+      grading::regate_egress(task_.grading, *r_.egress, r_.grade);
     return;
   }
   note("WARNING", "trial", "egress ledger: " + ledger.error().what());

@@ -4,6 +4,7 @@
 #include "engine/containers.h"
 #include "policy/hardening.h"
 #include "tools/python_server.h"
+#include "trial/egress_use.h"
 #include "trial/grader_setup.h"
 #include "trial/python_state.h"
 #include "trial/trial_env.h"
@@ -23,6 +24,7 @@ Step TrialRun::grade() {
   }
   if (auto f = read_final_state()) return f;
   if (task_.harbor) return grade_harbor();
+  if (auto f = read_ledger_for_grading()) return f;
   grading::Evidence ev = evidence();
   auto g = grading::grade(task_.grading, ev);
   if (!g) return classify_running(g.error().with_context("grading"), InfraKind::kGrader);
@@ -30,6 +32,15 @@ Step TrialRun::grade() {
   r_.judge_cost_usd = r_.grade.judge_cost_usd;
   note("INFO", "grading", r_.grade.binary_pass ? "graded: pass" : "graded: fail",
        {{"score", std::to_string(r_.grade.score)}});
+  return std::nullopt;
+}
+
+// The egress ledger so far, for the `egress` rules; read again whole at down (regate_egress).
+Step TrialRun::read_ledger_for_grading() {
+  if (!task_.grading.egress.present || !up_) return std::nullopt;
+  auto ledger = read_egress_ledger(docker_, *up_, phase_marks_);
+  if (!ledger) return classify_running(ledger.error().with_context("grading's egress rules"), InfraKind::kDaemon);
+  r_.egress = std::move(*ledger);
   return std::nullopt;
 }
 
@@ -82,6 +93,7 @@ grading::Evidence TrialRun::evidence() {
         {e.requestor, e.record.tool, e.record.arguments, e.record.outcome == tools::ToolOutcome::Kind::kOk});
   ev.final_state_json = r_.final_state_json;
   ev.state = store_.get();
+  ev.egress = r_.egress;  // the ledger as collected before grading (the egress rules' evidence)
   WorkspaceLimits caps;
   caps.declared_bytes = workspace_limit();
   auto files = std::make_shared<WorkspaceFiles>(docker_, runner_, workspace(), path_globs(task_.grading), caps);

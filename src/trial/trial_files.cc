@@ -130,6 +130,12 @@ results::TrialRecord to_record(const TrialResult& t) {
   r.cost_known = t.episode.cost_known;
   r.screenshots = t.screenshots;
   r.screenshots_dropped = t.screenshots_dropped;
+  if (t.egress) {
+    r.egress_recorded = true;
+    r.egress_entries = static_cast<std::int64_t>(t.egress->entries.size());
+    r.egress_dropped = static_cast<std::int64_t>(t.egress->dropped);
+    for (const auto& e : t.egress->entries) r.egress_blocked += e.blocked() && e.phase != "setup" && e.phase != "grade";
+  }
   return r;
 }
 

@@ -60,7 +60,8 @@ struct TrialResult {
   std::string stack;
   std::string runtime;  // the runner's OCI runtime as the daemon names it ("runc", "runsc"); empty: local executor
   // egress.jsonl: every DNS query to the trial's resolver and request through its proxy; nullopt
-  // for a trial with neither (full_internet, no network).
+  // for a trial with neither (full_internet, no network). Read as grading starts (grading's
+  // `egress` rules read it: TrialRun::evidence), then whole, grade phase included, at down.
   std::optional<EgressLedger> egress;
   // A Harbor task's /logs/agent, /logs/artifacts and /logs/verifier as tars ("agent/…", …), written
   // under the trial's logs/; its verifier's exit code and output (capped).

@@ -136,6 +136,8 @@ class TrialRun {
   // phase_down.cc
   void down();
   void keep_egress_ledger(const std::string& who);
+  // phase_grade.cc
+  Step read_ledger_for_grading();
 
   // trial.cc: the outcome, the live view and the log.
   void end_with(const Fault& f);

@@ -196,3 +196,14 @@ TEST_CASE("run config: orchestrator and evaluation errors") {
   CHECK(has(errors("models: [agent]\n"), "run.yaml:1:9: models: 'models' must be a mapping, got a list"));
   CHECK(has(errors("orchestrator: {workers: 2, workers: 3}\n"), "run.yaml:1:28: orchestrator: 'workers' is given twice"));
 }
+
+TEST_CASE("run config: orchestrator.max_infra_rate, the validity gate's threshold in percent") {
+  CHECK_FALSE(parses("orchestrator: {workers: 1}\n").max_infra_rate);
+  CHECK(*parses("orchestrator: {max_infra_rate: 2.5}\n").max_infra_rate == 2.5);
+  CHECK(*parses("orchestrator: {max_infra_rate: \"10%\"}\n").max_infra_rate == 10);
+  CHECK(*parses("orchestrator: {max_infra_rate: 0}\n").max_infra_rate == 0);
+  std::string e = errors("orchestrator:\n  max_infra_rate: 150\n");
+  CHECK(has(e, "run.yaml:2:19: orchestrator.max_infra_rate must be a percentage between 0 and 100 (5, 2.5 or 5%), "
+               "got '150'"));
+  CHECK(has(errors("orchestrator: {max_infra_rate: lots}\n"), "got 'lots'"));
+}

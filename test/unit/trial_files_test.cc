@@ -172,3 +172,29 @@ TEST_CASE("trial files: an agent's text reads back exactly, whatever its indenta
   plain << YAML::EndMap;
   CHECK(std::string(plain.c_str()).find("|") != std::string::npos);
 }
+
+TEST_CASE("trials.jsonl: a trial's egress ledger in counts; its blocked entries are the agent's tries only") {
+  trial::TrialResult r;
+  r.task_id = "fetch";
+  r.agent = "oracle";
+  auto entry = [](const char* phase, const char* outcome) {
+    EgressEntry e;
+    e.phase = phase;
+    e.host = "github.com";
+    e.what = "A";
+    e.outcome = outcome;
+    return e;
+  };
+  // Blocked: one in the task's setup and one in grading (not the agent's), two of the agent's.
+  r.egress = EgressLedger{{entry("setup", "refused"), entry("agent", "refused"), entry("", "refused"),
+                           entry("agent", "answered"), entry("grade", "refused")},
+                          7};
+  results::TrialRecord rec = trial::to_record(r);
+  CHECK(rec.egress_recorded);
+  CHECK(rec.egress_entries == 5);
+  CHECK(rec.egress_dropped == 7);
+  CHECK(rec.egress_blocked == 2);
+  CHECK(results::to_json_line(rec).find(R"("egress":{"entries":5,"dropped":7,"blocked":2})") != std::string::npos);
+  r.egress.reset();  // no ledger recorded: no "egress" on the line
+  CHECK(results::to_json_line(trial::to_record(r)).find("\"egress\"") == std::string::npos);
+}
