@@ -33,7 +33,8 @@ Result<McpUrl> parse_mcp_url(std::string_view url) {
     return fail(Errc::kInvalid, "the url is longer than " + std::to_string(kMaxMcpUrlBytes) + " bytes");
   constexpr std::string_view kScheme = "http://";
   if (url.substr(0, 8) == "https://")
-    return fail(Errc::kInvalid, "https is not used: forgectl reaches the service on the trial's own network over http://");
+    return fail(Errc::kInvalid,
+                "https is not used: forgectl reaches the service on the trial's own network over http://");
   if (url.substr(0, kScheme.size()) != kScheme) return fail(Errc::kInvalid, "the url must start with http://");
   std::string_view rest = url.substr(kScheme.size());
   const std::size_t end = rest.find_first_of("/?#");

@@ -74,7 +74,8 @@ Result<std::unique_ptr<HttpStream>> HttpStream::open(const HttpStreamRequest& r,
   curl_easy_setopt(e, CURLOPT_NOPROXY, "*");  // a bridge of this host, never behind a proxy
   curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(e, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1));
-  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::max<long long>(1, deadline.remaining().count())));
+  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+                   static_cast<long>(std::max<long long>(1, deadline.remaining().count())));
   curl_easy_setopt(e, CURLOPT_HTTPHEADER, h.headers.get());
   if (r.method == "POST") {
     curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, static_cast<long>(h.body.size()));
@@ -115,8 +116,10 @@ Status HttpStream::pump(Deadline deadline, bool (HttpStream::*ready)() const) {
   if (too_large_)
     return fail(Errc::kProtocol, url_ + ": the reply has more than " + std::to_string(max_body_) + " bytes");
   if (header_bytes_ > limits::kMaxMcpHeaderBytes)
-    return fail(Errc::kProtocol, url_ + ": the reply's headers pass " + std::to_string(limits::kMaxMcpHeaderBytes) + " bytes");
-  return fail(rc == CURLE_OPERATION_TIMEDOUT ? Errc::kTimeout : Errc::kUnavailable, url_ + ": " + curl_easy_strerror(rc));
+    return fail(Errc::kProtocol,
+                url_ + ": the reply's headers pass " + std::to_string(limits::kMaxMcpHeaderBytes) + " bytes");
+  return fail(rc == CURLE_OPERATION_TIMEDOUT ? Errc::kTimeout : Errc::kUnavailable,
+              url_ + ": " + curl_easy_strerror(rc));
 }
 
 std::string HttpStream::header(const std::string& lower_name) const {

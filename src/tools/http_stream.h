@@ -15,8 +15,8 @@
 namespace forge::tools {
 
 struct HttpStreamRequest {
-  std::string method = "GET";  // GET, POST or DELETE
-  std::string url;             // http://ADDRESS:PORT/path: an address, never a name to resolve
+  std::string method = "GET";        // GET, POST or DELETE
+  std::string url;                   // http://ADDRESS:PORT/path: an address, never a name to resolve
   std::vector<std::string> headers;  // "Name: value"
   std::string body;
   std::size_t max_body_bytes = 0;  // the reply's body, all of it; more is kProtocol

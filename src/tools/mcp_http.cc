@@ -91,8 +91,8 @@ class SseChannel : public McpChannel {
                                        stream_->header("content-type") + ")");
     for (int seen = 0; endpoint_.empty(); ++seen) {
       if (seen >= limits::kMaxMcpMessagesPerReply)
-        return fail(Errc::kProtocol, "MCP server '" + t_.name + "': no endpoint event in its first " +
-                                         std::to_string(seen) + " events");
+        return fail(Errc::kProtocol,
+                    "MCP server '" + t_.name + "': no endpoint event in its first " + std::to_string(seen) + " events");
       auto e = next_event(deadline);
       if (!e) return e.fail_with("MCP server '" + t_.name + "': waiting for its endpoint");
       if (e->event == "message") messages_.push_back(std::move(e->data));
@@ -118,7 +118,8 @@ class SseChannel : public McpChannel {
   Result<std::string> receive(Deadline deadline) override {
     for (int seen = 0; messages_.empty(); ++seen) {
       if (seen >= limits::kMaxMcpMessagesPerReply)
-        return fail(Errc::kProtocol, "MCP server '" + t_.name + "': " + std::to_string(seen) + " events and no message");
+        return fail(Errc::kProtocol,
+                    "MCP server '" + t_.name + "': " + std::to_string(seen) + " events and no message");
       auto e = next_event(deadline);
       if (!e) return e.fail_with("MCP server '" + t_.name + "'");
       if (e->event == "message") messages_.push_back(std::move(e->data));

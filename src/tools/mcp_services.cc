@@ -11,13 +11,14 @@ namespace {
 
 // The service's address on the stack's network (a service is on no other network).
 Result<std::string> service_address(engine::Client& c, const std::string& stack, const std::string& service) {
-  auto found = engine::list_containers(c, {{"label",
-                                            {std::string(stack::kLabelStack) + "=" + stack,
-                                             std::string(stack::kLabelService) + "=" + service}}});
+  auto found = engine::list_containers(
+      c,
+      {{"label", {std::string(stack::kLabelStack) + "=" + stack, std::string(stack::kLabelService) + "=" + service}}});
   if (!found) return found.fail();
   if (found->empty()) return fail(Errc::kNotFound, "the stack has no container for service '" + service + "'");
   const auto& ctr = found->front();
-  if (ctr.state != "running") return fail(Errc::kUnsupported, "service '" + service + "' is " + ctr.state + ", not running");
+  if (ctr.state != "running")
+    return fail(Errc::kUnsupported, "service '" + service + "' is " + ctr.state + ", not running");
   auto info = engine::inspect_container(c, ctr.id);
   if (!info) return info.fail();
   for (const auto& [network, ep] : info->networks)
@@ -31,9 +32,10 @@ Result<OpenedMcpServer> open_one(engine::Client& c, const std::string& stack, co
   auto ip = service_address(c, stack, m.service);
   if (!ip) return ip.fail_with(what);
   McpHttpTarget target{m.name, *ip + ":" + std::to_string(m.port), m.host, m.path};
-  Result<std::unique_ptr<McpChannel>> channel = m.transport == manifest::McpTransport::kSse
-                                                    ? open_sse_channel(target, deadline)
-                                                    : Result<std::unique_ptr<McpChannel>>(streamable_http_channel(target));
+  Result<std::unique_ptr<McpChannel>> channel =
+      m.transport == manifest::McpTransport::kSse
+          ? open_sse_channel(target, deadline)
+          : Result<std::unique_ptr<McpChannel>>(streamable_http_channel(target));
   if (!channel) {
     // The server answered and broke the protocol: the task's fault every time, as a stdio server's.
     Error e = channel.error();

@@ -33,9 +33,9 @@ class SseParser {
   std::string line_;
   SseEvent event_;
   bool has_data_ = false;
-  bool after_cr_ = false;   // a '\n' right after '\r' ends no second line
-  bool started_ = false;    // a leading byte-order mark is dropped
-  std::size_t size_ = 0;    // the event's bytes so far, for the limit
+  bool after_cr_ = false;  // a '\n' right after '\r' ends no second line
+  bool started_ = false;   // a leading byte-order mark is dropped
+  std::size_t size_ = 0;   // the event's bytes so far, for the limit
   bool broken_ = false;
 };
 

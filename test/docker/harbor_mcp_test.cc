@@ -61,7 +61,7 @@ TEST_CASE("harbor mcp over http: an sse and a streamable-http service answer the
   auto task = rig.load(write_mcp_task(d, rig.base));
   auto replay = write_calls(d, {{"s_add", R"({"a":2,"b":40})"},
                                 {"h_whoami", "{}"},
-                                {"hidden", "{}"},        // answered by either server, declared by neither
+                                {"hidden", "{}"},             // answered by either server, declared by neither
                                 {"s_add", R"({"a":"two"})"},  // outside the tool's schema
                                 {"s_calls", "{}"},
                                 {"h_calls", "{}"}});

@@ -141,7 +141,8 @@ TEST_CASE("sse parser: an event past its limit is refused, however it is split")
   SseParser q(limits::kMaxMcpMessageBytes);
   std::string chunk(64 * 1024, 'x');
   Status last;
-  for (std::size_t sent = 0; last && sent <= limits::kMaxMcpMessageBytes; sent += chunk.size()) last = q.feed(chunk, on);
+  for (std::size_t sent = 0; last && sent <= limits::kMaxMcpMessageBytes; sent += chunk.size())
+    last = q.feed(chunk, on);
   CHECK_FALSE(last);
 }
 
@@ -161,8 +162,9 @@ TEST_CASE("streamable http replies: a JSON body, a batch, an event stream, and w
 
   auto stream = McpReplyReader::for_content_type("Text/Event-Stream");
   REQUIRE(stream);
-  REQUIRE(stream->feed("event: message\r\ndata: {\"method\":\"notifications/message\"}\r\n\r\n: ping\n\n"
-                       "event: other\ndata: ignored\n\ndata: {\"id\":3}\n"));
+  REQUIRE(
+      stream->feed("event: message\r\ndata: {\"method\":\"notifications/message\"}\r\n\r\n: ping\n\n"
+                   "event: other\ndata: ignored\n\ndata: {\"id\":3}\n"));
   CHECK(messages_of(*stream) == std::vector<std::string>{R"({"method":"notifications/message"})"});
   REQUIRE(stream->feed("\n"));
   CHECK(messages_of(*stream) == std::vector<std::string>{R"({"id":3})"});
