@@ -61,6 +61,21 @@ inline constexpr std::size_t kMaxTaskFiles = 10000;
 // One request's body: json-db's fixtures and a rag corpus's index request are the largest.
 inline constexpr std::size_t kMaxServiceRequestBytes = 32 * kMiB;
 
+// ---- MCP servers (stdio in the runner, HTTP from a service of the stack; docs/tools.md) ----
+
+// One JSON-RPC message from a server: a line on stdio, an SSE event's data, a JSON reply body.
+// A tool result the model reads is far smaller; the executor's output cap applies after this.
+inline constexpr std::size_t kMaxMcpMessageBytes = 4 * kMiB;
+// Messages (notifications, logs, others' replies) read while waiting for one reply before the
+// server is taken to be misbehaving.
+inline constexpr int kMaxMcpMessagesPerReply = 1000;
+// One HTTP reply's body, all its SSE events together (streamable HTTP's stream replies).
+inline constexpr std::size_t kMaxMcpReplyBytes = 16 * kMiB;
+// An SSE server's event stream over a trial, all of it: it stays open while the agent works.
+inline constexpr std::size_t kMaxMcpStreamBytes = 256 * kMiB;
+// One HTTP reply's headers together.
+inline constexpr std::size_t kMaxMcpHeaderBytes = 64 * kKiB;
+
 // ---- The rag service's knowledge base (initial_state.rag.corpus_dir, search_kb; docs/services.md) ----
 
 // Documents (.md and .txt files) in one corpus. Tolokaforge's knowledge bases hold tens of files;

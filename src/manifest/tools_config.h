@@ -35,6 +35,25 @@ struct McpServerConfig {
   bool copies_files() const { return python() || !files.empty(); }
 };
 
+// How forgectl speaks to an MCP server: over an exec's stdin/stdout in the runner, or over HTTP
+// to a service of the task's stack (MCP 2024-11-05's SSE transport, or 2025-03-26's streamable HTTP).
+enum class McpTransport { kStdio, kSse, kStreamableHttp };
+const char* transport_name(McpTransport t);  // "stdio" | "sse" | "streamable-http"
+
+// A Harbor task's [[environment.mcp_servers]] over HTTP: a service of the task's stack that
+// forgectl reaches from the host at the service's address on the trial's network (never a
+// published port, never a host that is not the task's service).
+struct McpHttpServerConfig {
+  std::string name;
+  McpTransport transport = McpTransport::kSse;
+  std::string url;      // as written
+  std::string service;  // the compose service the url's host names (its name or one of its aliases)
+  std::string host;     // the url's host[:port] as written: the Host header
+  int port = 80;
+  std::string path;     // the url's path and query, "/" when it has none
+  SourceLocation where;
+};
+
 // tools.agent.browser: Tolokaforge's settings of the `browser` tool (docs/tools.md "browser").
 struct BrowserConfig {
   std::string initial_url;                   // opened when the browser starts; empty: about:blank
@@ -48,6 +67,10 @@ struct ToolsConfig {
   bool declared = false;  // false: the task has no tools block (every built-in for the agent)
   std::vector<std::string> agent_enabled, user_enabled;
   std::optional<McpServerConfig> mcp_server;
+  std::vector<McpHttpServerConfig> http_mcp_servers;
+  // Every MCP tool is the agent's without being listed in agent_enabled (a Harbor task: its
+  // agent gets the tools of the servers it declares).
+  bool mcp_tools_for_agent = false;
   std::optional<BrowserConfig> browser;
   // tools.agent.mobile (Tolokaforge's mobile-viewport browser with apps): read only so preflight
   // can refuse it by name.

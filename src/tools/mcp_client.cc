@@ -1,4 +1,4 @@
-// MCP over an exec stream.
+// MCP sessions, and the stdio transport over an exec stream.
 #include "tools/mcp_client.h"
 
 #include <fstream>
@@ -6,17 +6,87 @@
 
 #include "core/limits.h"
 #include "engine/exec.h"
+#include "engine/stdcopy.h"
 #include "manifest/files.h"
 
 namespace forge::tools {
 
-McpSession::McpSession(engine::Client& c, std::string exec_id, std::unique_ptr<engine::Stream> s)
-    : c_(c), exec_id_(std::move(exec_id)), stream_(std::move(s)) {}
+namespace {
 
-McpSession::~McpSession() {
-  // Closing stdin asks a well-behaved server to exit; the exec ends with the runner otherwise.
-  if (stream_) (void)stream_->close_write();
-}
+// A stdio server's stderr kept for diagnostics: its first bytes (a crash says why early).
+constexpr std::size_t kMaxStderrBytes = 64 * limits::kKiB;
+
+// Newline-delimited JSON-RPC over an exec's stdin and (demultiplexed) stdout.
+class StdioChannel : public McpChannel {
+ public:
+  StdioChannel(std::string exec_id, std::unique_ptr<engine::Stream> s) : exec_id_(std::move(exec_id)), stream_(std::move(s)) {}
+  ~StdioChannel() override {
+    // Closing stdin asks a well-behaved server to exit; the exec ends with the runner otherwise.
+    if (stream_) (void)stream_->close_write();
+  }
+  std::string_view protocol_version() const override { return "2024-11-05"; }
+  std::string diagnostics() const override { return err_buf_; }
+
+  Status send(const std::string& message, Deadline deadline) override {
+    std::string data = message + "\n";
+    std::string_view left = data;
+    while (!left.empty()) {
+      auto w = stream_->write_some(left);
+      if (!w) return w.fail_with("writing to the MCP server");
+      left.remove_prefix(w->bytes);
+      if (w->would_block) {
+        auto ready = stream_->wait(true, deadline);
+        if (!ready) return ready.fail();
+        if (!*ready) return fail(Errc::kTimeout, "the MCP server did not take its input in time");
+      }
+    }
+    return {};
+  }
+
+  Result<std::string> receive(Deadline deadline) override {
+    char buf[16384];
+    for (;;) {
+      if (auto nl = out_buf_.find('\n'); nl != std::string::npos) {
+        std::string line = out_buf_.substr(0, nl);
+        out_buf_.erase(0, nl + 1);
+        return line;
+      }
+      if (out_buf_.size() > limits::kMaxMcpMessageBytes)
+        return fail(Errc::kProtocol, "the MCP server wrote a line of more than " +
+                                         std::to_string(limits::kMaxMcpMessageBytes) + " bytes");
+      if (eof_)
+        return fail(Errc::kUnavailable, "the MCP server exited" + (err_buf_.empty() ? "" : ": " + err_buf_.substr(0, 500)));
+      auto r = stream_->read_some(buf);
+      if (!r) return r.fail_with("reading from the MCP server");
+      if (r->eof) {
+        eof_ = true;
+        continue;
+      }
+      if (r->would_block) {
+        auto ready = stream_->wait(false, deadline);
+        if (!ready) return ready.fail();
+        if (!*ready) return fail(Errc::kTimeout, "the MCP server did not answer in time");
+        continue;
+      }
+      auto st = demux_.feed(std::string_view(buf, r->bytes), [&](engine::StdStream s, std::string_view d) {
+        if (s != engine::StdStream::kStderr)
+          out_buf_.append(d);
+        else if (err_buf_.size() < kMaxStderrBytes)
+          err_buf_.append(d.substr(0, kMaxStderrBytes - err_buf_.size()));
+      });
+      if (!st) return st.fail();
+    }
+  }
+
+ private:
+  std::string exec_id_;
+  std::unique_ptr<engine::Stream> stream_;
+  engine::StdcopyDemuxer demux_;
+  std::string out_buf_, err_buf_;
+  bool eof_ = false;
+};
+
+}  // namespace
 
 Result<std::unique_ptr<McpSession>> McpSession::start(engine::Client& c, const McpLaunch& l, Deadline deadline) {
   engine::ExecCreateSpec spec{l.command, l.env, l.user, l.workdir, true};
@@ -24,83 +94,53 @@ Result<std::unique_ptr<McpSession>> McpSession::start(engine::Client& c, const M
   if (!id) return id.fail_with("starting the MCP server");
   auto stream = engine::exec_start(c, *id);
   if (!stream) return stream.fail_with("starting the MCP server");
-  std::unique_ptr<McpSession> s(new McpSession(c, *id, std::move(*stream)));
-  auto init = s->request("initialize",
-                         R"({"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"forgectl","version":"0.1.0"}})",
-                         deadline);
+  return connect(std::make_unique<StdioChannel>(*id, std::move(*stream)),
+                 "the task's MCP server did not start (" + (l.command.empty() ? std::string() : l.command.front()) + ")",
+                 deadline);
+}
+
+Result<std::unique_ptr<McpSession>> McpSession::connect(std::unique_ptr<McpChannel> channel, const std::string& what,
+                                                        Deadline deadline) {
+  std::unique_ptr<McpSession> s(new McpSession(std::move(channel)));
+  const std::string params = R"({"protocolVersion":")" + std::string(s->channel_->protocol_version()) +
+                             R"(","capabilities":{},"clientInfo":{"name":"forgectl","version":"0.1.0"}})";
+  auto init = s->request("initialize", params, deadline);
   if (!init) {
     // A server that exits or answers an error before its handshake does the same on every try: the
     // task's fault (a setup error), not the sandbox's. A slow one (kTimeout) may just be slow.
     Error e = init.error();
     if (e.code != Errc::kTimeout && e.code != Errc::kCancelled) e.code = Errc::kUnsupported;
-    return fail(e.with_context("the task's MCP server did not start (" +
-                               (l.command.empty() ? std::string() : l.command.front()) + ")"));
+    return fail(e.with_context(what));
   }
-  if (auto st = s->send_line(R"({"jsonrpc":"2.0","method":"notifications/initialized"})", deadline); !st) return st.fail();
+  const auto* result = json::get_object(*init, "result");
+  const std::string version = result ? json::get_string(*result, "protocolVersion") : std::string();
+  s->channel_->initialized(version.empty() ? s->channel_->protocol_version() : std::string_view(version));
+  if (auto st = s->channel_->send(R"({"jsonrpc":"2.0","method":"notifications/initialized"})", deadline); !st)
+    return st.fail_with(what);
   return s;
 }
 
 std::string McpSession::stderr_text() const {
   std::lock_guard lock(mu_);
-  return err_buf_;
-}
-
-Status McpSession::send_line(const std::string& line, Deadline deadline) {
-  std::string data = line + "\n";
-  std::string_view left = data;
-  while (!left.empty()) {
-    auto w = stream_->write_some(left);
-    if (!w) return w.fail_with("writing to the MCP server");
-    left.remove_prefix(w->bytes);
-    if (w->would_block) {
-      auto ready = stream_->wait(true, deadline);
-      if (!ready) return ready.fail();
-      if (!*ready) return fail(Errc::kTimeout, "the MCP server did not take its input in time");
-    }
-  }
-  return {};
-}
-
-Result<std::string> McpSession::read_line(Deadline deadline) {
-  char buf[16384];
-  for (;;) {
-    if (auto nl = out_buf_.find('\n'); nl != std::string::npos) {
-      std::string line = out_buf_.substr(0, nl);
-      out_buf_.erase(0, nl + 1);
-      return line;
-    }
-    if (eof_) return fail(Errc::kUnavailable, "the MCP server exited" + (err_buf_.empty() ? "" : ": " + err_buf_.substr(0, 500)));
-    auto r = stream_->read_some(buf);
-    if (!r) return r.fail_with("reading from the MCP server");
-    if (r->eof) {
-      eof_ = true;
-      continue;
-    }
-    if (r->would_block) {
-      auto ready = stream_->wait(false, deadline);
-      if (!ready) return ready.fail();
-      if (!*ready) return fail(Errc::kTimeout, "the MCP server did not answer in time");
-      continue;
-    }
-    auto st = demux_.feed(std::string_view(buf, r->bytes), [&](engine::StdStream s, std::string_view d) {
-      (s == engine::StdStream::kStderr ? err_buf_ : out_buf_).append(d);
-    });
-    if (!st) return st.fail();
-  }
+  return channel_->diagnostics();
 }
 
 Result<json::Document> McpSession::request(const std::string& method, const std::string& params_json, Deadline deadline) {
   long id = next_id_++;
-  std::string line = R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":")" + method + R"(","params":)" + params_json + "}";
-  if (auto st = send_line(line, deadline); !st) return st.fail();
-  for (;;) {
-    auto l = read_line(deadline);
-    if (!l) return l.fail();
+  std::string message =
+      R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":")" + method + R"(","params":)" + params_json + "}";
+  if (auto st = channel_->send(message, deadline); !st) return st.fail();
+  for (int seen = 0;; ++seen) {
+    if (seen >= limits::kMaxMcpMessagesPerReply)
+      return fail(Errc::kProtocol, "the MCP server sent " + std::to_string(seen) + " messages without answering " + method);
+    auto text = channel_->receive(deadline);
+    if (!text) return text.fail();
     json::Document doc;
-    if (json::parse_document(doc, *l) || !doc.IsObject())
+    if (json::parse_document(doc, *text) || !doc.IsObject())
       continue;  // servers may log to stdout; skip what is not JSON-RPC
     auto idv = doc.FindMember("id");
     if (idv == doc.MemberEnd() || !idv->value.IsInt64() || idv->value.GetInt64() != id) continue;  // notifications
+    if (doc.HasMember("method")) continue;  // the server's own request that happens to reuse the id
     if (auto* err = json::get_object(doc, "error"))
       return fail(Errc::kServer, "MCP error " + std::to_string(json::get_int(*err, "code")) + ": " + json::get_string(*err, "message"));
     return doc;

@@ -1,5 +1,7 @@
-// A task's MCP stdio server, run inside the runner through one exec with stdin attached, spoken
-// to with newline-delimited JSON-RPC (initialize, notifications/initialized, tools/list, tools/call).
+// A task's MCP server and the session forgectl holds with it: JSON-RPC (initialize,
+// notifications/initialized, tools/list, tools/call) over an McpChannel. The stdio transport is
+// here: the server runs inside the runner through one exec with stdin attached, spoken to with
+// newline-delimited messages; HTTP transports are in mcp_http.h.
 #pragma once
 
 #include <memory>
@@ -8,7 +10,7 @@
 #include <vector>
 
 #include "engine/client.h"
-#include "engine/stdcopy.h"
+#include "tools/mcp_channel.h"
 #include "tools/tool.h"
 
 namespace forge::tools {
@@ -22,9 +24,11 @@ struct McpLaunch {
 
 class McpSession {
  public:
-  // Starts the server and completes the initialize handshake.
+  // Starts a stdio server in `launch.container` and completes the initialize handshake.
   static Result<std::unique_ptr<McpSession>> start(engine::Client& c, const McpLaunch& launch, Deadline deadline);
-  ~McpSession();
+  // Completes the handshake over `channel`; `what` names the server in errors.
+  static Result<std::unique_ptr<McpSession>> connect(std::unique_ptr<McpChannel> channel, const std::string& what,
+                                                     Deadline deadline);
   McpSession(const McpSession&) = delete;
   McpSession& operator=(const McpSession&) = delete;
 
@@ -36,17 +40,10 @@ class McpSession {
   std::string stderr_text() const;
 
  private:
-  McpSession(engine::Client& c, std::string exec_id, std::unique_ptr<engine::Stream> s);
+  explicit McpSession(std::unique_ptr<McpChannel> channel) : channel_(std::move(channel)) {}
   Result<json::Document> request(const std::string& method, const std::string& params_json, Deadline deadline);
-  Status send_line(const std::string& line, Deadline deadline);
-  Result<std::string> read_line(Deadline deadline);
 
-  engine::Client& c_;
-  std::string exec_id_;
-  std::unique_ptr<engine::Stream> stream_;
-  engine::StdcopyDemuxer demux_;
-  std::string out_buf_, err_buf_;
-  bool eof_ = false;
+  std::unique_ptr<McpChannel> channel_;
   long next_id_ = 1;
   mutable std::mutex mu_;
 };

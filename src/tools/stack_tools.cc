@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "core/confined_dir.h"
@@ -15,6 +16,7 @@
 #include "manifest/task_dir.h"
 #include "stack/labels.h"
 #include "tools/container_sandbox.h"
+#include "tools/mcp_services.h"
 #include "tools/python_server.h"
 #include "tools/toolbox.h"
 
@@ -101,6 +103,27 @@ Status copy_task_files(engine::Client& c, const std::string& runner, const manif
   return engine::put_archive(c, runner, policy::kTaskFilesMount, std::move(*bytes));
 }
 
+// The task's MCP servers over HTTP: their tools join `extra`; a name two servers offer is refused
+// (the agent could not tell which one it calls).
+Status open_http_servers(engine::Client& c, StackTools& t, const OpenOptions& o, std::vector<std::shared_ptr<Tool>>& extra) {
+  auto servers = open_http_mcp_servers(c, t.stack, t.env.tools.http_mcp_servers, o.engine_is_local,
+                                       Deadline::in(o.mcp_start_timeout));
+  if (!servers) return servers.fail();
+  for (auto& s : *servers) {
+    std::erase_if(s.tools, [](const ToolSpec& spec) { return is_internal_state_tool(spec.name); });
+    for (const auto& spec : s.tools) {
+      if (std::find(t.mcp_tool_names.begin(), t.mcp_tool_names.end(), spec.name) != t.mcp_tool_names.end())
+        return fail(Errc::kUnsupported, "MCP server '" + s.name + "' offers tool '" + spec.name +
+                                            "', which another of the task's MCP servers offers too");
+      t.mcp_tool_names.push_back(spec.name);
+    }
+    auto tools = mcp_tools(s.session, s.tools);
+    extra.insert(extra.end(), tools.begin(), tools.end());
+    t.http_mcp.push_back(std::move(s.session));
+  }
+  return {};
+}
+
 // `known`: the task's environment as the caller holds it; null: reloaded from the runner's label.
 Result<StackTools> open_tools(engine::Client& c, const std::string& stack, const manifest::LoadedEnvironment* known,
                               const OpenOptions& o) {
@@ -167,6 +190,7 @@ Result<StackTools> open_tools(engine::Client& c, const std::string& stack, const
     extra = mcp_tools(t.mcp, *specs);
     for (const auto& spec : *specs) t.mcp_tool_names.push_back(spec.name);
   }
+  if (auto st = open_http_servers(c, t, o, extra); !st) return st.fail_with(what);
   BuiltinOptions b;
   b.sandbox = t.sandbox;
   b.http = http_route(info->env);

@@ -27,8 +27,9 @@ struct StackTools {
   std::string stack, runner;  // stack name, runner container id
   manifest::LoadedEnvironment env;
   std::shared_ptr<Sandbox> sandbox;
-  std::shared_ptr<McpSession> mcp;  // when the task declares a server
-  std::vector<std::string> mcp_tool_names;  // its tools (which shadow built-ins of the same name)
+  std::shared_ptr<McpSession> mcp;  // when the task declares a stdio server
+  std::vector<std::shared_ptr<McpSession>> http_mcp;  // its servers over HTTP (services of the stack)
+  std::vector<std::string> mcp_tool_names;  // their tools (which shadow built-ins of the same name)
   std::unique_ptr<ToolExecutor> executor;
 };
 
@@ -43,6 +44,9 @@ struct OpenOptions {
   // The user the agent's helper channel runs as instead of the runner's own (a Harbor step's
   // [steps.agent].user: the same runner, another user); empty: the runner's.
   std::string user;
+  // Whether the engine is this host's: only then does the host route to the trial networks,
+  // where a task's MCP servers over HTTP are reached (else they are refused).
+  bool engine_is_local = true;
 };
 
 // Finds the stack's running runner, reloads its task (the io.forgectl.source label), connects

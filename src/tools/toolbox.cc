@@ -1,6 +1,7 @@
 // Assembles a trial's governed tool set.
 #include "tools/toolbox.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace forge::tools {
@@ -25,6 +26,10 @@ Result<std::unique_ptr<ToolExecutor>> make_toolbox(const ToolboxConfig& cfg) {
   if (cfg.tools.declared) {
     ec.agent_enabled = cfg.tools.agent_enabled;
     ec.user_enabled = cfg.tools.user_enabled;
+    if (cfg.tools.mcp_tools_for_agent)
+      for (const auto& e : cfg.extra)
+        if (std::find(ec.agent_enabled.begin(), ec.agent_enabled.end(), e->spec().name) == ec.agent_enabled.end())
+          ec.agent_enabled.push_back(e->spec().name);
   } else {
     for (const auto& t : ec.tools) ec.agent_enabled.push_back(t->spec().name);
   }

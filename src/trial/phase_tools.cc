@@ -35,6 +35,7 @@ Step TrialRun::open_tools() {
   oo.db = db_route();
   oo.rag = rag_route(task_, *up_, control_token_, trial_id_);
   oo.user = step_user_;
+  oo.engine_is_local = env_.engine_is_local;
   if (!local_ && uses_browser(task_)) {
     auto b = start_browser(docker_, *up_, Deadline::in(Millis(60000)));
     if (!b) return classify_running(b.error(), InfraKind::kSandbox);

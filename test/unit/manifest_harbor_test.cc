@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string>
 
+#include "manifest/harbor/harbor_load.h"
 #include "manifest/harbor/harbor_parse.h"
 #include "support/manifest_helpers.h"
 #include "support/paths.h"
@@ -249,9 +250,10 @@ TEST_CASE("harbor: what forgectl cannot honour is refused") {
     CHECK(t->verifier.mode == VerifierMode::kSeparate);
     CHECK(t->verifier.environment->network.mode == NetworkMode::kNoNetwork);
   }
-  SUBCASE("MCP over sse") {
+  SUBCASE("MCP over sse without a compose file: its host is no service of the task") {
     CHECK(has(errors(d.toml("[[environment.mcp_servers]]\nname = \"s\"\nurl = \"http://mcp:8000/sse\"\n")),
-              "MCP server 's' uses transport \"sse\": forgectl's MCP client speaks stdio only"));
+              "task.toml:3:7: MCP server 's': url \"http://mcp:8000/sse\" names host 'mcp', which is not a service "
+              "of the task"));
   }
   SUBCASE("Windows, TPUs, continuous verification") {
     std::string e =
@@ -518,4 +520,58 @@ TEST_CASE("harbor: an [environment].workdir on the verifier's reserved paths is 
   CHECK(has(errors(d.toml("[environment]\nworkdir = \"/app/../logs\"\n")), "must not contain '..'"));
   CHECK(loads(d.toml("[environment]\nworkdir = \"/app\"\n")).environment.workdir == "/app");
   CHECK(loads(d.toml("[environment]\nworkdir = \"/logs/work\"\n")).environment.workdir == "/logs/work");
+}
+
+TEST_CASE("harbor: MCP servers over HTTP are services of the task's compose file, and nothing else") {
+  TempHarbor d;
+  d.write("environment/docker-compose.yaml",
+          "services:\n  main:\n    build: {context: .}\n  tools:\n    image: forgectl/python:local\n"
+          "    networks:\n      default:\n        aliases: [tools-http]\n");
+  auto server = [&](const std::string& transport, const std::string& url) {
+    return d.toml("[[environment.mcp_servers]]\nname = \"t\"\ntransport = \"" + transport + "\"\nurl = \"" + url +
+                  "\"\n");
+  };
+  SUBCASE("sse to a service by name; streamable-http (and its spelling http) by alias") {
+    HarborTask t = loads(server("sse", "http://tools:8000/sse"));
+    REQUIRE(t.environment.mcp_servers.size() == 1);
+    CHECK(t.environment.mcp_servers[0].transport == McpTransport::kSse);
+    CHECK(t.environment.mcp_servers[0].service == "tools");
+    for (const char* spelling : {"streamable-http", "http"}) {
+      HarborTask h = loads(server(spelling, "http://Tools-HTTP:8001/mcp?x=1"));
+      CHECK(h.environment.mcp_servers[0].transport == McpTransport::kStreamableHttp);
+      CHECK(h.environment.mcp_servers[0].service == "tools");
+    }
+    auto cfg = load_harbor_task_config(server("http", "http://tools-http:8001/mcp"));
+    REQUIRE_MESSAGE(cfg, (cfg ? "" : cfg.error().what()));
+    const auto& tools = cfg->environment.tools;
+    REQUIRE(tools.http_mcp_servers.size() == 1);
+    CHECK(tools.http_mcp_servers[0].service == "tools");
+    CHECK(tools.http_mcp_servers[0].host == "tools-http:8001");
+    CHECK(tools.http_mcp_servers[0].port == 8001);
+    CHECK(tools.http_mcp_servers[0].path == "/mcp");
+    CHECK(tools.mcp_tools_for_agent);
+    CHECK_FALSE(tools.mcp_server);
+  }
+  SUBCASE("a host that is not a service: refused at the url's line") {
+    for (const char* url : {"http://example.com/sse", "http://127.0.0.1:8000/sse", "http://localhost:8000/sse"})
+      CHECK(has(errors(server("sse", url)), "task.toml:4:7: MCP server 't': url \"" + std::string(url) + "\" names host"));
+  }
+  SUBCASE("the agent's own container is not a server over HTTP") {
+    CHECK(has(errors(server("sse", "http://main:8000/sse")), "names 'main', the agent's own container"));
+  }
+  SUBCASE("urls forgectl does not connect to") {
+    CHECK(has(errors(server("sse", "https://tools:8000/sse")), "https is not used"));
+    CHECK(has(errors(server("sse", "ftp://tools/sse")), "the url must start with http://"));
+    CHECK(has(errors(server("sse", "http://u:p@tools:8000/sse")), "must not carry user info"));
+    CHECK(has(errors(server("sse", "http://tools:99999/sse")), "port is not a number from 1 to 65535"));
+    CHECK(has(errors(d.toml("[[environment.mcp_servers]]\nname = \"t\"\n")), "needs a 'url' for transport \"sse\""));
+  }
+  SUBCASE("names are unique, and one stdio server at most") {
+    CHECK(has(errors(d.toml("[[environment.mcp_servers]]\nname = \"t\"\nurl = \"http://tools/sse\"\n"
+                            "[[environment.mcp_servers]]\nname = \"t\"\nurl = \"http://tools:1/sse\"\n")),
+              "MCP server 't' is declared twice"));
+    CHECK(has(errors(d.toml("[[environment.mcp_servers]]\nname = \"a\"\ntransport = \"stdio\"\ncommand = \"x\"\n"
+                            "[[environment.mcp_servers]]\nname = \"b\"\ntransport = \"stdio\"\ncommand = \"y\"\n")),
+              "forgectl runs one stdio server per task"));
+  }
 }

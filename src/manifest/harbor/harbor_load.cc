@@ -8,6 +8,7 @@
 #include "manifest/files.h"
 #include "manifest/harbor/harbor_parse.h"
 #include "manifest/harbor/tb1_parse.h"
+#include "manifest/mcp_url.h"
 #include "manifest/task_kind.h"
 
 namespace forge::manifest {
@@ -188,13 +189,30 @@ Result<TaskConfig> load_harbor_task_config(const std::string& path) {
   tools.declared = true;
   tools.agent_enabled = harbor_agent_tools();
   tools.where = SourceLocation{h->config_path, 0, 0};
-  if (h->environment.mcp_servers.size() == 1) {
-    const McpServer& s = h->environment.mcp_servers.front();
-    McpServerConfig mcp;
-    mcp.command.push_back(s.command);
-    mcp.command.insert(mcp.command.end(), s.args.begin(), s.args.end());
-    mcp.where = tools.where;
-    tools.mcp_server = std::move(mcp);
+  // Harbor's agent gets every tool of the servers the task declares (one stdio server at most:
+  // harbor_sections.cc), under the same governance as the built-ins.
+  tools.mcp_tools_for_agent = true;
+  for (const McpServer& s : h->environment.mcp_servers) {
+    if (s.transport == McpTransport::kStdio) {
+      McpServerConfig mcp;
+      mcp.command.push_back(s.command);
+      mcp.command.insert(mcp.command.end(), s.args.begin(), s.args.end());
+      mcp.where = tools.where;
+      tools.mcp_server = std::move(mcp);
+      continue;
+    }
+    auto u = parse_mcp_url(s.url);  // checked when task.toml was read
+    if (!u) return u.fail_with(where(*h) + ": MCP server '" + s.name + "'");
+    McpHttpServerConfig http;
+    http.name = s.name;
+    http.transport = s.transport;
+    http.url = s.url;
+    http.service = s.service;
+    http.host = u->host_port;
+    http.port = u->port;
+    http.path = u->path;
+    http.where = s.url_where;
+    tools.http_mcp_servers.push_back(std::move(http));
   }
   t.harbor = std::move(h);
   return t;

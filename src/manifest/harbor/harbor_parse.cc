@@ -2,12 +2,14 @@
 // (instruction, environment, tests, solution, steps), each confined to the directory and bounded.
 #include "manifest/harbor/harbor_parse.h"
 
+#include <cctype>
 #include <filesystem>
 #include <set>
 
 #include "manifest/files.h"
 #include "manifest/harbor/harbor_reader.h"
 #include "manifest/harbor/harness_compose.h"
+#include "manifest/mcp_url.h"
 #include "manifest/task_dir.h"
 
 namespace forge::manifest {
@@ -37,6 +39,7 @@ class FileChecks {
     extra_steps();
     separate_verifier();
     services();
+    mcp_services();
   }
 
  private:
@@ -193,6 +196,48 @@ class FileChecks {
     for (const auto& a : t_.artifacts) check(a.service, a.where, "an artifact");
     for (const auto& s : t_.steps)
       for (const auto& a : s.artifacts) check(a.service, a.where, "an artifact");
+  }
+
+  // An MCP server over HTTP is a service of the task's compose file, named by its name or one of
+  // its aliases: forgectl connects to that service's address on the trial network and to
+  // nothing else, so a url naming any other host is refused here.
+  void mcp_services() {
+    for (auto& m : t_.environment.mcp_servers) {
+      if (m.transport == McpTransport::kStdio) continue;
+      auto u = parse_mcp_url(m.url);
+      if (!u) continue;  // reported with task.toml's keys
+      m.service = service_named(u->host);
+      if (m.service == t_.main_service)
+        error_at(m.url_where, "MCP server '" + m.name + "': url \"" + m.url + "\" names '" + t_.main_service +
+                                  "', the agent's own container",
+                 "run a server in 'main' over stdio (transport = \"stdio\", command = …), or as a service of its own");
+      else if (m.service.empty())
+        error_at(m.url_where,
+                 "MCP server '" + m.name + "': url \"" + m.url + "\" names host '" + u->host +
+                     "', which is not a service of the task",
+                 t_.compose ? "the host must be a service (or an alias of one) of environment/docker-compose.yaml; "
+                              "forgectl connects to nothing else"
+                            : "an MCP server over HTTP runs as a service of environment/docker-compose.yaml, which "
+                              "the task does not have");
+    }
+  }
+
+  // The compose service `host` names (its name or a network alias, compared without case); "".
+  std::string service_named(const std::string& host) const {
+    if (!t_.compose) return {};
+    auto same = [&](const std::string& name) {
+      if (name.size() != host.size()) return false;
+      for (std::size_t i = 0; i < name.size(); ++i)
+        if (std::tolower(static_cast<unsigned char>(name[i])) != host[i]) return false;
+      return true;
+    };
+    for (const auto& s : t_.compose->services) {
+      if (same(s.name)) return s.name;
+      for (const auto& [net, aliases] : s.networks)
+        for (const auto& a : aliases)
+          if (same(a)) return s.name;
+    }
+    return {};
   }
 
   TaskDir& td_;

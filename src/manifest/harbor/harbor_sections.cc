@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "manifest/harbor/harbor_reader.h"
+#include "manifest/mcp_url.h"
 
 namespace forge::manifest {
 
@@ -79,10 +80,15 @@ std::vector<McpServer> read_mcp_servers(TomlReader& r, const TomlField& f, std::
   for (const auto& item : r.items(f, table, kMaxMcpServers)) {
     const std::string where = toml_path(table, item.key);
     McpServer m;
+    TomlField url_field = item;
     std::string transport = "sse";  // Harbor's default
     bool ok = true;
     for (const auto& e : r.entries(item, where)) {
       if (e.key == "name" || e.key == "transport" || e.key == "url" || e.key == "command") {
+        if (e.key == "url") {
+          url_field = e;
+          m.url_where = SourceLocation{r.file(), e.line, e.column};
+        }
         auto v = r.string(e, where);
         ok = ok && v;
         if (v) (e.key == "name" ? m.name : e.key == "transport" ? transport : e.key == "url" ? m.url : m.command) = *v;
@@ -100,16 +106,30 @@ std::vector<McpServer> read_mcp_servers(TomlReader& r, const TomlField& f, std::
       m.transport = McpTransport::kStdio;
       if (m.command.empty()) r.error(item, "[" + where + "] needs a 'command' for transport \"stdio\"");
     } else if (transport == "sse" || transport == "streamable-http" || transport == "http") {
-      r.error(item,
-              "[" + where + "] MCP server '" + m.name + "' uses transport \"" + transport +
-                  "\": forgectl's MCP client speaks stdio only",
-              "run the server in the main container over stdio (transport = \"stdio\", command = …)");
-      continue;
+      m.transport = transport == "sse" ? McpTransport::kSse : McpTransport::kStreamableHttp;
+      if (m.url.empty()) {
+        r.error(item, "[" + where + "] needs a 'url' for transport \"" + transport + "\"",
+                "the server is a service of environment/docker-compose.yaml: url = \"http://<service>:<port>/<path>\"");
+      } else if (auto u = parse_mcp_url(m.url); !u) {
+        r.error(url_field, "[" + where + "] 'url' = \"" + m.url + "\": " + u.error().message);
+        continue;
+      }
     } else {
       r.error(item,
               "[" + where + "] transport must be \"stdio\", \"sse\" or \"streamable-http\", got '" + transport + "'");
     }
-    if (!m.name.empty()) out.push_back(std::move(m));
+    if (m.name.empty()) continue;
+    const bool named_twice =
+        std::any_of(out.begin(), out.end(), [&](const McpServer& o) { return o.name == m.name; });
+    const bool second_stdio = m.transport == McpTransport::kStdio &&
+                              std::any_of(out.begin(), out.end(), [](const McpServer& o) { return o.transport == McpTransport::kStdio; });
+    if (named_twice)
+      r.error(item, "[" + where + "] MCP server '" + m.name + "' is declared twice");
+    else if (second_stdio)
+      r.error(item, "[" + where + "] MCP server '" + m.name + "': forgectl runs one stdio server per task",
+              "serve the others over HTTP from a service of environment/docker-compose.yaml (transport = \"sse\")");
+    else
+      out.push_back(std::move(m));
   }
   return out;
 }

@@ -11,6 +11,7 @@
 
 #include "manifest/compose.h"
 #include "manifest/diagnostics.h"
+#include "manifest/tools_config.h"
 
 namespace forge::manifest {
 
@@ -50,15 +51,15 @@ struct HealthcheckConfig {
   int retries = 3;
 };
 
-enum class McpTransport { kStdio, kSse, kStreamableHttp };
-
-// [[environment.mcp_servers]]: a server the agent may use. Only stdio is accepted today.
+// [[environment.mcp_servers]]: a server the agent may use.
 struct McpServer {
   std::string name;
   McpTransport transport = McpTransport::kStdio;
   std::string command;  // stdio: run in the main container
   std::vector<std::string> args;
-  std::string url;  // sse / streamable-http
+  std::string url;  // sse / streamable-http: a service of environment/docker-compose.yaml
+  SourceLocation url_where;
+  std::string service;  // the compose service the url's host names, once the compose file is read
 };
 
 // [environment], and a separate verifier's [verifier.environment].
