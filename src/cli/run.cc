@@ -76,6 +76,7 @@ struct RunArgs {
   bool resume = false, keep_local = false, allow_local = false;
   bool no_golden_cache = false;  // --no-golden-cache: every trial replays its own golden state
   bool build_images = false;  // --build-images: what the tasks need and this node lacks is built first
+  bool canary = false;        // --canary: the cheat canaries' trials besides the agents' (docs/sweeps.md)
   Limits limits;
   std::string run_id;  // kept from run.json on --resume
 };
@@ -110,6 +111,7 @@ Status fill_from_run_json(RunArgs& a, const Command& cmd) {
   if (cmd.given("--env-passthrough") == 0) a.env_passthrough = inv.env_passthrough;
   if (cmd.given("--harbor-verifier") == 0 && !inv.harbor_verifier.empty()) a.harbor_verifier = inv.harbor_verifier;
   if (cmd.given("--runtime") == 0) a.runtime = inv.runtime;
+  if (cmd.given("--canary") == 0) a.canary = inv.canary;
   auto keep = [&](const char* flag, const char* key, int& field) {
     if (cmd.given(flag) == 0 && inv.limits.count(key)) field = inv.limits.at(key);
   };
@@ -131,6 +133,10 @@ void add_flags(Command cmd, RunArgs& a) {
              "oracle | noop | replay:TRAJECTORY | llm | llm:MODEL (repeat for a matrix); default: llm when "
              "models.agent is set")
       .one_value_each();
+  cmd.flag("--canary", a.canary,
+           "also run the cheat canaries, one trial per task each: scripted agents that plant a reward file or a "
+           "conftest.py, read /tests or fetch the solution; their cheat success rate per task is reported apart "
+           "from the agents' results (docs/sweeps.md)");
   cmd.option("--trials", a.trials, "trials per task and agent (default: orchestrator.repeats, else 1)");
   cmd.option("--concurrency", a.concurrency, "trials at once (default: orchestrator.workers, else 1)");
   cmd.option("--out", a.out, "run directory (default: evaluation.output_dir)");
@@ -250,7 +256,7 @@ Result<Setup> make_setup(RunArgs& a, const Command& cmd, const HostSettings& hos
     if (!sh) return sh.fail();
     s.plan_in.shard = *sh;
   }
-  if (a.agents.empty()) {
+  if (a.agents.empty() && !(a.canary && !s.cfg.models.count("agent"))) {  // --canary alone: canaries only
     if (!s.cfg.models.count("agent"))
       return fail(Errc::kInvalid, "no agent: give --agent oracle|replay:FILE|noop|llm:MODEL, or models.agent in the run config");
     a.agents = {"llm"};
@@ -273,6 +279,7 @@ Result<Setup> make_setup(RunArgs& a, const Command& cmd, const HostSettings& hos
       return fail(Errc::kInvalid, "--runtime: " + bad);
     s.cfg.runtime = manifest::is_auto_runtime(a.runtime) ? std::string() : a.runtime;
   }
+  s.plan_in.canary = a.canary;
   s.plan_in.executor = a.executor == "local" ? manifest::ExecutorKind::kLocal : manifest::ExecutorKind::kContainer;
   s.plan_in.allow_local = a.allow_local;
   s.tty = a.progress == "live" || (a.progress == "auto" && ::isatty(STDERR_FILENO));
@@ -299,7 +306,8 @@ results::RunJson describe(const RunArgs& a, const Setup& s, const sweep::Plan& p
   r.images = plan.facts.images;
   r.invocation = {a.tasks,       a.agents,          a.hosts,           a.config,          a.shard,
                   a.trials,      a.concurrency,     a.limits.as_map(), a.executor,        a.keep_local,
-                  a.allow_local, a.env_passthrough, a.harbor_verifier, a.no_golden_cache, a.runtime};
+                  a.allow_local, a.env_passthrough, a.harbor_verifier, a.no_golden_cache, a.runtime,
+                  a.canary};
   for (const auto& [k, m] : s.cfg.models) r.models[k] = {m.provider, m.name, m.base_url, m.temperature};
   r.limits = {{"max_turns", static_cast<double>(s.cfg.max_turns)},
               {"episode_timeout_s", static_cast<double>(s.cfg.episode_timeout.count() / 1000)},
@@ -321,6 +329,11 @@ void print_summary(Context& ctx, const sweep::RunSummary& sum, const std::string
   ctx.out << "; " << sum.ran << " run now, " << sum.skipped << " finished before; cost $" << std::fixed
           << std::setprecision(4) << sum.cost_usd << "; " << std::setprecision(1)
           << static_cast<double>(sum.elapsed.count()) / 1000.0 << " s\n";
+  if (sum.canary_graded > 0)
+    ctx.out << "cheat canaries: " << sum.canary_cheated << "/" << sum.canary_graded << " graded canary trials passed ("
+            << (sum.canary_cheated ? "tasks that can be gamed: see the warnings" : "no task was gamed") << ")\n";
+  // Loud, after the table: a task a do-nothing agent passes must not go unnoticed.
+  for (const auto& w : sum.canary_warnings) ctx.log.warn(w);
   if (sum.leaks.empty()) {
     ctx.out << "leak audit: nothing of run " << sum.run_id << " is left";
     if (engines)

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/files.h"
+#include "results/canary.h"
 #include "results/compare.h"
 #include "results/html_text.h"
 #include "results/metrics.h"
@@ -89,42 +90,8 @@ Status write_trial_pages(const std::string& dir, const std::vector<TrialRecord>&
   return first;
 }
 
-}  // namespace
-
-Status write_reports(const std::string& dir, const AggregateOptions& options) {
-  if (auto st = check_dir(dir); !st) return st;
-  auto log = read_trials_jsonl((fs::path(dir) / "trials.jsonl").string());
-  if (!log) return log.fail();
-  return write_reports(dir, log->trials, options);
-}
-
-Status write_reports(const std::string& dir, const std::vector<TrialRecord>& trials, const AggregateOptions& options) {
-  if (auto st = check_dir(dir); !st) return st;
-  // Each file on its own: one that cannot be written never keeps the others from being written.
-  std::vector<Error> failed;
-  auto keep = [&](Status st) {
-    if (!st) failed.push_back(st.error());
-  };
-  keep(write_trial_pages(dir, trials));
-  std::string agg;
-  keep(guarded("aggregate.json", [&]() -> Status {
-    auto text = aggregate_json(trials, options);
-    if (!text) return text.fail();
-    agg = std::move(*text);
-    return write_file_atomic((fs::path(dir) / "aggregate.json").string(), agg);
-  }));
-  keep(guarded("Tolokaforge's files", [&] { return write_tolokaforge_files(dir, trials); }));
-  keep(guarded("report.html", [&] {
-    return write_file_atomic((fs::path(dir) / "report.html").string(),
-                             render_report_html(trials, agg.empty() ? "{}" : agg, read_run_json(dir)));
-  }));
-  if (failed.empty()) return {};
-  std::string more = failed.size() > 1 ? " (and " + std::to_string(failed.size() - 1) + " more)" : "";
-  return fail(failed.front().with_context("writing the reports of " + dir + more +
-                                          "; the rest were written, and trials.jsonl is complete"));
-}
-
-Result<std::string> summary_table(const std::vector<TrialRecord>& trials, const AggregateOptions& options) {
+// The agents' part of the summary table.
+std::string agents_table(const std::vector<TrialRecord>& trials, const AggregateOptions& options) {
   std::map<std::pair<std::string, std::string>, std::vector<const TrialRecord*>> groups;
   std::map<std::string, std::vector<const TrialRecord*>> by_agent;
   for (const auto& t : trials) {
@@ -155,6 +122,49 @@ Result<std::string> summary_table(const std::vector<TrialRecord>& trials, const 
   for (const auto& [agent, g] : by_agent) out += format_line("total", agent, summarize(g), width, agent_width);
   for (const auto& c : compare_all(trials, options.compare)) out += c.sentence + "\n";
   return out;
+}
+
+}  // namespace
+
+Status write_reports(const std::string& dir, const AggregateOptions& options) {
+  if (auto st = check_dir(dir); !st) return st;
+  auto log = read_trials_jsonl((fs::path(dir) / "trials.jsonl").string());
+  if (!log) return log.fail();
+  return write_reports(dir, log->trials, options);
+}
+
+Status write_reports(const std::string& dir, const std::vector<TrialRecord>& trials, const AggregateOptions& options) {
+  if (auto st = check_dir(dir); !st) return st;
+  // Each file on its own: one that cannot be written never keeps the others from being written.
+  std::vector<Error> failed;
+  auto keep = [&](Status st) {
+    if (!st) failed.push_back(st.error());
+  };
+  keep(write_trial_pages(dir, trials));
+  std::string agg;
+  keep(guarded("aggregate.json", [&]() -> Status {
+    auto text = aggregate_json(trials, options);
+    if (!text) return text.fail();
+    agg = std::move(*text);
+    return write_file_atomic((fs::path(dir) / "aggregate.json").string(), agg);
+  }));
+  // Tolokaforge's files know agents only: the canaries' results are aggregate.json's and report.html's.
+  keep(guarded("Tolokaforge's files", [&] { return write_tolokaforge_files(dir, split_canaries(trials).agents); }));
+  keep(guarded("report.html", [&] {
+    return write_file_atomic((fs::path(dir) / "report.html").string(),
+                             render_report_html(trials, agg.empty() ? "{}" : agg, read_run_json(dir)));
+  }));
+  if (failed.empty()) return {};
+  std::string more = failed.size() > 1 ? " (and " + std::to_string(failed.size() - 1) + " more)" : "";
+  return fail(failed.front().with_context("writing the reports of " + dir + more +
+                                          "; the rest were written, and trials.jsonl is complete"));
+}
+
+Result<std::string> summary_table(const std::vector<TrialRecord>& records, const AggregateOptions& options) {
+  SplitTrials split = split_canaries(records);
+  // A run of canaries alone has no agents' table (its total line would be all zeros).
+  std::string out = split.agents.empty() && !split.canaries.empty() ? "" : agents_table(split.agents, options);
+  return out + canary_table(canary_report(split.canaries));
 }
 
 }  // namespace forge::results

@@ -22,7 +22,8 @@ Status write_reports(const std::string& dir, const std::vector<TrialRecord>& tri
 
 // The plain-text table printed at the end of a run and by `forgectl report`: per task and agent
 // trials, passed, pass rate, mean score, infra errors, cost; then a total line per agent (never
-// one pooling several agents) and, with several agents, each comparison's sentence.
+// one pooling several agents) and, with several agents, each comparison's sentence; then the
+// cheat canaries' table (canary_table), whose trials are in none of the lines above.
 Result<std::string> summary_table(const std::vector<TrialRecord>& trials, const AggregateOptions& options = {});
 
 }  // namespace forge::results

@@ -25,6 +25,7 @@ void write_invocation(json::Writer& w, const RunInvocation& inv) {
       .field("harbor_verifier", inv.harbor_verifier.empty() ? "separate" : inv.harbor_verifier);
   if (inv.no_golden_cache) w.field("no_golden_cache", true);
   if (!inv.runtime.empty()) w.field("runtime", inv.runtime);
+  if (inv.canary) w.field("canary", true);
   w.key("limits").begin_object();
   for (const auto& [k, v] : inv.limits) w.field(k, v);
   w.end_object().end_object();
@@ -67,6 +68,7 @@ RunInvocation read_invocation(const json::Value& d) {
   inv.env_passthrough = json::get_strings(*v, "env_passthrough");
   inv.harbor_verifier = json::get_string(*v, "harbor_verifier");
   inv.runtime = json::get_string(*v, "runtime");
+  inv.canary = json::get_bool(*v, "canary");
   if (const json::Value* l = json::get_object(*v, "limits"))
     for (const auto& m : l->GetObject())
       if (m.value.IsInt()) inv.limits[std::string(m.name.GetString(), m.name.GetStringLength())] = m.value.GetInt();

@@ -29,6 +29,7 @@ struct RunInvocation {
   std::string harbor_verifier;               // --harbor-verifier: "separate" (also when absent) | "shared"
   bool no_golden_cache = false;              // --no-golden-cache (written only when set)
   std::string runtime;                       // --runtime (written only when set)
+  bool canary = false;                       // --canary (written only when set)
 };
 
 struct RunModel {
