@@ -56,7 +56,7 @@ TEST_CASE("canary: a test script that trusts a planted reward file is reported a
                          "plain", "--out", run_dir});
   CAPTURE(r.text());
   REQUIRE(r.code == 0);
-  CHECK(r.out.find("2 task(s) × 1 agent(s) × 1 trial(s) + 8 cheat canary trial(s)") != std::string::npos);
+  CHECK(r.err.find("2 task(s) × 1 agent(s) × 1 trial(s) + 8 cheat canary trial(s)") != std::string::npos);
   CHECK(r.out.find("0/2 graded trials passed") != std::string::npos);  // the agent's, no canary among them
   CHECK(r.out.find("cheat canaries: 1/8 graded canary trials passed") != std::string::npos);
   CHECK(r.err.find("warning: cheat canary: task 'hackable' was passed by canary:reward-file") != std::string::npos);
@@ -79,6 +79,6 @@ TEST_CASE("canary: a test script that trusts a planted reward file is reported a
   auto again = forgectl_run({"run", "--resume", "--out", run_dir, "--progress", "plain"});
   CAPTURE(again.text());
   CHECK(again.code == 0);
-  CHECK(again.out.find("resume: 10 finished, 0 to run") != std::string::npos);
+  CHECK(again.err.find("resume: 10 finished, 0 to run") != std::string::npos);
   CHECK(again.out.find("cheat canaries: 1/8 graded canary trials passed") != std::string::npos);
 }
