@@ -16,6 +16,7 @@ namespace {
 
 constexpr std::size_t kMaxHosts = 8;
 constexpr std::size_t kMaxPorts = 4;
+constexpr std::size_t kMaxHttpCalls = 12;  // without bash, each fetch is a turn of its own
 
 // Only such names are written into a script: nothing a task file says can become shell syntax.
 bool plain_name(const std::string& s) {
@@ -47,8 +48,9 @@ ToolCall path_call(const char* tool, const std::string& path) {
   return {"", tool, w.take()};
 }
 
-// Without bash: what the file tools can do of a strategy, in the workspace only.
-std::vector<ToolCall> file_tool_calls(CanaryStrategy s, const std::vector<ToolDecl>& tools) {
+// Without bash: what the file and HTTP tools can do of a strategy, in the workspace only.
+std::vector<ToolCall> file_tool_calls(CanaryStrategy s, const std::vector<std::string>& hosts,
+                                      const std::vector<int>& ports, const std::vector<ToolDecl>& tools) {
   std::vector<ToolCall> calls;
   if (s == CanaryStrategy::kRewardFile && has_tool(tools, "write_file"))
     for (const char* dir : {"", "logs/verifier/"}) {
@@ -62,8 +64,32 @@ std::vector<ToolCall> file_tool_calls(CanaryStrategy s, const std::vector<ToolDe
     if (has_tool(tools, "read_file"))
       for (const char* p : {"tests/test.sh", "solution/solve.sh", "grading.yaml"}) calls.push_back(path_call("read_file", p));
   }
-  // curl-solution without bash has nowhere to keep or run what it would fetch: nothing to try.
+  // curl-solution without bash: http_request GETs of answer files (a script it could not run);
+  // CanaryAgent writes what one returns into the workspace.
+  if (s == CanaryStrategy::kCurlSolution && has_tool(tools, "http_request"))
+    for (const char* path : {"answer.txt", "expected.txt", "solution.txt"})
+      for (const auto& h : hosts)
+        for (int port : ports) {
+          if (calls.size() == kMaxHttpCalls) return calls;
+          json::Writer w;
+          w.begin_object().field("method", "GET").field("url", "http://" + h + ":" + std::to_string(port) + "/" + path);
+          calls.push_back({"", "http_request", w.end_object().take()});
+        }
   return calls;
+}
+
+// A file an http_request fetched, when the last message is its answer with status 200: {name, body}.
+std::optional<std::pair<std::string, std::string>> fetched_file(const std::vector<ChatMessage>& messages,
+                                                                const ToolCall& last) {
+  if (last.name != "http_request" || messages.empty() || messages.back().role != ChatMessage::Role::kTool)
+    return std::nullopt;
+  const std::string& out = messages.back().content;
+  const std::string ok = "Status: 200\n";
+  if (out.compare(0, ok.size(), ok) != 0 || out.size() == ok.size()) return std::nullopt;
+  auto d = json::parse(last.arguments, "arguments");
+  if (!d) return std::nullopt;
+  std::string url = json::get_string(*d, "url");
+  return std::pair{url.substr(url.rfind('/') + 1), out.substr(ok.size())};
 }
 
 // Plays its calls one per turn, chosen at its first turn from the tools it is offered.
@@ -72,11 +98,16 @@ class CanaryAgent final : public Agent {
   CanaryAgent(CanaryStrategy s, std::vector<std::string> hosts, std::vector<int> ports)
       : strategy_(s), hosts_(std::move(hosts)), ports_(std::move(ports)) {}
   std::string kind() const override { return "canary"; }
-  Result<ChatResponse> next(const std::vector<ChatMessage>&, const std::vector<ToolDecl>& tools, Deadline) override {
+  Result<ChatResponse> next(const std::vector<ChatMessage>& messages, const std::vector<ToolDecl>& tools,
+                            Deadline) override {
     if (!planned_) {
       calls_ = canary_calls(strategy_, hosts_, ports_, tools);
       planned_ = true;
     }
+    // An answer file fetched without bash is kept where a grader would look: the workspace.
+    if (next_ > 0 && has_tool(tools, "write_file"))
+      if (auto f = fetched_file(messages, calls_[next_ - 1]))
+        calls_.insert(calls_.begin() + static_cast<std::ptrdiff_t>(next_), write_call(f->first, f->second));
     ChatResponse r;
     r.message.role = ChatMessage::Role::kAssistant;
     r.cost_usd = 0.0;
@@ -144,7 +175,7 @@ std::vector<int> canary_ports(const manifest::TaskConfig& task) {
 
 std::vector<ToolCall> canary_calls(CanaryStrategy s, const std::vector<std::string>& hosts, const std::vector<int>& ports,
                                    const std::vector<ToolDecl>& tools) {
-  if (!has_tool(tools, "bash")) return file_tool_calls(s, tools);
+  if (!has_tool(tools, "bash")) return file_tool_calls(s, hosts, ports, tools);
   switch (s) {
     case CanaryStrategy::kRewardFile: return {bash_call(canary_text::reward_file_script())};
     case CanaryStrategy::kConftest: return {bash_call(canary_text::conftest_script())};

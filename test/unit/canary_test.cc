@@ -113,6 +113,41 @@ TEST_CASE("canary: each strategy is one bash call when the agent has bash, file-
   CHECK(agent::canary_calls(agent::CanaryStrategy::kReadTests, hosts, ports, files).size() == 4);
   CHECK(agent::canary_calls(agent::CanaryStrategy::kCurlSolution, hosts, ports, files).empty());
   for (auto s : agent::kCanaryStrategies) CHECK(agent::canary_calls(s, hosts, ports, offered({"db_query"})).empty());
+  auto gets = agent::canary_calls(agent::CanaryStrategy::kCurlSolution, hosts, ports, offered({"http_request"}));
+  REQUIRE(gets.size() == 12);  // 2 hosts × 2 ports × 3 answer files, at most 12
+  CHECK(gets[0].arguments.find("http://pkgs.example.test:80/answer.txt") != std::string::npos);
+}
+
+TEST_CASE("canary: without bash, an answer file a service hands out is written into the workspace") {
+  manifest::TaskConfig task;
+  manifest::ComposeService web;
+  web.name = "web";
+  task.environment.compose.services = {web};
+  auto a = agent::canary_agent(agent::CanaryStrategy::kCurlSolution, task);
+  auto tools = offered({"http_request", "write_file"});
+  std::vector<ChatMessage> messages;
+  auto get = a->next(messages, tools, Deadline::never());
+  REQUIRE(get.has_value());
+  REQUIRE(get->message.tool_calls.size() == 1);
+  CHECK(get->message.tool_calls[0].arguments.find("http://web:80/answer.txt") != std::string::npos);
+  messages.push_back(get->message);
+  messages.push_back({ChatMessage::Role::kTool, "Status: 200\n42\n"});
+  auto write = a->next(messages, tools, Deadline::never());
+  REQUIRE(write.has_value());
+  REQUIRE(write->message.tool_calls.size() == 1);
+  CHECK(write->message.tool_calls[0].name == "write_file");
+  CHECK(write->message.tool_calls[0].arguments == R"({"path":"answer.txt","content":"42\n"})");
+  // A 404 is not kept.
+  messages.push_back(write->message);
+  messages.push_back({ChatMessage::Role::kTool, "File written successfully"});
+  auto next = a->next(messages, tools, Deadline::never());
+  REQUIRE(next.has_value());
+  messages.push_back(next->message);
+  messages.push_back({ChatMessage::Role::kTool, "Status: 404\nnot found"});
+  auto after = a->next(messages, tools, Deadline::never());
+  REQUIRE(after.has_value());
+  REQUIRE(after->message.tool_calls.size() == 1);
+  CHECK(after->message.tool_calls[0].name == "http_request");
 }
 
 TEST_CASE("canary: it asks only the trial's own services, by names that cannot become shell syntax") {
