@@ -133,14 +133,14 @@ void add_flags(Command cmd, RunArgs& a) {
              "oracle | noop | replay:TRAJECTORY | llm | llm:MODEL (repeat for a matrix); default: llm when "
              "models.agent is set")
       .one_value_each();
-  cmd.flag("--canary", a.canary,
-           "also run the cheat canaries, one trial per task each: scripted agents that plant a reward file or a "
-           "conftest.py, read /tests or fetch the solution; their cheat success rate per task is reported apart "
-           "from the agents' results (docs/sweeps.md)");
   cmd.option("--trials", a.trials, "trials per task and agent (default: orchestrator.repeats, else 1)");
   cmd.option("--concurrency", a.concurrency, "trials at once (default: orchestrator.workers, else 1)");
   cmd.option("--out", a.out, "run directory (default: evaluation.output_dir)");
   cmd.flag("--resume", a.resume, "continue the run in --out: finished trials are skipped, interrupted ones redone");
+  cmd.flag("--canary", a.canary,
+           "also run the cheat canaries, one trial per task each: scripted agents that plant a reward file or a "
+           "conftest.py, read /tests or fetch the solution; their cheat success rate per task is reported apart "
+           "from the agents' results (docs/sweeps.md)");
   cmd.option("--shard", a.shard,
              "run only shard i of N (0-based, i/N) of the trial matrix; join with forgectl merge. auto: this "
              "Slurm array task's shard, in DIR/shards/<i>-of-<N> (docs/scale.md)");
