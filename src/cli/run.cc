@@ -324,9 +324,11 @@ results::RunJson describe(const RunArgs& a, const Setup& s, const sweep::Plan& p
 
 void print_summary(Context& ctx, const sweep::RunSummary& sum, const std::string& dir, std::size_t engines) {
   ctx.out << '\n' << sum.table;
-  ctx.out << sum.passed << "/" << sum.graded << " graded trials passed";
-  if (sum.infra_errors) ctx.out << ", " << sum.infra_errors << " infra error(s) (not counted)";
-  ctx.out << "; " << sum.ran << " run now, " << sum.skipped << " finished before; cost $" << std::fixed
+  // A run of canaries alone has no agents' line: its counts are the canaries' line below.
+  bool agents_line = sum.graded > 0 || sum.canary_graded == 0;
+  if (agents_line) ctx.out << sum.passed << "/" << sum.graded << " graded trials passed";
+  if (sum.infra_errors) ctx.out << (agents_line ? ", " : "") << sum.infra_errors << " infra error(s) (not counted)";
+  ctx.out << (agents_line || sum.infra_errors ? "; " : "") << sum.ran << " run now, " << sum.skipped << " finished before; cost $" << std::fixed
           << std::setprecision(4) << sum.cost_usd << "; " << std::setprecision(1)
           << static_cast<double>(sum.elapsed.count()) / 1000.0 << " s\n";
   if (sum.canary_graded > 0)

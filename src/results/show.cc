@@ -83,6 +83,7 @@ Result<std::string> run_view(const ShowRequest& r, const std::vector<TrialRecord
     by_agent[t.agent].push_back(&t);
     tasks.insert(t.task_id);
   }
+  for (const auto& t : canaries.tasks) tasks.insert(t.task_id);
   auto comparisons = r.agent.empty() ? compare_all(trials, r.aggregate.compare) : std::vector<Comparison>{};
   if (r.json) {
     auto agg = aggregate_json(records, r.aggregate);
