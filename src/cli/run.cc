@@ -80,6 +80,7 @@ struct RunArgs {
   bool no_golden_cache = false;  // --no-golden-cache: every trial replays its own golden state
   bool build_images = false;  // --build-images: what the tasks need and this node lacks is built first
   std::string max_infra_rate;  // --max-infra-rate as given: a percentage ("5", "2.5%")
+  bool canary = false;        // --canary: the cheat canaries' trials besides the agents' (docs/sweeps.md)
   Limits limits;
   std::string run_id;  // kept from run.json on --resume
 };
@@ -121,6 +122,7 @@ Status fill_from_run_json(RunArgs& a, const Command& cmd) {
   if (cmd.given("--harbor-verifier") == 0 && !inv.harbor_verifier.empty()) a.harbor_verifier = inv.harbor_verifier;
   if (cmd.given("--runtime") == 0) a.runtime = inv.runtime;
   if (cmd.given("--max-infra-rate") == 0 && inv.max_infra_rate) a.max_infra_rate = format_percent(*inv.max_infra_rate);
+  if (cmd.given("--canary") == 0) a.canary = inv.canary;
   auto keep = [&](const char* flag, const char* key, int& field) {
     if (cmd.given(flag) == 0 && inv.limits.count(key)) field = inv.limits.at(key);
   };
@@ -146,6 +148,10 @@ void add_flags(Command cmd, RunArgs& a) {
   cmd.option("--concurrency", a.concurrency, "trials at once (default: orchestrator.workers, else 1)");
   cmd.option("--out", a.out, "run directory (default: evaluation.output_dir)");
   cmd.flag("--resume", a.resume, "continue the run in --out: finished trials are skipped, interrupted ones redone");
+  cmd.flag("--canary", a.canary,
+           "also run the cheat canaries, one trial per task each: scripted agents that plant a reward file or a "
+           "conftest.py, read /tests or fetch the solution; their cheat success rate per task is reported apart "
+           "from the agents' results (docs/sweeps.md)");
   cmd.option("--shard", a.shard,
              "run only shard i of N (0-based, i/N) of the trial matrix; join with forgectl merge. auto: this "
              "Slurm array task's shard, in DIR/shards/<i>-of-<N> (docs/scale.md)");
@@ -271,7 +277,7 @@ Result<Setup> make_setup(RunArgs& a, const Command& cmd, const HostSettings& hos
     if (!sh) return sh.fail();
     s.plan_in.shard = *sh;
   }
-  if (a.agents.empty()) {
+  if (a.agents.empty() && !(a.canary && !s.cfg.models.count("agent"))) {  // --canary alone: canaries only
     if (!s.cfg.models.count("agent"))
       return fail(Errc::kInvalid, "no agent: give --agent oracle|replay:FILE|noop|llm:MODEL, or models.agent in the run config");
     a.agents = {"llm"};
@@ -294,6 +300,7 @@ Result<Setup> make_setup(RunArgs& a, const Command& cmd, const HostSettings& hos
       return fail(Errc::kInvalid, "--runtime: " + bad);
     s.cfg.runtime = manifest::is_auto_runtime(a.runtime) ? std::string() : a.runtime;
   }
+  s.plan_in.canary = a.canary;
   s.plan_in.executor = a.executor == "local" ? manifest::ExecutorKind::kLocal : manifest::ExecutorKind::kContainer;
   s.plan_in.allow_local = a.allow_local;
   s.tty = a.progress == "live" || (a.progress == "auto" && ::isatty(STDERR_FILENO));
@@ -320,7 +327,8 @@ results::RunJson describe(const RunArgs& a, const Setup& s, const sweep::Plan& p
   r.images = plan.facts.images;
   r.invocation = {a.tasks,       a.agents,          a.hosts,           a.config,          a.shard,
                   a.trials,      a.concurrency,     a.limits.as_map(), a.executor,        a.keep_local,
-                  a.allow_local, a.env_passthrough, a.harbor_verifier, a.no_golden_cache, a.runtime};
+                  a.allow_local, a.env_passthrough, a.harbor_verifier, a.no_golden_cache, a.runtime,
+                  a.canary};
   for (const auto& [k, m] : s.cfg.models) r.models[k] = {m.provider, m.name, m.base_url, m.temperature};
   r.limits = {{"max_turns", static_cast<double>(s.cfg.max_turns)},
               {"episode_timeout_s", static_cast<double>(s.cfg.episode_timeout.count() / 1000)},
@@ -343,11 +351,18 @@ void print_summary(Context& ctx, const sweep::RunSummary& sum, const std::string
   ctx.out << '\n' << sum.table;
   // The table's last line says why (results/validity.h); this one must not be quoted alone either.
   if (!sum.valid) ctx.out << "INVALID run: ";
-  ctx.out << sum.passed << "/" << sum.graded << " graded trials passed";
-  if (sum.infra_errors) ctx.out << ", " << sum.infra_errors << " infra error(s) (not counted)";
-  ctx.out << "; " << sum.ran << " run now, " << sum.skipped << " finished before; cost $" << std::fixed
+  // A run of canaries alone has no agents' line: its counts are the canaries' line below.
+  bool agents_line = sum.graded > 0 || sum.canary_graded == 0;
+  if (agents_line) ctx.out << sum.passed << "/" << sum.graded << " graded trials passed";
+  if (sum.infra_errors) ctx.out << (agents_line ? ", " : "") << sum.infra_errors << " infra error(s) (not counted)";
+  ctx.out << (agents_line || sum.infra_errors ? "; " : "") << sum.ran << " run now, " << sum.skipped << " finished before; cost $" << std::fixed
           << std::setprecision(4) << sum.cost_usd << "; " << std::setprecision(1)
           << static_cast<double>(sum.elapsed.count()) / 1000.0 << " s\n";
+  if (sum.canary_graded > 0)
+    ctx.out << "cheat canaries: " << sum.canary_cheated << "/" << sum.canary_graded << " graded canary trials passed ("
+            << (sum.canary_cheated ? "tasks that can be gamed: see the warnings" : "no task was gamed") << ")\n";
+  // Loud, after the table: a task a do-nothing agent passes must not go unnoticed.
+  for (const auto& w : sum.canary_warnings) ctx.log.warn(w);
   if (sum.leaks.empty()) {
     ctx.out << "leak audit: nothing of run " << sum.run_id << " is left";
     if (engines)

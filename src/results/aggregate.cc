@@ -5,6 +5,7 @@
 #include <map>
 
 #include "core/json.h"
+#include "results/canary.h"
 #include "results/compare.h"
 #include "results/metrics.h"
 #include "results/validity.h"
@@ -200,7 +201,10 @@ std::string indented_json(const std::string& compact) {
   return json::to_pretty_string(d) + "\n";
 }
 
-Result<std::string> aggregate_json(const std::vector<TrialRecord>& trials, const AggregateOptions& options) {
+Result<std::string> aggregate_json(const std::vector<TrialRecord>& records, const AggregateOptions& options) {
+  // Canaries never enter an agent's numbers, "overall" or a comparison: they have a section of their own.
+  SplitTrials split = split_canaries(records);
+  const std::vector<TrialRecord>& trials = split.agents;
   Selection all;
   std::map<std::string, Selection> by_agent;
   std::map<std::string, std::map<std::string, Selection>> by_task;
@@ -237,6 +241,10 @@ Result<std::string> aggregate_json(const std::vector<TrialRecord>& trials, const
   sw.w().end_object();
   write_slices(sw, trials);
   write_comparisons(sw, compare_all(trials, options.compare));
+  if (!split.canaries.empty()) {
+    sw.w().key("canaries");
+    write_canaries_json(sw.w(), canary_report(split.canaries));
+  }
   sw.w().end_object();
   // A number is either one of ours gone wrong or an absurd input; name it rather than write null.
   if (!sw.bad().empty()) return fail(Errc::kInvalid, "aggregate: \"" + sw.bad() + "\" is not a finite number");

@@ -23,7 +23,8 @@ struct AggregateOptions {
 // "by_task": {task_id: {agent: {…}}},
 //  "by_slice": {"category"|"difficulty"|"tag": {value: {agent: {…}}}}, "comparisons": [...]},
 // each {…} a Summary. "overall" pools every agent's trials: readers show it only for a run of one
-// agent. Same records, same bytes: keys in a fixed order, a seeded bootstrap. Fails only when a
+// agent. Cheat canaries' trials (results/canary.h) are in none of these: with some, "canaries"
+// follows (write_canaries_json). Same records, same bytes: keys in a fixed order, a seeded bootstrap. Fails only when a
 // number is not finite (JSON cannot hold it).
 Result<std::string> aggregate_json(const std::vector<TrialRecord>& trials, const AggregateOptions& options = {});
 

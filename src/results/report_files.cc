@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/files.h"
+#include "results/canary.h"
 #include "results/compare.h"
 #include "results/egress_view.h"
 #include "results/html_text.h"
@@ -95,7 +96,7 @@ Status write_trial_pages(const std::string& dir, const std::vector<TrialRecord>&
   return first;
 }
 
-// Under the table: each agent's egress tries (when some trial recorded a ledger), then the
+// Under the tables: each agent's egress tries (when some trial recorded a ledger), then the
 // validity gate's verdict when the run is invalid.
 std::string footer(const std::vector<TrialRecord>& trials, const AggregateOptions& options) {
   std::map<std::string, std::vector<const TrialRecord*>> by_agent;
@@ -110,6 +111,40 @@ std::string footer(const std::vector<TrialRecord>& trials, const AggregateOption
   }
   RunValidity v = run_validity(trials, options.max_infra_rate.value_or(kDefaultMaxInfraRatePercent));
   if (!v.valid) out += "INVALID: " + v.reason + "; do not quote these results\n";
+  return out;
+}
+
+// The agents' part of the summary table.
+std::string agents_table(const std::vector<TrialRecord>& trials, const AggregateOptions& options) {
+  std::map<std::pair<std::string, std::string>, std::vector<const TrialRecord*>> groups;
+  std::map<std::string, std::vector<const TrialRecord*>> by_agent;
+  for (const auto& t : trials) {
+    groups[{t.task_id, t.agent}].push_back(&t);
+    by_agent[t.agent].push_back(&t);
+  }
+  std::size_t width = 5, agent_width = 16;
+  for (const auto& [key, g] : groups) {
+    width = std::min<std::size_t>(std::max(width, key.first.size()), 48);
+    agent_width = std::min<std::size_t>(std::max(agent_width, key.second.size()), 64);
+  }
+  char head[512];
+  std::snprintf(head, sizeof head, "%-*s  %-*s %6s %6s %6s %7s %6s %10s\n", static_cast<int>(width), "task",
+                static_cast<int>(agent_width), "agent", "trials", "passed", "rate", "score", "infra", "cost_usd");
+  std::string out = head;
+  for (const auto& [key, g] : groups) {
+    std::string line = format_line(key.first, key.second, summarize(g), width, agent_width);
+    if (std::any_of(g.begin(), g.end(), [](const TrialRecord* t) { return t->unconfined; }))
+      line.insert(line.size() - 1, "  unconfined (host executor)");
+    out += line;
+  }
+  if (by_agent.size() <= 1) {
+    std::vector<const TrialRecord*> all;
+    for (const auto& t : trials) all.push_back(&t);
+    out += format_line("total", "", summarize(all), width, agent_width);
+    return out;
+  }
+  for (const auto& [agent, g] : by_agent) out += format_line("total", agent, summarize(g), width, agent_width);
+  for (const auto& c : compare_all(trials, options.compare)) out += c.sentence + "\n";
   return out;
 }
 
@@ -144,7 +179,8 @@ Status write_reports(const std::string& dir, const std::vector<TrialRecord>& tri
     agg = std::move(*text);
     return write_file_atomic((fs::path(dir) / "aggregate.json").string(), agg);
   }));
-  keep(guarded("Tolokaforge's files", [&] { return write_tolokaforge_files(dir, trials); }));
+  // Tolokaforge's files know agents only: the canaries' results are aggregate.json's and report.html's.
+  keep(guarded("Tolokaforge's files", [&] { return write_tolokaforge_files(dir, split_canaries(trials).agents); }));
   keep(guarded("report.html", [&] {
     return write_file_atomic((fs::path(dir) / "report.html").string(),
                              render_report_html(trials, agg.empty() ? "{}" : agg, read_run_json(dir)));
@@ -155,37 +191,11 @@ Status write_reports(const std::string& dir, const std::vector<TrialRecord>& tri
                                           "; the rest were written, and trials.jsonl is complete"));
 }
 
-Result<std::string> summary_table(const std::vector<TrialRecord>& trials, const AggregateOptions& options) {
-  std::map<std::pair<std::string, std::string>, std::vector<const TrialRecord*>> groups;
-  std::map<std::string, std::vector<const TrialRecord*>> by_agent;
-  for (const auto& t : trials) {
-    groups[{t.task_id, t.agent}].push_back(&t);
-    by_agent[t.agent].push_back(&t);
-  }
-  std::size_t width = 5, agent_width = 16;
-  for (const auto& [key, g] : groups) {
-    width = std::min<std::size_t>(std::max(width, key.first.size()), 48);
-    agent_width = std::min<std::size_t>(std::max(agent_width, key.second.size()), 64);
-  }
-  char head[512];
-  std::snprintf(head, sizeof head, "%-*s  %-*s %6s %6s %6s %7s %6s %10s\n", static_cast<int>(width), "task",
-                static_cast<int>(agent_width), "agent", "trials", "passed", "rate", "score", "infra", "cost_usd");
-  std::string out = head;
-  for (const auto& [key, g] : groups) {
-    std::string line = format_line(key.first, key.second, summarize(g), width, agent_width);
-    if (std::any_of(g.begin(), g.end(), [](const TrialRecord* t) { return t->unconfined; }))
-      line.insert(line.size() - 1, "  unconfined (host executor)");
-    out += line;
-  }
-  if (by_agent.size() <= 1) {
-    std::vector<const TrialRecord*> all;
-    for (const auto& t : trials) all.push_back(&t);
-    out += format_line("total", "", summarize(all), width, agent_width);
-    return out + footer(trials, options);
-  }
-  for (const auto& [agent, g] : by_agent) out += format_line("total", agent, summarize(g), width, agent_width);
-  for (const auto& c : compare_all(trials, options.compare)) out += c.sentence + "\n";
-  return out + footer(trials, options);
+Result<std::string> summary_table(const std::vector<TrialRecord>& records, const AggregateOptions& options) {
+  SplitTrials split = split_canaries(records);
+  // A run of canaries alone has no agents' table (its total line would be all zeros).
+  std::string out = split.agents.empty() && !split.canaries.empty() ? "" : agents_table(split.agents, options);
+  return out + canary_table(canary_report(split.canaries)) + footer(records, options);
 }
 
 }  // namespace forge::results

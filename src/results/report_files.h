@@ -27,8 +27,9 @@ double max_infra_rate_of(const std::string& dir);
 // The plain-text table printed at the end of a run and by `forgectl report`: per task and agent
 // trials, passed, pass rate, mean score, infra errors, cost; then a total line per agent (never
 // one pooling several agents) and, with several agents, each comparison's sentence; then each
-// agent's egress tries when trials recorded a ledger, and "INVALID: <why>" when the run's infra
-// errors pass options.max_infra_rate (default 5 %).
+// agent's egress tries when trials recorded a ledger, the cheat canaries' table (canary_table),
+// whose trials are in none of the lines above, and "INVALID: <why>" when the run's infra errors
+// pass options.max_infra_rate (default 5 %).
 Result<std::string> summary_table(const std::vector<TrialRecord>& trials, const AggregateOptions& options = {});
 
 }  // namespace forge::results

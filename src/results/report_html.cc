@@ -11,6 +11,7 @@
 #include "core/json.h"
 #include "results/html_text.h"
 #include "results/metrics.h"
+#include "results/report_canary.h"
 #include "results/report_svg.h"
 
 namespace forge::results {
@@ -562,8 +563,11 @@ std::string timeline_section(const std::vector<TrialRecord>& trials) {
 
 }  // namespace
 
-std::string render_report_html(const std::vector<TrialRecord>& trials, const std::string& aggregate_json_text,
+std::string render_report_html(const std::vector<TrialRecord>& records, const std::string& aggregate_json_text,
                                const std::string& run_json_text) {
+  // The canaries have their own section; every other part shows the agents' trials alone.
+  SplitTrials split = split_canaries(records);
+  const std::vector<TrialRecord>& trials = split.agents;
   auto agg = json::parse(aggregate_json_text, "aggregate.json");
   auto run = json::parse(run_json_text, "run.json");
   const json::Document* run_doc = run && run->IsObject() ? &*run : nullptr;
@@ -583,8 +587,9 @@ std::string render_report_html(const std::vector<TrialRecord>& trials, const std
 
   std::string title = run_doc ? json::get_string(*run_doc, "run_id") : "";
   std::string body = invalid_banner(ok ? &*agg : nullptr) + run_header(run_doc, agents, trials);
+  CanaryReport canaries = canary_report(split.canaries);
   if (!by_agent || agents.labels.empty()) {
-    body += "<p class=\"muted\">No trials recorded.</p>";
+    body += canaries.empty() ? "<p class=\"muted\">No trials recorded.</p>" : "<p class=\"muted\">Only canaries ran.</p>";
   } else {
     if (agents.labels.size() == 1 && overall)
       body += single_agent_table(overall);
@@ -594,7 +599,8 @@ std::string render_report_html(const std::vector<TrialRecord>& trials, const std
             phases_section(by_agent, agents) + slices_section(by_slice, agents) + reasons_section(by_agent, agents) +
             egress_section(by_task, agents);
   }
-  body += errors_section(trials, run_doc) + timeline_section(trials) + trials_section(trials, anchors);
+  body += canary_section(canaries) + errors_section(trials, run_doc) + timeline_section(trials) +
+          trials_section(trials, anchors);
   return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" "
          "content=\"width=device-width\"><title>forgectl report " +
          html_escape(title) + "</title><style>" + kStyle + "</style></head><body>" + body +

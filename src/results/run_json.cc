@@ -26,6 +26,7 @@ void write_invocation(json::Writer& w, const RunInvocation& inv) {
   if (inv.no_golden_cache) w.field("no_golden_cache", true);
   if (!inv.runtime.empty()) w.field("runtime", inv.runtime);
   if (inv.max_infra_rate) w.key("max_infra_rate").num(*inv.max_infra_rate);
+  if (inv.canary) w.field("canary", true);
   w.key("limits").begin_object();
   for (const auto& [k, v] : inv.limits) w.field(k, v);
   w.end_object().end_object();
@@ -117,6 +118,7 @@ RunInvocation read_invocation(const json::Value& d) {
   inv.harbor_verifier = json::get_string(*v, "harbor_verifier");
   inv.runtime = json::get_string(*v, "runtime");
   inv.max_infra_rate = number_of(*v, "max_infra_rate");
+  inv.canary = json::get_bool(*v, "canary");
   if (const json::Value* l = json::get_object(*v, "limits"))
     for (const auto& m : l->GetObject())
       if (m.value.IsInt()) inv.limits[std::string(m.name.GetString(), m.name.GetStringLength())] = m.value.GetInt();

@@ -30,6 +30,7 @@ struct RunInvocation {
   bool no_golden_cache = false;              // --no-golden-cache (written only when set)
   std::string runtime;                       // --runtime (written only when set)
   std::optional<double> max_infra_rate;      // --max-infra-rate in % (written only when given)
+  bool canary = false;                       // --canary (written only when set)
 };
 
 struct RunModel {

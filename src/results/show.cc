@@ -9,6 +9,7 @@
 
 #include "core/files.h"
 #include "core/json.h"
+#include "results/canary.h"
 #include "results/compare.h"
 #include "results/egress_view.h"
 #include "results/html_text.h"
@@ -65,7 +66,11 @@ std::string list_of(const std::set<std::string>& xs) {
   return out;
 }
 
-Result<std::string> run_view(const ShowRequest& r, const std::vector<TrialRecord>& trials) {
+Result<std::string> run_view(const ShowRequest& r, const std::vector<TrialRecord>& records) {
+  // The agents' numbers without the canaries' (results/canary.h); the canaries get a line of their own.
+  SplitTrials split = split_canaries(records);
+  const std::vector<TrialRecord>& trials = r.agent.empty() || r.agent.rfind(kCanaryPrefix, 0) != 0 ? split.agents : records;
+  CanaryReport canaries = canary_report(r.agent.empty() ? split.canaries : std::vector<TrialRecord>{});
   std::string run_id, status;
   if (auto text = read_text(fs::path(r.dir) / "run.json"))
     if (auto d = json::parse(*text, "run.json"); d && d->IsObject()) {
@@ -79,9 +84,10 @@ Result<std::string> run_view(const ShowRequest& r, const std::vector<TrialRecord
     by_agent[t.agent].push_back(&t);
     tasks.insert(t.task_id);
   }
+  for (const auto& t : canaries.tasks) tasks.insert(t.task_id);
   auto comparisons = r.agent.empty() ? compare_all(trials, r.aggregate.compare) : std::vector<Comparison>{};
   if (r.json) {
-    auto agg = aggregate_json(trials, r.aggregate);
+    auto agg = aggregate_json(records, r.aggregate);
     if (!agg) return agg.fail();
     auto d = json::parse(*agg, "aggregate");
     if (!d) return d.fail();
@@ -91,6 +97,7 @@ Result<std::string> run_view(const ShowRequest& r, const std::vector<TrialRecord
       if (const json::Value* s = json::get_object(*json::get_object(*d, "by_agent"), agent.c_str()))
         w.key(agent).raw_value(json::to_string(*s));
     w.end_object().key("comparisons").raw_value(json::to_string((*d)["comparisons"]));
+    if (d->HasMember("canaries") && r.agent.empty()) w.key("canaries").raw_value(json::to_string((*d)["canaries"]));
     w.field("tasks", std::vector<std::string>(tasks.begin(), tasks.end())).end_object();
     return w.take() + "\n";
   }
@@ -99,6 +106,11 @@ Result<std::string> run_view(const ShowRequest& r, const std::vector<TrialRecord
                     std::to_string(by_agent.size()) + " agent(s)\n";
   for (const auto& [agent, sel] : by_agent) out += "  " + agent_line(agent, summarize(sel)) + "\n";
   for (const auto& c : comparisons) out += "  " + c.sentence + "\n";
+  if (!canaries.empty()) {
+    out += "  cheat canaries: " + std::to_string(canaries.cheated) + "/" + std::to_string(canaries.graded) +
+           " graded canary trials passed\n";
+    for (const auto& w : canary_warnings(canaries)) out += "  " + w + "\n";
+  }
   out += "tasks: " + list_of(tasks) + "\n(forgectl show " + r.dir + " TASK for a task's trials)\n";
   return out;
 }

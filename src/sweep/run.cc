@@ -12,6 +12,7 @@
 #include "core/parallel.h"
 #include "core/process_identity.h"
 #include "core/scope_guard.h"
+#include "results/canary.h"
 #include "results/report_files.h"
 #include "results/validity.h"
 #include "sweep/progress.h"
@@ -173,6 +174,7 @@ void print_header(std::ostream& out, const RunOptions& o, const Plan& plan, cons
                   const ResumePoint& rp, std::size_t todo) {
   out << "forgectl run " << o.run_id << ": " << plan.tasks.size() << " task(s) × " << plan.agent_count << " agent(s) × "
       << plan.trials << " trial(s)";
+  if (plan.canary_trials) out << " + " << plan.canary_trials << " cheat canary trial(s)";
   if (plan.shard.count > 1) out << ", shard " << to_string(plan.shard) << " (" << plan.jobs.size() << " trials)";
   out << " → " << dir << '\n';
   if (o.resume)
@@ -195,9 +197,14 @@ std::vector<results::TrialRecord> tally(const std::string& dir, const std::set<s
       ++sum.infra_errors;
       continue;
     }
+    if (results::is_canary(r)) continue;
     ++sum.graded;
     sum.passed += r.binary_pass;
   }
+  auto canaries = results::canary_report(results::split_canaries(records).canaries);
+  sum.canary_graded = canaries.graded;
+  sum.canary_cheated = canaries.cheated;
+  sum.canary_warnings = results::canary_warnings(canaries);
   results::AggregateOptions options;
   options.max_infra_rate = max_infra_rate;
   if (auto t = results::summary_table(records, options)) sum.table = *t;

@@ -40,7 +40,12 @@ struct RunSummary {
   int skipped = 0;       // already finished before this invocation (resume)
   int ran = 0;           // finished in this invocation
   int interrupted = 0;   // stopped by SIGINT/SIGTERM: left for --resume
-  int trials = 0, passed = 0, graded = 0, infra_errors = 0;  // over every finished trial of the plan
+  int trials = 0, infra_errors = 0;  // over every finished trial of the plan, canaries' too
+  int passed = 0, graded = 0;        // the agents' trials only: a canary's pass is no agent's
+  // The cheat canaries' (--canary): graded, passed (a cheat that worked), and one warning per task
+  // a canary passed (results::canary_warnings).
+  int canary_graded = 0, canary_cheated = 0;
+  std::vector<std::string> canary_warnings;
   double cost_usd = 0;
   Millis elapsed{0};
   std::string stopped;            // why the run stopped early; empty: it did not

@@ -89,11 +89,17 @@ Result<std::unique_ptr<Plan>> make_plan(const PlanInput& o, const ImageResolver&
   auto plan = std::make_unique<Plan>();
   plan->warnings = set.warnings();
   plan->tasks = std::move(set.tasks);
-  std::size_t planned = plan->tasks.size() * o.agents.size() * static_cast<std::size_t>(std::max(o.trials, 0));
+  std::vector<trial::AgentChoice> canaries;
+  if (o.canary)
+    for (auto s : agent::kCanaryStrategies) canaries.push_back(trial::AgentChoice::canary_of(s));
+  std::size_t planned = plan->tasks.size() * (o.agents.size() * static_cast<std::size_t>(std::max(o.trials, 0)) + canaries.size());
   if (planned > limits::kMaxPlannedTrials)
     return fail(Errc::kInvalid, std::to_string(plan->tasks.size()) + " task(s) × " + std::to_string(o.agents.size()) +
-                                    " agent(s) × " + std::to_string(o.trials) + " trial(s) is " + std::to_string(planned) +
-                                    " trials, more than the " + std::to_string(limits::kMaxPlannedTrials) + " one run may plan");
+                                    " agent(s) × " + std::to_string(o.trials) + " trial(s)" +
+                                    (canaries.empty() ? "" : " + " + std::to_string(canaries.size()) + " canaries per task") +
+                                    " is " + std::to_string(planned) + " trials, more than the " +
+                                    std::to_string(limits::kMaxPlannedTrials) + " one run may plan");
+  if (o.agents.empty() && canaries.empty()) return fail(Errc::kInvalid, "no agent to run");
   std::set<std::string> labels;
   for (const auto& a : o.agents)
     if (!labels.insert(a.label()).second) return fail(Errc::kInvalid, "agent '" + a.label() + "' is given twice");
@@ -140,6 +146,14 @@ Result<std::unique_ptr<Plan>> make_plan(const PlanInput& o, const ImageResolver&
         std::string rel = o.agents.size() > 1 ? t.task_id + "/" + agent_slug(a.label()) + "/" + std::to_string(i) : "";
         plan->jobs.push_back({&t, a, i, key, rel});
       }
+    }
+    // Always in a directory of their own: the agents' layout stays what it is without --canary.
+    for (const auto& c : canaries) {
+      std::string key = trial_key(*hash, ids, agent_fingerprint(c, run, t), 0);
+      config.update(key);
+      ++plan->canary_trials;
+      if (in_shard(o.shard, t.task_id, c.label(), 0))
+        plan->jobs.push_back({&t, c, 0, key, t.task_id + "/" + agent_slug(c.label()) + "/0"});
     }
   }
   plan->facts.config_hash = config.hex_digest().substr(0, 32);

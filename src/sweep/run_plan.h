@@ -28,6 +28,9 @@ struct PlanInput {
   std::vector<std::string> task_paths;  // task dirs, task.yaml files, or dirs searched for task.yaml
   std::vector<trial::AgentChoice> agents;
   int trials = 1;
+  // --canary: one trial per task of each cheat canary (agent/canary.h) besides `agents`' trials,
+  // keyed and laid out so that none of the agents' keys or directories changes (docs/sweeps.md).
+  bool canary = false;
   Shard shard;
   const manifest::RunConfig* run = nullptr;
   const agent::LlmContext* llm = nullptr;  // model entries and keys are checked through it
@@ -48,7 +51,8 @@ struct Plan {
   // Some trial needs a Docker engine: a container task, or a local one with test scripts. false:
   // the run never connects to one.
   bool needs_engine = false;
-  std::size_t agent_count = 0;
+  std::size_t agent_count = 0;  // the agents', canaries not counted
+  std::size_t canary_trials = 0;  // the whole matrix's canary trials (0: no --canary)
   int trials = 0;
   Shard shard;
 };
@@ -59,7 +63,8 @@ using ImageResolver = std::function<Result<std::string>(const std::string& ref)>
 // Loads and preflight-checks every task (load_task_set: every problem of every task at once, a
 // kInvalid), resolves the images their stacks run (a missing one is an error naming task,
 // service and image, before anything starts; a local task's only image is its grader's, for
-// test scripts) and builds this shard's jobs. `images` is called only when some task needs one.
+// test scripts) and builds this shard's jobs: per task the agents' trials, then with `canary` one
+// trial of each canary (index 0, in trials/<task>/canary-<strategy>/0). `images` is called only when some task needs one.
 Result<std::unique_ptr<Plan>> make_plan(const PlanInput& in, const ImageResolver& images);
 
 }  // namespace forge::sweep

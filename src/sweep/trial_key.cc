@@ -46,6 +46,8 @@ std::string agent_fingerprint(const trial::AgentChoice& a, const manifest::RunCo
   json::Writer w;
   w.begin_object().field("agent", a.label());
   if (a.kind == trial::AgentChoice::Kind::kReplay) w.field("replay", a.replay_path);
+  // A canary's calls change with forgectl's version of them, not with anything the run says.
+  if (a.kind == trial::AgentChoice::Kind::kCanary) w.field("canary_revision", agent::kCanaryRevision);
   if (a.kind == trial::AgentChoice::Kind::kLlm) {
     if (auto it = run.models.find(a.model_key); it != run.models.end()) {
       const auto& m = it->second;

@@ -18,7 +18,8 @@ namespace forge::sweep {
 Result<std::string> task_content_hash(const std::string& task_dir);
 
 // The agent as configured for this run: its label and, for a model, everything that shapes its
-// answers (provider, name, base_url, temperature, max_tokens, seed, top_p, reasoning), plus the
+// answers (provider, name, base_url, temperature, max_tokens, seed, top_p, reasoning), for a cheat
+// canary agent::kCanaryRevision, plus the
 // limits that shape the episode (max_turns, timeouts), and for a Harbor task --harbor-verifier
 // shared (separate, the default, adds nothing: older keys stay valid) and the run's --runtime /
 // orchestrator.runtime when set. Canonical JSON.

@@ -43,6 +43,7 @@ Result<std::unique_ptr<agent::Agent>> TrialRun::make_agent() {
     case AgentChoice::Kind::kOracle: return agent::oracle_agent(task_);
     case AgentChoice::Kind::kReplay: return agent::replay_agent(choice_.replay_path);
     case AgentChoice::Kind::kNoop: return agent::noop_agent();
+    case AgentChoice::Kind::kCanary: return agent::canary_agent(choice_.canary, task_);
     case AgentChoice::Kind::kLlm: {
       auto client = env_.models(choice_.model_key);
       if (!client) return client.fail();

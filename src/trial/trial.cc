@@ -17,10 +17,19 @@ std::string AgentChoice::label() const {
     case Kind::kOracle: return "oracle";
     case Kind::kReplay: return "replay";
     case Kind::kNoop: return "noop";
+    case Kind::kCanary: return "canary:" + std::string(agent::canary_name(canary));
     case Kind::kLlm:
       return "llm:" + model_key;  // the config key: one model at two settings stays two agents
   }
   return "unknown";
+}
+
+AgentChoice AgentChoice::canary_of(agent::CanaryStrategy s) {
+  AgentChoice c;
+  c.kind = Kind::kCanary;
+  c.canary = s;
+  c.spec = c.label();
+  return c;
 }
 
 TrialRun::TrialRun(const manifest::TaskConfig& task, int index, int attempt, const AgentChoice& choice, TrialEnv& env)
