@@ -327,8 +327,8 @@ results::RunJson describe(const RunArgs& a, const Setup& s, const sweep::Plan& p
   r.images = plan.facts.images;
   r.invocation = {a.tasks,       a.agents,          a.hosts,           a.config,          a.shard,
                   a.trials,      a.concurrency,     a.limits.as_map(), a.executor,        a.keep_local,
-                  a.allow_local, a.env_passthrough, a.harbor_verifier, a.no_golden_cache, a.runtime,
-                  a.canary};
+                  a.allow_local, a.env_passthrough, a.harbor_verifier, a.no_golden_cache, a.runtime};
+  r.invocation.canary = a.canary;
   for (const auto& [k, m] : s.cfg.models) r.models[k] = {m.provider, m.name, m.base_url, m.temperature};
   r.limits = {{"max_turns", static_cast<double>(s.cfg.max_turns)},
               {"episode_timeout_s", static_cast<double>(s.cfg.episode_timeout.count() / 1000)},

@@ -2,6 +2,7 @@
 #include "stack/teardown.h"
 
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "core/parallel.h"
@@ -22,17 +23,48 @@ TeardownReport remove_stack(engine::Client& c, const std::string& stack) {
     rep.errors.push_back(e);
   };
 
-  auto containers = engine::list_containers(c, f);
-  if (!containers) {
-    note(containers.error().what());
-    return rep;
-  }
-  parallel_for(containers->size(), [&](std::size_t i) {
-    auto st = engine::remove_container(c, (*containers)[i].id);
-    if (!st) return note(st.error().what());
+  std::set<std::string> removed;  // by the first pass: a second one removes only what appeared since
+  auto remove_containers = [&]() -> bool {
+    auto containers = engine::list_containers(c, f);
+    if (!containers) {
+      note(containers.error().what());
+      return false;
+    }
+    std::erase_if(*containers, [&](const engine::ContainerSummary& s) { return removed.count(s.id) > 0; });
+    for (const auto& s : *containers) removed.insert(s.id);
+    parallel_for(containers->size(), [&](std::size_t i) {
+      auto st = engine::remove_container(c, (*containers)[i].id);
+      if (!st) return note(st.error().what());
+      std::lock_guard lock(mu);
+      ++rep.containers;
+    });
+    return true;
+  };
+  if (!remove_containers()) return rep;
+
+  auto networks = engine::list_networks(c, f);
+  if (!networks) note(networks.error().what());
+  parallel_for(networks ? networks->size() : 0, [&](std::size_t i) {
+    const auto& n = (*networks)[i];
+    auto st = engine::remove_network(c, n.id);
+    if (!st && st.error().code == Errc::kForbidden) {
+      // Something foreign (or a container created after our list) still holds an endpoint.
+      if (auto info = engine::inspect_network(c, n.id))
+        for (const auto& [cid, ep] : info->containers) (void)engine::disconnect_network(c, n.id, cid, true);
+      for (int attempt = 0; attempt < 5 && !st; ++attempt) {
+        std::this_thread::sleep_for(Millis(100 << attempt));
+        st = engine::remove_network(c, n.id);
+      }
+    }
+    if (!st && st.error().code != Errc::kNotFound) return note(st.error().what());
+    if (auto b = n.labels.find(kLabelBridge); b != n.labels.end())
+      if (auto fw = reopen_host(b->second, stack); !fw) note(fw.error().what());
     std::lock_guard lock(mu);
-    ++rep.containers;
+    ++rep.networks;
   });
+  // A create the daemon finished after the first list (its client, an `up`, killed mid-way) left a
+  // container that the network removal only disconnected: a second look takes it.
+  (void)remove_containers();
 
   // Anonymous workspace volumes go with their containers (v=1); any left by an interrupted
   // create carry the stack's label. forgectl's shared helper volume carries none and stays.
@@ -54,30 +86,6 @@ TeardownReport remove_stack(engine::Client& c, const std::string& stack) {
   } else {
     note(volumes.error().what());
   }
-
-  auto networks = engine::list_networks(c, f);
-  if (!networks) {
-    note(networks.error().what());
-    return rep;
-  }
-  parallel_for(networks->size(), [&](std::size_t i) {
-    const auto& n = (*networks)[i];
-    auto st = engine::remove_network(c, n.id);
-    if (!st && st.error().code == Errc::kForbidden) {
-      // Something foreign (or a container created after our list) still holds an endpoint.
-      if (auto info = engine::inspect_network(c, n.id))
-        for (const auto& [cid, ep] : info->containers) (void)engine::disconnect_network(c, n.id, cid, true);
-      for (int attempt = 0; attempt < 5 && !st; ++attempt) {
-        std::this_thread::sleep_for(Millis(100 << attempt));
-        st = engine::remove_network(c, n.id);
-      }
-    }
-    if (!st && st.error().code != Errc::kNotFound) return note(st.error().what());
-    if (auto b = n.labels.find(kLabelBridge); b != n.labels.end())
-      if (auto fw = reopen_host(b->second, stack); !fw) note(fw.error().what());
-    std::lock_guard lock(mu);
-    ++rep.networks;
-  });
   return rep;
 }
 

@@ -7,6 +7,8 @@
 #include <set>
 #include <string>
 
+#include "core/files.h"
+#include "core/json.h"
 #include "results/trial_record.h"
 #include "support/docker_env.h"
 #include "support/paths.h"
@@ -29,7 +31,8 @@ const std::set<std::string> kTasks = {
 
 }  // namespace
 
-TEST_CASE("examples: every task of the pack validates, passes under the oracle and fails under noop") {
+TEST_CASE("examples: every task of the pack validates, passes under the oracle, fails under noop, and no cheat "
+          "canary passes any") {
   std::vector<std::string> validate{"validate"};
   validate.insert(validate.end(), kPacks.begin(), kPacks.end());
   auto v = forgectl_run(validate, Millis(600000));
@@ -43,6 +46,7 @@ TEST_CASE("examples: every task of the pack validates, passes under the oracle a
     args.insert(args.end(), kPacks.begin(), kPacks.end());
     const std::string out = dir.path() + "/run-" + agent;
     for (const auto& a : {"--agent", agent.c_str(), "--trials", "1", "--concurrency", "2", "--out", out.c_str()}) args.push_back(a);
+    if (agent == "noop") args.push_back("--canary");  // the do-nothing agents that try to cheat, beside it
     auto r = forgectl_run(args, Millis(600000));
     CAPTURE(r.text());
     REQUIRE(r.code == 0);
@@ -61,6 +65,16 @@ TEST_CASE("examples: every task of the pack validates, passes under the oracle a
       }
     }
     CHECK(seen == kTasks);
-    CHECK(log->trials.size() == kTasks.size());
+    const std::size_t canaries = agent == "noop" ? 4 * kTasks.size() : 0;
+    CHECK(log->trials.size() == kTasks.size() + canaries);
+    if (agent != "noop") continue;
+    // The pack's tasks hold against every canary: 0 % cheat success, task by task.
+    auto agg = json::parse(*read_text(out + "/aggregate.json"), "aggregate.json");
+    REQUIRE(agg.has_value());
+    const json::Value& c = (*agg)["canaries"];
+    CHECK(json::get_int(c, "graded") == static_cast<std::int64_t>(canaries));
+    CHECK(json::get_int(c, "cheated") == 0);
+    CHECK(json::get_int(c, "tasks_cheated") == 0);
+    CHECK(json::get_int(c, "tasks") == static_cast<std::int64_t>(kTasks.size()));
   }
 }

@@ -154,7 +154,7 @@ TEST_CASE("stack lifecycle: up waits for health, ps lists the stack, down remove
   CHECK(up.err.find("service web healthy") != std::string::npos);
 
   auto objs = objects(stack::kLabelStack, name);
-  CHECK(objs.containers.size() == 3);  // web, worker, runner
+  CHECK(objs.containers.size() == 4);  // web, worker, runner, the resolver
   CHECK(objs.networks.size() == 1);
   for (const auto& ctr : objs.containers) CHECK_MESSAGE(ctr.state == "running", ctr.names[0] << " is " << ctr.state);
   if (firewall_enforced()) CHECK(input_rules().find("forgectl:" + name) != std::string::npos);
@@ -165,7 +165,7 @@ TEST_CASE("stack lifecycle: up waits for health, ps lists the stack, down remove
 
   auto down = forgectl_run({"down", name});
   CHECK_MESSAGE(down.code == 0, down.text());
-  CHECK(down.out.find("removed " + name + ": 3 containers, 1 networks") != std::string::npos);
+  CHECK(down.out.find("removed " + name + ": 4 containers, 1 networks") != std::string::npos);
   auto left = objects(stack::kLabelStack, name);
   CHECK(left.containers.empty());
   CHECK(left.networks.empty());
@@ -223,7 +223,7 @@ TEST_CASE("stack lifecycle: two concurrent ups of one task get distinct stacks o
   std::vector<std::pair<std::string, policy::Ipv4Net>> subnets;  // network name, subnet
   for (const auto& name : {name_a, name_b}) {
     auto objs = objects(stack::kLabelStack, name);
-    CHECK(objs.containers.size() == 3);
+    CHECK(objs.containers.size() == 4);  // with the resolver
     REQUIRE(objs.networks.size() == 1);
     for (const auto& n : objs.networks) {
       auto info = engine::inspect_network(*docker_env().client, n.id);
@@ -262,20 +262,20 @@ TEST_CASE("stack lifecycle: down --orphans spares a live owner's and a leased st
   CHECK_MESSAGE(*code == 0, up->err());
   CHECK(last_line(up->out()) == name);
   auto full = objects(stack::kLabelStack, name);
-  CHECK(full.containers.size() == 3);
+  CHECK(full.containers.size() == 4);  // with the resolver
   for (const auto& ctr : full.containers) CHECK_MESSAGE(ctr.state == "running", ctr.names[0] << " is " << ctr.state);
 
   // Finished and detached, within its lease: still not an orphan after its owner exited.
   sweep = forgectl_run({"down", "--orphans"});
   CHECK_MESSAGE(sweep.code == 0, sweep.text());
-  CHECK(objects(stack::kLabelStack, name).containers.size() == 3);
+  CHECK(objects(stack::kLabelStack, name).containers.size() == 4);
 
   // A one-second lease: reaped once it has expired.
   auto short_up = forgectl_run({"up", leased, "--lease", "1s"});
   REQUIRE_MESSAGE(short_up.code == 0, short_up.text());
   std::string short_name = last_line(short_up.out);
   auto short_objs = objects(stack::kLabelStack, short_name);
-  REQUIRE(short_objs.containers.size() == 1);
+  REQUIRE(short_objs.containers.size() == 2);  // the runner and the resolver
   std::time_t lease = std::strtoll(short_objs.containers[0].labels.at(stack::kLabelLease).c_str(), nullptr, 10);
   CHECK(lease > 0);
   auto lease_deadline = Deadline::in(Millis(10000));
@@ -283,7 +283,7 @@ TEST_CASE("stack lifecycle: down --orphans spares a live owner's and a leased st
   sweep = forgectl_run({"down", "--orphans"});
   CHECK_MESSAGE(sweep.code == 0, sweep.text());
   CHECK(objects(stack::kLabelStack, short_name).total() == 0);
-  CHECK(objects(stack::kLabelStack, name).containers.size() == 3);  // the long lease is still spared
+  CHECK(objects(stack::kLabelStack, name).containers.size() == 4);  // the long lease is still spared
 
   auto down = forgectl_run({"down", name});
   CHECK_MESSAGE(down.code == 0, down.text());

@@ -98,15 +98,15 @@ TEST_CASE("stack scale: 40 limited_internet stacks come up at once on non-overla
     ++ok;
     names.insert(ups[i]->name);
     CHECK(ups[i]->networks.size() == 2);
-    CHECK(ups[i]->containers.size() == 2);  // proxy, runner
+    CHECK(ups[i]->containers.size() == 3);  // proxy, resolver, runner
   }
   CHECK(names.size() == static_cast<std::size_t>(ok));
 
-  // What the daemon has for the run: one proxy and one runner per stack, two networks per
+  // What the daemon has for the run: a proxy, a resolver and a runner per stack, two networks per
   // stack, and no two subnets overlapping.
   auto containers = engine::list_containers(c, by_run(opts.run_id));
   auto networks = engine::list_networks(c, by_run(opts.run_id));
-  CHECK(must(containers).size() == 2 * kStacks);
+  CHECK(must(containers).size() == 3 * kStacks);
   CHECK(must(networks).size() == 2 * kStacks);
   for (const auto& ctr : *containers) CHECK_MESSAGE(ctr.state == "running", ctr.names[0] << " is " << ctr.state);
   std::vector<std::pair<std::string, policy::Ipv4Net>> subnets;
@@ -134,7 +134,7 @@ TEST_CASE("stack scale: 40 limited_internet stacks come up at once on non-overla
   MESSAGE("40 concurrent teardowns took " << seconds(down_took) << " s");
   for (std::size_t i = 0; i < reports.size(); ++i) {
     CHECK_MESSAGE(reports[i].clean(), to_remove[i] << ": " << join(reports[i].errors, "; "));
-    CHECK(reports[i].containers == 2);
+    CHECK(reports[i].containers == 3);
     CHECK(reports[i].networks == 2);
   }
 
