@@ -297,8 +297,8 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
   }(), ", "));
   if (auto st = b.check_interrupt(); !st) return st.fail_with(what);
 
-  // The resolver, beside the proxy: every other container of a closed stack asks it for the names
-  // Docker's embedded DNS does not know, so it runs before any of them starts.
+  // The resolver, beside the proxy and the services: every container of a closed stack asks it for
+  // the names Docker's embedded DNS does not know; it runs before the runner starts.
   std::future<Result<std::string>> resolver_up;
   if (plan->resolver)
     resolver_up = std::async(std::launch::async, [&] { return b.create_and_start(*plan->resolver, labels, net_names); });
@@ -329,7 +329,6 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
     if (auto st = wait_proxy_ready(c, *id, Deadline::in(Millis(30000)), o.interrupted); !st) return st.fail_with(what);
     b.step("egress proxy ready (" + p.image + ")");
   }
-  if (auto st = resolver_started(); !st) return st.fail_with(what);
 
   // Services: each starts once what it depends on has started (or is healthy, when asked).
   struct Gate {
@@ -417,6 +416,9 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
   for (const auto& st : outcomes)
     if (!st) return st.fail_with(what);
   if (!runner_id) return runner_id.fail_with(what);
+  // Before the runner, whose agent is what the resolver is for; services started beside it (an
+  // outside name they ask for in that moment fails either way, later rather than at once).
+  if (auto st = resolver_started(); !st) return st.fail_with(what);
   if (auto st = b.check_interrupt(); !st) return st.fail_with(what);
   if (auto st = engine::start_container(c, *runner_id); !st) return st.fail_with(what);
   // Only now: a tmpfs volume keeps nothing put into it before the container runs.
