@@ -22,7 +22,9 @@
 #include "policy/topology.h"
 #include "stack/teardown.h"
 #include "stack/up.h"
+#include "manifest/harbor/harbor_load.h"
 #include "trial/enforced_networks.h"
+#include "trial/local_trial.h"
 
 namespace forge::sweep {
 
@@ -34,7 +36,7 @@ constexpr const char* kCheckHost = "host unreachable";
 // A connection the host accepts is made in well under a millisecond on the same machine; the
 // script waits this long after starting them before it exits (and its helper kills them).
 constexpr const char* kConnectWait = "0.1";
-constexpr Millis kExecTimeout{5000};
+constexpr Millis kExecTimeout{8000};
 constexpr std::size_t kObservedCap = 300;
 
 std::string capped(std::string s) {
@@ -156,8 +158,12 @@ std::vector<manifest::NetworkPolicy> policies_to_probe(const std::vector<manifes
                                                        bool harbor_shared_verifier) {
   std::set<std::string> names;
   for (const auto& t : tasks) {
-    auto n = trial::enforced_networks(t, harbor_shared_verifier);
-    for (const auto* p : {&n.setup, &n.agent, &n.grade}) names.insert(p->policy);
+    // The runner's stack: probed when it has a network (a network-free stack has none to hold).
+    if (!trial::runs_locally(t) && !policy::network_free(t.environment))
+      names.insert(manifest::policy_name(t.environment.manifest.network_policy));
+    // A Harbor verifier's own network (a shared verifier is the runner's, above).
+    if (t.harbor && !(harbor_shared_verifier && manifest::shared_verifier_applies(*t.harbor)))
+      names.insert(trial::enforced_networks(t, harbor_shared_verifier).grade.policy);
   }
   std::vector<manifest::NetworkPolicy> out;
   for (auto p : {manifest::NetworkPolicy::kNoInternet, manifest::NetworkPolicy::kLimitedInternet})
@@ -169,7 +175,10 @@ std::string probe_script(const ProbeTargets& t) {
   std::string s;
   for (const auto& a : t.host_addresses)
     s += "nc " + a + " " + std::to_string(t.port) + " </dev/null >/dev/null 2>&1 &\n";
-  s += "echo \"dns:$(nslookup " + t.name + " 2>&1 | tr '\\n' ' ')\"\n";
+  // Up to 3 tries of 1 s: the resolver may still be binding when the probe starts.
+  s += "for i in 1 2 3; do d=$(timeout 1 nslookup " + t.name +
+       " 2>&1 | tr '\\n' ' '); case \"$d\" in *REFUSED*) break;; esac; sleep 0.2; done\n";
+  s += "echo \"dns:$d\"\n";
   if (!t.host_addresses.empty()) s += "sleep " + std::string(kConnectWait) + "\n";
   return s;
 }
@@ -251,6 +260,11 @@ results::ProbeRecord probe_policy(engine::Client& c, manifest::NetworkPolicy pol
   auto ran = engine::exec_run(c, stack->containers.at(policy::kRunnerKey), ex);
   if (!ran) {
     rec.error = "running the probe in its runner: " + ran.error().what();
+    return finish();
+  }
+  if (ran->timed_out) {
+    rec.error = "the probe's checks did not finish within " + std::to_string(kExecTimeout.count() / 1000) +
+                " s in its runner (output: " + capped(ran->out) + ")";
     return finish();
   }
   rec.checks = judge_probe(ran->out, listener.reached(), t);
