@@ -175,6 +175,8 @@ void add_doctor(Command app, Context& ctx, int* rc) {
     if (*smoke) {
       if (auto st = run_smoke(**c, ctx.host, *as_json ? ctx.err : ctx.out); !st)
         *rc = ctx.report(st.error().with_context("smoke test"));
+      else if (auto pr = run_egress_probes(**c, ctx.host, *as_json ? ctx.err : ctx.out); !pr)
+        *rc = ctx.report(pr.error().with_context("smoke test"));
     }
   });
 }

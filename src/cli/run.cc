@@ -29,6 +29,8 @@
 #include "policy/hardening.h"
 #include "policy/topology.h"
 #include "results/run_json.h"
+#include "sweep/egress_probe.h"
+#include "core/parallel.h"
 #include "results/validity.h"
 #include "stack/browser_image.h"
 #include "stack/local_images.h"
@@ -424,6 +426,27 @@ Status check_runtimes(sweep::HostPool& pool, const std::vector<manifest::TaskCon
   return {};
 }
 
+// The enforcement probe of every closed policy the run uses, on every engine, in parallel; one
+// line each on stderr.
+std::vector<results::ProbeRecord> probe_engines(Context& ctx, sweep::HostPool& pool,
+                                                const std::vector<manifest::NetworkPolicy>& policies,
+                                                const std::string& run_id) {
+  std::vector<std::vector<results::ProbeRecord>> per(pool.engines().size());
+  parallel_for(per.size(), [&](std::size_t i) {
+    auto& e = *pool.engines()[i];
+    sweep::ProbeOptions o{ctx.host, e.address, run_id, &ctx.interrupted};
+    per[i] = sweep::probe_policies(*e.client, policies, o);
+  });
+  std::vector<results::ProbeRecord> all;
+  for (auto& v : per)
+    for (auto& r : v) {
+      ctx.log.info("egress probe " + r.policy + " on " + r.engine + ": " + (r.passed ? "passed" : "FAILED") + " (" +
+                   std::to_string(r.took_ms) + " ms)");
+      all.push_back(std::move(r));
+    }
+  return all;
+}
+
 int run_verb(Context& ctx, RunArgs& a, const Command& cmd) {
   auto setup = make_setup(a, cmd, ctx.host);
   if (!setup) return ctx.report(setup.error());
@@ -473,6 +496,7 @@ int run_verb(Context& ctx, RunArgs& a, const Command& cmd) {
       if (auto inf = engine::info(*e.client)) e.info = std::move(*inf);
     return e.info ? e.info->default_runtime : std::string();
   };
+  std::string env_run_id = random_hex(6);
   auto plan = sweep::make_plan(s.plan_in, [&](const std::string& ref) -> Result<std::string> {
     if (auto st = connect(); !st) return st.fail();
     if (auto st = prepare(); !st) return st.fail();
@@ -527,6 +551,26 @@ int run_verb(Context& ctx, RunArgs& a, const Command& cmd) {
       if (auto st = sweep::build_task_images(*pool, (*plan)->tasks, ctx.host, builds, ctx.log); !st)
         return ctx.report(st.error());
   }
+  if (!a.run_id.empty()) env_run_id = a.run_id;
+  // The enforcement probe, before any trial and before the run directory (docs/sweeps.md).
+  std::vector<results::ProbeRecord> probes;
+  if (pool) {
+    auto policies = sweep::policies_to_probe((*plan)->tasks, s.cfg.harbor_shared_verifier);
+    if (!policies.empty()) {
+      if (auto st = prepare(); !st) return ctx.report(st.error());
+      // The probe stack's resolver (egress-dns) runs the services image.
+      if (!services_ready) {
+        if (auto st = sweep::ensure_services_image(*pool, ctx.host, builds, ctx.log); !st) return ctx.report(st.error());
+        services_ready = true;
+      }
+      probes = probe_engines(ctx, *pool, policies, env_run_id);
+      if (auto why = sweep::probe_failure(probes); !why.empty()) {
+        ctx.report(make_error(Errc::kUnsupported, why + "; the host cannot enforce the policy, so no trial was run")
+                       .with_context("preflight (nothing was started)"));
+        return kExitUsage;
+      }
+    }
+  }
 
   auto redact = [shared_secrets](std::string_view text) { return tools::redact_text(shared_secrets->redact(text)); };
   auto dir = results::RunDir::open(s.out_dir, redact);
@@ -542,7 +586,7 @@ int run_verb(Context& ctx, RunArgs& a, const Command& cmd) {
   env.run = &s.cfg;
   env.models = [&models](const std::string& key) { return models.get(key); };
   env.budget = budget;
-  env.run_id = !a.run_id.empty() ? a.run_id : random_hex(6);
+  env.run_id = env_run_id;
   // The trials log through the sweep's line sink: on a terminal their lines scroll above the live
   // block instead of tearing it, and the tool errors the block shows are not printed twice.
   sweep::LineSink log_sink(ctx.err);
@@ -601,7 +645,9 @@ int run_verb(Context& ctx, RunArgs& a, const Command& cmd) {
   o.log_sink = &log_sink;
   o.max_infra_rate = s.cfg.max_infra_rate.value_or(results::kDefaultMaxInfraRatePercent);
   auto write_run_json = [&](const sweep::RunSummary* sum) {
-    return dir->write_run_json(describe(a, s, **plan, env.run_id, engine_version, started, sum).to_json());
+    auto r = describe(a, s, **plan, env.run_id, engine_version, started, sum);
+    r.egress_probe = probes;
+    return dir->write_run_json(r.to_json());
   };
   auto sum = sweep::run_sweep(o, **plan, *runner, *dir, write_run_json, ctx.err);
   if (!sum) return ctx.report(sum.error());

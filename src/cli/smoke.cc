@@ -11,6 +11,7 @@
 #include "engine/networks.h"
 #include "stack/labels.h"
 #include "stack/local_images.h"
+#include "sweep/egress_probe.h"
 
 namespace forge::cli {
 
@@ -115,6 +116,21 @@ Status run_smoke(engine::Client& c, const HostSettings& host, std::ostream& out)
   auto rm = engine::remove_container(c, box_id);
   auto rn = engine::remove_network(c, net_id);
   return down.done(!rm ? rm : rn);
+}
+
+Status run_egress_probes(engine::Client& c, const HostSettings& host, std::ostream& out) {
+  Step images(out, "runner, squid and services images");  // services: the probe's resolver
+  auto built = stack::ensure_local_images(c, host, {}, {.runner = true, .squid = true, .services = true});
+  if (auto st = images.done(built ? Status{} : Status(built.fail())); !st) return st;
+  sweep::ProbeOptions o{host, c.transport().describe(), "smoke-" + random_hex(4), nullptr};
+  auto records = sweep::probe_policies(c, {manifest::NetworkPolicy::kNoInternet, manifest::NetworkPolicy::kLimitedInternet}, o);
+  for (const auto& r : records) {
+    out << (r.passed ? "  ok    " : "  FAIL  ") << "egress probe " << r.policy << " (" << r.took_ms << " ms)\n";
+    if (!r.error.empty()) out << "          " << r.error << '\n';
+    for (const auto& ch : r.checks) out << "          " << (ch.passed ? "ok   " : "FAIL ") << ch.name << ": " << ch.observed << '\n';
+  }
+  if (auto why = sweep::probe_failure(records); !why.empty()) return fail(Errc::kUnsupported, why);
+  return {};
 }
 
 }  // namespace forge::cli

@@ -12,4 +12,8 @@ namespace forge::cli {
 // everything again. Prints one line per step to `out`.
 Status run_smoke(engine::Client& c, const HostSettings& host, std::ostream& out);
 
+// The sweep's enforcement probe (sweep/egress_probe.h) for no_internet and limited_internet, the
+// squid image built first when missing; one line per policy and per check. Fails when a probe does.
+Status run_egress_probes(engine::Client& c, const HostSettings& host, std::ostream& out);
+
 }  // namespace forge::cli

@@ -71,6 +71,20 @@ void write_networks(json::Writer& w, const std::map<std::string, TaskNetworks>& 
   w.end_object();
 }
 
+void write_probe(json::Writer& w, const std::vector<ProbeRecord>& probes) {
+  w.key("egress_probe").begin_array();
+  for (const auto& p : probes) {
+    w.begin_object().field("policy", p.policy).field("engine", p.engine).field("passed", p.passed);
+    w.field("took_ms", p.took_ms);
+    if (!p.error.empty()) w.field("error", p.error);
+    w.key("checks").begin_array();
+    for (const auto& c : p.checks)
+      w.begin_object().field("name", c.name).field("passed", c.passed).field("observed", c.observed).end_object();
+    w.end_array().end_object();
+  }
+  w.end_array();
+}
+
 PhaseNetwork read_phase(const json::Value& task, const char* key) {
   PhaseNetwork p;
   if (const json::Value* v = json::get_object(task, key)) {
@@ -171,6 +185,7 @@ std::string RunJson::to_json() const {
   }
   if (max_infra_rate) w.key("max_infra_rate").num(*max_infra_rate);
   if (!networks.empty()) write_networks(w, networks);
+  if (!egress_probe.empty()) write_probe(w, egress_probe);
   if (summary) write_summary(w, *summary);
   if (leaks) w.key("leak_audit").begin_object().field("clean", leaks->empty()).field("left", *leaks).end_object();
   w.end_object();
@@ -213,6 +228,17 @@ Result<RunJson> RunJson::parse(std::string_view text, std::string_view path) {
       if (e.value.IsObject())
         r.networks[std::string(e.name.GetString(), e.name.GetStringLength())] =
             TaskNetworks{read_phase(e.value, "setup"), read_phase(e.value, "agent"), read_phase(e.value, "grade")};
+  if (const json::Value* probes = json::get_array(*d, "egress_probe"))
+    for (const auto& p : probes->GetArray()) {
+      if (!p.IsObject()) continue;
+      ProbeRecord rec{json::get_string(p, "policy"), json::get_string(p, "engine"), json::get_bool(p, "passed"), {},
+                      json::get_string(p, "error"), json::get_int(p, "took_ms")};
+      if (const json::Value* checks = json::get_array(p, "checks"))
+        for (const auto& c : checks->GetArray())
+          if (c.IsObject())
+            rec.checks.push_back({json::get_string(c, "name"), json::get_bool(c, "passed"), json::get_string(c, "observed")});
+      r.egress_probe.push_back(std::move(rec));
+    }
   r.summary = read_summary(*d);
   if (const json::Value* a = json::get_object(*d, "leak_audit")) r.leaks = json::get_strings(*a, "left");
   r.merged_at = json::get_string(*d, "merged_at");

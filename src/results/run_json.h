@@ -2,6 +2,7 @@
 // made and again at the end; `merge` writes a merged one; `report`, `merge` and `--resume` read it.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -60,6 +61,22 @@ struct TaskNetworks {
   PhaseNetwork setup, agent, grade;
 };
 
+// The enforcement probe (docs/sweeps.md "The enforcement probe"): one check and what it saw.
+struct ProbeCheck {
+  std::string name;      // "unlisted name refused", "no route out", "host unreachable"
+  bool passed = false;
+  std::string observed;  // what the probe saw (or why the check was skipped)
+};
+
+// One policy's probe on one engine, before the run's first trial.
+struct ProbeRecord {
+  std::string policy, engine;
+  bool passed = false;
+  std::vector<ProbeCheck> checks;
+  std::string error;     // the probe could not run (its stack did not come up): the reason
+  std::int64_t took_ms = 0;
+};
+
 struct MergedSource {
   std::string path, run_id, shard, config_hash;
   int trials = 0;
@@ -88,6 +105,7 @@ struct RunJson {
   // report and merge judge validity against it. nullopt: an older run.json (the default applies).
   std::optional<double> max_infra_rate;
   std::map<std::string, TaskNetworks> networks;  // task id → its phases' networks
+  std::vector<ProbeRecord> egress_probe;          // per closed policy the run uses, before its trials
   std::optional<RunSummaryJson> summary;
   std::optional<std::vector<std::string>> leaks;  // leak audit: objects left; empty: clean
   std::vector<MergedSource> merged_from;           // status merged only
