@@ -42,7 +42,8 @@ helper_of() {
 # One `up`: its took_ms and 20 proxied GETs' time (ms, inside the runner), then `down`.
 up_once() {  # up_once BIN → "took_ms get_ms"
   local bin=$1 json name runner t
-  json=$(FORGECTL_EXEC_HELPER=$(helper_of "$bin") "$bin" up "$TASK" --json 2>/dev/null)
+  json=$(FORGECTL_EXEC_HELPER=$(helper_of "$bin") "$bin" up "$TASK" --json 2>"$WORK/up.err") ||
+    { echo "bench/egress.sh: up with $bin failed:" >&2; tail -5 "$WORK/up.err" >&2; exit 1; }
   name=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["name"])' "$json")
   runner=$name-runner
   # busybox time: "real\t0m 0.12s"
