@@ -1,7 +1,10 @@
 // Moving the runner between the setup and agent phases' networks, and proving where it is.
 #include "trial/phase_network.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <sstream>
 
 #include "core/strings.h"
@@ -12,16 +15,20 @@
 
 namespace forge::trial {
 
-bool has_default_route(std::string_view proc_net_route) {
+std::vector<std::uint32_t> default_gateways(std::string_view proc_net_route) {
+  std::vector<std::uint32_t> out;
   std::istringstream in{std::string(proc_net_route)};
   std::string line;
   std::getline(in, line);  // the header
-  while (std::getline(in, line)) {
+  while (std::getline(in, line) && out.size() < 64) {
     std::istringstream f(line);
-    std::string iface, dest;
-    if (f >> iface >> dest && dest == "00000000") return true;
+    std::string iface, dest, gateway;
+    if (!(f >> iface >> dest >> gateway) || dest != "00000000" || gateway.size() != 8) continue;
+    char* end = nullptr;
+    auto raw = static_cast<std::uint32_t>(std::strtoul(gateway.c_str(), &end, 16));
+    if (end == gateway.c_str() + 8) out.push_back(ntohl(raw));  // the kernel prints the address's raw bytes
   }
-  return false;
+  return out;
 }
 
 namespace {
@@ -38,6 +45,14 @@ std::set<std::string> planned_names(const policy::StackPlan& plan, manifest::Net
 bool leads_out(const policy::StackPlan& plan, manifest::NetworkPolicy policy) {
   for (const auto& key : policy::runner_network_keys(plan, policy))
     if (key == "net") return true;
+  return false;
+}
+
+// Whether a default route goes through a gateway on a network that is not internal.
+bool routes_out(const policy::StackPlan& plan, const std::vector<std::uint32_t>& gateways) {
+  for (auto g : gateways)
+    for (const auto& n : plan.networks)
+      if (!n.internal && n.subnet.overlaps(policy::Ipv4Net{g, 32})) return true;
   return false;
 }
 
@@ -59,10 +74,11 @@ Status verify_runner(engine::Client& c, const stack::UpResult& up, const std::st
   if (!r) return r.fail_with("reading the runner's routes");
   if (r->exit_code != 0 || r->timed_out)
     return fail(Errc::kProtocol, "reading the runner's routes: cat exited " + std::to_string(r->exit_code));
-  const bool out = has_default_route(r->out);
+  const bool out = routes_out(up.plan, default_gateways(r->out));
   if (out != leads_out(up.plan, policy))
     return fail(Errc::kProtocol, std::string("inside the runner there is ") + (out ? "a" : "no") +
-                                     " default route, which the phase's networks do not give");
+                                     " default route through the outward network, which " +
+                                     manifest::policy_name(policy) + " does not give");
   return {};
 }
 

@@ -26,13 +26,16 @@ namespace {
 const char* kSetup =
     "i=0; while [ ! -f /tmp/go ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done\n"
     "cp /tmp/go inet.txt\n"
-    "wget -T 5 -q -O fetched.txt \"http://$(cat /tmp/go):80/index.html\" || echo setup-failed > fetched.txt\n";
+
+    "printf 'GET /index.html HTTP/1.0\\r\\n\\r\\n' | nc -w 3 \"$(cat /tmp/go)\" 80 > fetched.txt "
+    "|| echo setup-failed > fetched.txt\n";
 
 // The grader passes only when setup had the page and the grader itself cannot fetch it.
 const char* kTest =
-    "command -v wget >/dev/null || exit 2\n"
+    "command -v nc >/dev/null || exit 2\n"
     "grep -q hello-internet fetched.txt || exit 3\n"
-    "if wget -T 2 -q -O- \"http://$(cat inet.txt):80/index.html\"; then exit 4; fi\n";
+    "printf 'GET /index.html HTTP/1.0\\r\\n\\r\\n' | nc -w 2 \"$(cat inet.txt)\" 80 | grep -q hello-internet && exit 4\n"
+    "exit 0\n";
 
 manifest::TaskConfig write_task(const TempDir& d) {
   std::filesystem::create_directories(d.path() + "/tests");
@@ -87,6 +90,13 @@ void fake_internet_for(const std::string& run_id, std::string& net, std::optiona
   auto info = engine::inspect_container(*docker_env().client, inet->id);
   REQUIRE(info.has_value());
   const std::string ip = info->networks.begin()->second.ip_address;
+  // Serving before anyone is told where: a refused connection would read as "blocked".
+  engine::ExecOptions up{{"sh", "-c", "for i in $(seq 50); do printf 'GET /index.html HTTP/1.0\\r\\n\\r\\n' | "
+                                      "nc -w 1 127.0.0.1 80 | grep -q hello-internet && exit 0; sleep 0.1; done; exit 1"}};
+  up.timeout = Millis(20000);
+  auto served = engine::exec_run(*docker_env().client, inet->id, up);
+  REQUIRE(served.has_value());
+  REQUIRE(served->exit_code == 0);
   engine::ExecOptions go{{"sh", "-c", "echo " + ip + " > /tmp/go"}};
   go.timeout = Millis(20000);
   CHECK(engine::exec_run(*docker_env().client, runner, go).has_value());
@@ -100,9 +110,9 @@ TEST_CASE("per-phase policy: setup fetches from the fake internet; the agent and
   auto task = write_task(d);
   REQUIRE(manifest::runner_changes_network(task.environment.manifest));
   const std::string trajectory = write_trajectory(
-      d, {{"", {{"bash", bash("cat fetched.txt; wget -T 2 -q -O- \"http://$(cat inet.txt):80/index.html\" "
-                              "&& echo AGENT-REACHED || echo AGENT-BLOCKED; "
-                              "grep -c . /proc/net/route; ip route 2>/dev/null")}}},
+      d, {{"", {{"bash", bash("cat fetched.txt; printf 'GET /index.html HTTP/1.0\\r\\n\\r\\n' | nc -w 2 \"$(cat inet.txt)\" 80 "
+                              "| grep -q hello-internet && echo AGENT-REACHED || echo AGENT-BLOCKED; "
+                              "cat /proc/net/route")}}},
           {"done", {}}});
 
   trial::TrialResult r;
@@ -133,7 +143,8 @@ namespace {
 // A step's oracle: waits for the fake internet's address, fetches its page into `file`.
 std::string fetch_into(const std::string& file) {
   return "i=0; while [ ! -f /tmp/go ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done\n"
-         "wget -T 2 -q -O " + file + " \"http://$(cat /tmp/go):80/index.html\" || echo blocked > " + file + "\n";
+         "printf 'GET /index.html HTTP/1.0\\r\\n\\r\\n' | nc -w 2 \"$(cat /tmp/go)\" 80 > " + file + "\n"
+         "grep -q hello-internet " + file + " || echo blocked >> " + file + "\n";
 }
 
 }  // namespace
