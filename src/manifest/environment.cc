@@ -24,6 +24,28 @@ std::optional<NetworkPolicy> policy_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+const char* phase_name(Phase p) {
+  switch (p) {
+    case Phase::kSetup: return "setup";
+    case Phase::kAgent: return "agent";
+    case Phase::kGrade: return "grade";
+  }
+  return "agent";
+}
+
+NetworkPolicy phase_policy(const EnvironmentManifest& m, Phase p) {
+  if (p == Phase::kGrade) return m.grade_network_policy;
+  if (p == Phase::kSetup && m.setup_network_policy) return *m.setup_network_policy;
+  return m.network_policy;
+}
+
+bool runner_changes_network(const EnvironmentManifest& m) {
+  if (phase_policy(m, Phase::kSetup) != m.network_policy) return true;
+  for (auto p : m.step_network_policies)
+    if (p != m.network_policy) return true;
+  return false;
+}
+
 bool is_auto_runtime(std::string_view requested) {
   return requested.empty() || requested == "auto" || requested == "docker";
 }

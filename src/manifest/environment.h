@@ -18,6 +18,10 @@ enum class NetworkPolicy { kNoInternet, kLimitedInternet, kFullInternet };
 const char* policy_name(NetworkPolicy p);  // "no_internet", …
 std::optional<NetworkPolicy> policy_from_name(std::string_view name);
 
+// The trial phases whose network may differ (`network_policy: {setup, agent, grade}`).
+enum class Phase { kSetup, kAgent, kGrade };
+const char* phase_name(Phase p);  // "setup", "agent", "grade"
+
 // The sandbox's OCI runtime as written (`runtime:`, orchestrator.runtime, --runtime): "" and
 // "auto" (and Tolokaforge's orchestrator.runtime "docker") mean the daemon's default.
 bool is_auto_runtime(std::string_view requested);
@@ -68,7 +72,17 @@ struct ServiceIsolation {
 struct EnvironmentManifest {
   std::string path;  // the file it came from (absolute); for messages
   SourceLocation where;
+  // The agent phase's policy (a plain string gives setup's too); setup_policy() and grade_policy
+  // below say the other phases' (docs/environment.md "Per-phase policy").
   NetworkPolicy network_policy = NetworkPolicy::kNoInternet;
+  std::optional<NetworkPolicy> setup_network_policy;  // unset: the agent's
+  // The test-script grader's: no network unless the manifest's map says otherwise.
+  NetworkPolicy grade_network_policy = NetworkPolicy::kNoInternet;
+  // A Harbor multi-step task's steps' agent policies, in order, when any differs from the first
+  // ([steps.agent] network_mode); the runner moves before each step. Empty otherwise.
+  std::vector<NetworkPolicy> step_network_policies;
+  // setup_script: a task file run in the runner as the agent's user during setup (absolute; empty: none).
+  std::string setup_script;
   std::vector<std::string> allowlist;  // limited_internet_allowlist, as written
   bool allow_private = false;          // limited_internet_allow_private
   bool allow_plain_http = false;       // limited_internet_allow_http: GET/HEAD on port 80 too
@@ -80,6 +94,12 @@ struct EnvironmentManifest {
   // `runtime`: the OCI runtime the runner runs under ("runsc"); empty: auto, the daemon's default.
   std::string runtime;
 };
+
+// The policy a phase runs under.
+NetworkPolicy phase_policy(const EnvironmentManifest& m, Phase p);
+// Whether the runner changes networks between phases (setup's policy is not the agent's, or a
+// Harbor task's steps differ).
+bool runner_changes_network(const EnvironmentManifest& m);
 
 // What `forgectl up` and `validate` load from a path: a task directory, a task.yaml, or a
 // standalone manifest, with its compose file (or built-in stack) already parsed.

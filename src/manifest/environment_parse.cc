@@ -26,7 +26,9 @@ const std::vector<std::string> kEnvironmentKeys = {"network_policy",
                                                    "stack",
                                                    "runner",
                                                    "services",
-                                                   "runtime"};
+                                                   "runtime",
+                                                   "setup_script"};
+const std::vector<std::string> kPhaseKeys = {"setup", "agent", "grade"};
 const std::vector<std::string> kRunnerKeys = {"image",           "user",    "workdir", "memory", "cpus", "pids_limit",
                                               "env_passthrough", "disk_mb", "tmp_mb"};
 const std::vector<std::string> kServiceKeys = {"read_only",  "memory",          "cpus",
@@ -193,6 +195,77 @@ std::map<std::string, ServiceIsolation> read_services(YamlReader& r, const Field
   return out;
 }
 
+// One policy name (`network_policy`, or one phase's entry of its map); nullopt after an error.
+std::optional<NetworkPolicy> read_policy(YamlReader& r, const Field& f, const std::string& what) {
+  auto v = r.string(f, what);
+  if (!v) return std::nullopt;
+  if (auto p = policy_from_name(*v)) return p;
+  std::string close = closest_match(*v, {"no_internet", "limited_internet", "full_internet"});
+  r.error(f, subject(what, f.key) + " must be no_internet, limited_internet or full_internet, got '" + *v + "'",
+          close.empty() ? "" : "did you mean '" + close + "'?");
+  return std::nullopt;
+}
+
+// What the phases may not do yet: change between limited_internet and another policy (the proxy's
+// variables are in the runner's environment from create), or give test-script graders a network.
+void check_phases(YamlReader& r, const Field& f, const std::string& what, const EnvironmentManifest& m) {
+  const NetworkPolicy setup = phase_policy(m, Phase::kSetup);
+  const bool limited_change = setup != m.network_policy && (setup == NetworkPolicy::kLimitedInternet ||
+                                                            m.network_policy == NetworkPolicy::kLimitedInternet);
+  if (limited_change)
+    r.error(f, subject(what, "network_policy") + ": setup is " + policy_name(setup) + " and agent " +
+                   policy_name(m.network_policy) + ": a change to or from limited_internet between phases is not supported yet",
+            "setup and agent may differ between no_internet and full_internet", At::kKey);
+  if (m.grade_network_policy != NetworkPolicy::kNoInternet)
+    r.error(f, subject(what, "network_policy") + ": grade is " + policy_name(m.grade_network_policy) +
+                   ": a grader with a network is not supported yet for this task format (test scripts and checks.py run "
+                   "with no network)",
+            "leave grade out, or give grade: no_internet", At::kKey);
+}
+
+// `network_policy`: a name (setup and agent; grading keeps no network), or a map by phase whose
+// missing setup is the agent's, missing agent no_internet, missing grade no_internet. False after an error.
+bool read_network_policy(YamlReader& r, const Field& k, const std::string& what, EnvironmentManifest& m) {
+  if (!k.node.IsMap()) {
+    auto p = read_policy(r, k, what);
+    if (p) m.network_policy = *p;
+    return p.has_value();
+  }
+  const std::string inner = dotted(what, "network_policy");
+  bool valid = true;
+  for (const auto& e : r.known_keys(r.mapping(k, inner), inner, kPhaseKeys)) {
+    auto p = read_policy(r, e, inner);
+    valid = valid && p.has_value();
+    if (!p) continue;
+    if (e.key == "setup") m.setup_network_policy = *p;
+    if (e.key == "agent") m.network_policy = *p;
+    if (e.key == "grade") m.grade_network_policy = *p;
+  }
+  if (valid) check_phases(r, k, what, m);
+  return valid;
+}
+
+// `setup_script`: a regular file beneath the manifest's directory; its absolute path.
+std::string read_setup_script(YamlReader& r, const Field& k, const std::string& what, const std::string& manifest) {
+  auto v = r.string(k, what);
+  if (!v) return "";
+  if (v->empty() || fs::path(*v).is_absolute()) {
+    r.error(k, subject(what, k.key) + " must be a path relative to the manifest, got '" + *v + "'");
+    return "";
+  }
+  auto d = ConfinedDir::open(fs::path(manifest).parent_path().string(), "the manifest's directory");
+  auto st = d ? d->stat(*v) : Result<ConfinedStat>(d.fail());
+  if (!st) {
+    r.error(k, subject(what, k.key) + ": " + st.error().message, "keep the script in the task's directory");
+    return "";
+  }
+  if (st->kind != EntryKind::kFile) {
+    r.error(k, subject(what, k.key) + ": '" + *v + "' is not a regular file");
+    return "";
+  }
+  return fs::path(join_path(fs::path(manifest).parent_path(), *v)).string();
+}
+
 }  // namespace
 
 ReadEnvironment read_environment(YamlReader& r, const Field& block, const std::string& what) {
@@ -217,18 +290,7 @@ ReadEnvironment read_environment(YamlReader& r, const Field& block, const std::s
     if (k.key.rfind("limited_internet_", 0) == 0) limited_keys.push_back(k);
     if (k.key == "network_policy") {
       policy_at = &k;
-      auto v = r.string(k, what);
-      if (!v) continue;
-      if (auto p = policy_from_name(*v)) {
-        m.network_policy = *p;
-      } else {
-        policy_valid = false;
-        std::string close = closest_match(*v, {"no_internet", "limited_internet", "full_internet"});
-        r.error(k,
-                subject(what, "network_policy") + " must be no_internet, limited_internet or full_internet, got '" +
-                    *v + "'",
-                close.empty() ? "" : "did you mean '" + close + "'?");
-      }
+      policy_valid = read_network_policy(r, k, what, m);
     } else if (k.key == "limited_internet_allowlist") {
       allowlist_at = &k;
       for (const auto& item : r.sequence(k, what)) {
@@ -292,6 +354,8 @@ ReadEnvironment read_environment(YamlReader& r, const Field& block, const std::s
       } else {
         m.stack = *v;
       }
+    } else if (k.key == "setup_script") {
+      m.setup_script = read_setup_script(r, k, what, m.path);
     } else if (k.key == "runtime") {
       auto v = r.string(k, what);
       if (!v) continue;
@@ -306,7 +370,8 @@ ReadEnvironment read_environment(YamlReader& r, const Field& block, const std::s
     }
   }
 
-  const bool limited = m.network_policy == NetworkPolicy::kLimitedInternet;
+  const bool limited = m.network_policy == NetworkPolicy::kLimitedInternet ||
+                       phase_policy(m, Phase::kSetup) == NetworkPolicy::kLimitedInternet;
   // A non-empty allowlist whose every entry was refused has been reported already.
   const bool allowlist_written = allowlist_at && allowlist_at->node.IsSequence() && allowlist_at->node.size() > 0;
   if (policy_valid && !limited) {

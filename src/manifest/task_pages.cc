@@ -76,6 +76,7 @@ Inputs task_inputs(const TaskConfig& t) {
   for (const auto& f : t.initial_state.filesystem_copy) add(f.from, "initial_state.filesystem.copy");
   add(t.system_prompt_file, "system_prompt");
   add(t.solution.script, "solution.script");
+  add(t.environment.manifest.setup_script, "environment.setup_script");
   if (const auto& m = t.environment.tools.mcp_server) {
     for (const auto& f : m->files) add(f, "tools.agent.mcp_server files");
     if (m->python()) add((fs::path(m->root) / m->script).string(), "tools.agent.mcp_server");

@@ -132,6 +132,7 @@ void check_task_size(YamlReader& r, const Field& root, const TaskConfig& t) {
                                     t.initial_state.json_db_path,
                                     t.system_prompt_file,
                                     t.environment.manifest.compose_file,
+                                    t.environment.manifest.setup_script,
                                     t.initial_state.rag_corpus_dir};
   for (const auto& c : t.initial_state.filesystem_copy) paths.push_back(join_path(t.dir, c.from));
   if (!t.solution.script.empty()) paths.push_back(join_path(t.dir, t.solution.script));

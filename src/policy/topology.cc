@@ -32,6 +32,7 @@ std::size_t upstream_count(const manifest::LoadedEnvironment& env) {
 }  // namespace
 
 std::vector<std::string> network_keys(const manifest::LoadedEnvironment& env) {
+  if (manifest::runner_changes_network(env.manifest)) return {"internal", "net"};  // only no ↔ full may change
   auto keys = network_keys(env.manifest.network_policy);
   if (env.manifest.network_policy == NetworkPolicy::kLimitedInternet && upstream_count(env) > 0)
     keys.push_back("upstream");
@@ -39,7 +40,8 @@ std::vector<std::string> network_keys(const manifest::LoadedEnvironment& env) {
 }
 
 bool network_free(const manifest::LoadedEnvironment& env) {
-  return env.manifest.network_policy == NetworkPolicy::kNoInternet && env.compose.services.empty();
+  return env.manifest.network_policy == NetworkPolicy::kNoInternet && !manifest::runner_changes_network(env.manifest) &&
+         env.compose.services.empty();
 }
 
 std::vector<int> network_prefixes(const manifest::LoadedEnvironment& env) {
@@ -121,6 +123,17 @@ ContainerPlan resolver_plan(const StackPlan& plan, const std::string& task_net, 
 
 }  // namespace
 
+std::vector<std::string> runner_network_keys(const StackPlan& plan, NetworkPolicy policy) {
+  if (plan.runner_moves) {
+    std::vector<std::string> keys{plan.networks.front().key};  // the task network: services, resolver
+    if (policy == NetworkPolicy::kFullInternet) keys.push_back("net");
+    return keys;
+  }
+  std::vector<std::string> keys;
+  for (const auto& a : plan.runner.networks) keys.push_back(a.network_key);
+  return keys;
+}
+
 bool parse_user_ids(const std::string& user, unsigned& uid, unsigned& gid) {
   if (user.empty() || user.size() > 21) return false;
   auto colon = user.find(':');
@@ -152,7 +165,9 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
                              bridge_name(plan.name, keys[i])});
   const bool networked = !keys.empty();
   const std::string task_net = networked ? keys.front() : std::string();
-  bool closed = networked && m.network_policy != NetworkPolicy::kFullInternet;
+  const bool changes = manifest::runner_changes_network(m);
+  // A runner that is ever closed keeps the trial's resolver throughout: HostConfig.Dns is fixed at create.
+  bool closed = networked && (m.network_policy != NetworkPolicy::kFullInternet || changes);
 
   // Every name a container answers to on the task network: services, their aliases, the runner.
   // An upstream's names are on the upstream network only, where just the proxy resolves them.
@@ -266,6 +281,10 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
   const bool own = is_own_runner_image(r.image);
   r.hardening = runner_hardening(m.runner, own);
   if (networked) r.networks = {{task_net, {kRunnerKey}}};
+  // setup's networks at create; the trial moves the runner at phase boundaries.
+  plan.runner_moves = changes;
+  if (changes && manifest::phase_policy(m, manifest::Phase::kSetup) == NetworkPolicy::kFullInternet)
+    r.networks.push_back({"net", {}});
   // The workspace is a volume (the archive API sees it whatever the root filesystem is) backed by
   // a size-capped tmpfs: the one disk limit overlay2 on ext4 can enforce. Its root belongs to the
   // agent in forgectl's image; for another image up sets it from the image's own workdir.

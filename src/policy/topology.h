@@ -78,7 +78,15 @@ struct StackPlan {
   std::optional<ContainerPlan> resolver;  // a closed, networked stack's (kResolverKey)
   ContainerPlan runner;
   std::string squid_conf;  // with a proxy: the config to put at /etc/squid/squid.conf
+  // The runner's networks change between phases (manifest::runner_changes_network): it starts on
+  // setup's (runner.networks) and the trial moves it (runner_network_keys) before the agent's
+  // first process, and before each step of a Harbor task whose steps differ.
+  bool runner_moves = false;
 };
+
+// The network keys the runner is on under `policy` (no_internet or full_internet in a stack whose
+// runner moves; its planned networks otherwise).
+std::vector<std::string> runner_network_keys(const StackPlan& plan, manifest::NetworkPolicy policy);
 
 struct PlanOptions {
   std::string stack_name;
@@ -98,6 +106,8 @@ struct PlanOptions {
 // The networks a posture needs, in order: "internal" (no/limited), "edge" (limited), "net" (full).
 std::vector<std::string> network_keys(manifest::NetworkPolicy p);
 // The networks a stack of this environment needs, in order; their subnets are reserved first.
+// A runner whose setup and agent policies differ (no_internet and full_internet) needs both:
+// "internal" (the services', the resolver's) and "net".
 // The posture's, plus "upstream" (internal: the proxy and the compose file's upstreams, see
 // compose.md) under limited_internet when the compose file declares an upstream.
 std::vector<std::string> network_keys(const manifest::LoadedEnvironment& env);

@@ -117,6 +117,7 @@ Result<TrialRecord> parse_trial_line(std::string_view line, std::string_view whe
   r.finished_at = json::get_string(d, "finished_at");
   r.docker_host = json::get_string(d, "docker_host");
   r.runtime = json::get_string(d, "runtime");
+  r.networks = json::get_string_map(d, "networks");
   r.trial_dir = json::get_string(d, "trial_dir");
   r.unconfined = json::get_bool(d, "unconfined");
   if (const auto* s = json::get_object(d, "screenshots")) {
@@ -183,6 +184,11 @@ std::string to_json_line(const TrialRecord& r) {
   w.end_object().field("started_at", r.started_at).field("finished_at", r.finished_at);
   w.field("docker_host", r.docker_host).field("trial_dir", r.trial_dir);
   if (!r.runtime.empty()) w.field("runtime", r.runtime);
+  if (!r.networks.empty()) {
+    w.key("networks").begin_object();
+    for (const auto& [phase, policy] : r.networks) w.field(phase, policy);
+    w.end_object();
+  }
   if (r.unconfined) w.field("unconfined", true);
   if (r.screenshots || r.screenshots_dropped)
     w.key("screenshots")

@@ -38,6 +38,8 @@ struct TrialRecord {
   std::map<std::string, double> phases_s;  // only the phases the line has
   std::string started_at, finished_at;     // ISO 8601 UTC
   std::string docker_host;
+  // Phase → the network policy it ran under ("setup", "agent", "grade"); empty in older lines.
+  std::map<std::string, std::string> networks;
   std::string runtime;    // the runner's OCI runtime ("runc", "runsc"); empty in older lines and local trials
   std::string trial_dir;  // "trials/<task>/<idx>" or "trials/<task>/<agent>/<idx>"; empty in older lines
   // Its tools ran on the local executor, on the host and in no container. Written only when true;

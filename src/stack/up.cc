@@ -369,6 +369,12 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
     }
     auto id = b.create_verified(runner_plan, labels, net_names);
     if (!id) return id.fail();
+    // A runner whose networks change by phase starts on setup's: the rest joined before it starts.
+    for (std::size_t i = 1; i < runner_plan.networks.size(); ++i)
+      if (auto st = engine::connect_network(c, net_names.at(runner_plan.networks[i].network_key), *id,
+                                            runner_plan.networks[i].aliases);
+          !st)
+        return st.fail_with("runner");
     {
       std::lock_guard lock(res_mu);
       res.containers[runner_plan.key] = *id;

@@ -47,7 +47,8 @@ std::vector<std::pair<std::string, std::string>> stack_images(const manifest::Ta
   // A closed network's resolver (or a Harbor verifier's allowlist network's) runs this binary's
   // services image; a network-free stack needs none, but its verifier network may.
   const bool has_services_image = std::any_of(out.begin(), out.end(), [](const auto& p) { return p.second == stack::kServicesImage; });
-  const bool closed = env.manifest.network_policy != manifest::NetworkPolicy::kFullInternet;
+  const bool closed = env.manifest.network_policy != manifest::NetworkPolicy::kFullInternet ||
+                      manifest::runner_changes_network(env.manifest);
   if (closed && (!policy::network_free(env) || t.harbor) && !has_services_image)
     out.emplace_back("resolver", stack::kServicesImage);
   // Grading's own containers: a task's checks.py runs in the Python image, and a missing one would

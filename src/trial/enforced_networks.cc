@@ -19,9 +19,10 @@ results::PhaseNetwork posture(manifest::NetworkPolicy p, const std::vector<std::
 results::TaskNetworks enforced_networks(const manifest::TaskConfig& task, bool harbor_shared_verifier) {
   results::TaskNetworks out;
   const auto& m = task.environment.manifest;
-  out.setup = out.agent =
-      runs_locally(task) ? results::PhaseNetwork{"host", {}} : posture(m.network_policy, m.allowlist);
-  out.grade = {"none", {}};
+  out.setup = runs_locally(task) ? results::PhaseNetwork{"host", {}}
+                                  : posture(manifest::phase_policy(m, manifest::Phase::kSetup), m.allowlist);
+  out.agent = runs_locally(task) ? results::PhaseNetwork{"host", {}} : posture(m.network_policy, m.allowlist);
+  out.grade = {"none", {}};  // grade: no_internet, the only grade a task.yaml may give yet: no network at all
   if (!task.harbor) return out;
   if (harbor_shared_verifier && manifest::shared_verifier_applies(*task.harbor)) {
     out.grade = out.agent;  // the tests run in the agent's own runner, on its network

@@ -98,11 +98,18 @@ Status run_harbor_step_setup(engine::Client& c, const std::string& runner, const
   if (!dir) return dir.fail_with(what);
   auto script = dir->read(rel_to(task, step.setup_script), kMaxSetupScript);
   if (!script) return script.fail_with(what);
+  return run_setup_script(c, runner, std::move(*script), what, "before the step's agent", workspace, uid, gid,
+                          interrupted, timeout);
+}
+
+Status run_setup_script(engine::Client& c, const std::string& runner, std::string script, const std::string& what,
+                        const std::string& before, const std::string& workspace, unsigned uid, unsigned gid,
+                        const std::atomic<int>* interrupted, Millis timeout) {
   engine::ExecOptions o;
   o.cmd = {"sh", "-c", kSetupCommand};
   o.user = std::to_string(uid) + ":" + std::to_string(gid);
   o.workdir = workspace;
-  o.stdin_data = std::move(*script);
+  o.stdin_data = std::move(script);
   o.timeout = timeout;
   o.output_cap = 64 * 1024;
   o.helper = kGraderHelper;  // the runner's too: forgectl's helper volume at /.forgectl
@@ -116,7 +123,7 @@ Status run_harbor_step_setup(engine::Client& c, const std::string& runner, const
   return fail(Errc::kUnavailable,
               what + (r->timed_out ? " timed out after " + std::to_string(timeout.count() / 1000) + " s"
                                    : " failed (exit code " + std::to_string(r->exit_code) + ")") +
-                  " before the step's agent: the task's environment, not the agent" + (out.empty() ? "" : ": " + out));
+                  " " + before + ": the task's environment, not the agent" + (out.empty() ? "" : ": " + out));
 }
 
 Status stop_user_processes(engine::Client& c, const std::string& runner, const std::string& user) {

@@ -36,6 +36,11 @@ Status put_harbor_step_workdir(engine::Client& c, const std::string& runner, con
 // is a temporary file outside the workspace while it runs and removed after it. A script that
 // exits non-zero or times out is kUnavailable naming the step, the exit code and the output's
 // start (the trial's infra error of kind sandbox, never the model's); interrupted: kCancelled.
+// The same for any setup script given as text (an environment's setup_script): `what` names it,
+// `before` says what it ran ahead of ("before the step's agent").
+Status run_setup_script(engine::Client& c, const std::string& runner, std::string script, const std::string& what,
+                        const std::string& before, const std::string& workspace, unsigned uid, unsigned gid,
+                        const std::atomic<int>* interrupted, Millis timeout);
 Status run_harbor_step_setup(engine::Client& c, const std::string& runner, const manifest::HarborTask& task,
                              const manifest::StepConfig& step, const std::string& workspace, unsigned uid,
                              unsigned gid, const std::atomic<int>* interrupted, Millis timeout = kStepSetupTimeout);

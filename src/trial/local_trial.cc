@@ -164,8 +164,10 @@ std::vector<Problem> check_local(const manifest::TaskConfig& t) {
   } else if (m.stack == "full") {
     add(at_env, "the built-in stack 'full' (json-db, mock-web, rag) runs only in containers");
   }
-  if (m.network_policy != manifest::NetworkPolicy::kNoInternet)
-    add(at_env, std::string("network_policy ") + manifest::policy_name(m.network_policy) +
+  const auto setup = manifest::phase_policy(m, manifest::Phase::kSetup);
+  if (m.network_policy != manifest::NetworkPolicy::kNoInternet || setup != manifest::NetworkPolicy::kNoInternet)
+    add(at_env, std::string("network_policy ") +
+                    manifest::policy_name(setup != manifest::NetworkPolicy::kNoInternet ? setup : m.network_policy) +
                     " is enforced only around a container stack; on the host, commands use the host's network");
   if (env.tools.mcp_server)
     add(at_tools, "tools.agent.mcp_server runs in a runner container, and a local trial has none");

@@ -1,7 +1,12 @@
 // The setup phase: the initial state into the sandbox, and a Harbor task's environment made ready.
 #include "trial/trial_run.h"
 
+#include <filesystem>
+
+#include "core/confined_dir.h"
 #include "stack/workspace.h"
+#include "trial/harbor_steps.h"
+#include "trial/phase_network.h"
 #include "trial/harbor_health.h"
 #include "trial/rag_use.h"
 #include "trial/trial_setup.h"
@@ -9,6 +14,13 @@
 namespace forge::trial {
 
 using results::InfraKind;
+namespace fs = std::filesystem;
+
+namespace {
+constexpr std::size_t kMaxSetupScriptBytes = std::size_t{4} << 20;
+constexpr Millis kSetupScriptTimeout{600000};
+constexpr Millis kMoveTimeout{20000};  // the route check's exec
+}  // namespace
 
 // Initial state: fixtures into json-db (by forgectl, with the control token: the agent cannot
 // init, reset or restore a namespace), files into the workspace, the task's pages into mock-web, its
@@ -36,7 +48,39 @@ Step TrialRun::setup() {
       return classify_running(st.error(), InfraKind::kDaemon);
   if (auto st = load_rag_index(docker_, env_.engine_is_local, *up_, control_token_, trial_id_, task_); !st)
     return classify_running(st.error(), InfraKind::kSandbox);
+  if (auto f = run_setup_script()) return f;
+  if (auto f = enter_agent_network()) return f;
   if (task_.harbor && task_.harbor->environment.healthcheck) return harbor_healthcheck(*task_.harbor->environment.healthcheck);
+  return std::nullopt;
+}
+
+// environment.setup_script, as the agent's user in the workspace, with the setup phase's network:
+// a failure is the task's environment (an infra error of the sandbox), never the model's.
+Step TrialRun::run_setup_script() {
+  const auto& m = task_.environment.manifest;
+  if (m.setup_script.empty()) return std::nullopt;
+  const fs::path dir = fs::path(m.path).parent_path();
+  const std::string rel = fs::path(m.setup_script).lexically_relative(dir).generic_string();
+  const std::string what = "setup_script '" + rel + "'";
+  auto d = ConfinedDir::open(dir.string());
+  auto script = d ? d->read(rel, kMaxSetupScriptBytes) : Result<std::string>(d.fail());
+  if (!script) return Fault::setup(script.error().with_context(what).what());
+  auto owner = stack::workspace_owner(*up_);
+  auto st = trial::run_setup_script(docker_, runner_, std::move(*script), what, "before the agent", workspace(),
+                                    owner.uid, owner.gid, env_.interrupted, kSetupScriptTimeout);
+  if (!st) return harbor_env_fault(st.error());
+  return std::nullopt;
+}
+
+// Setup's network was not the agent's: the runner moves, and the agent starts only once the move
+// is verified (docs/environment.md "Per-phase policy").
+Step TrialRun::enter_agent_network() {
+  if (!up_->plan.runner_moves) return std::nullopt;
+  const auto policy = task_.environment.manifest.network_policy;
+  if (auto st = move_runner(docker_, *up_, runner_, policy, "the agent phase", kMoveTimeout); !st)
+    return classify_running(st.error(), InfraKind::kSandbox);
+  r_.networks["agent"] = manifest::policy_name(task_.environment.manifest.network_policy);
+  note("INFO", "trial", std::string("runner moved to the agent phase's network: ") + r_.networks["agent"]);
   return std::nullopt;
 }
 

@@ -2,6 +2,7 @@
 #include "trial/trial_run.h"
 
 #include "trial/harbor_steps.h"
+#include "trial/phase_network.h"
 
 namespace forge::trial {
 
@@ -190,6 +191,7 @@ Step TrialRun::use_step_user(bool& changed) {
 Step TrialRun::prepare_step() {
   progress("setup");
   const auto& h = *task_.harbor;
+  if (auto f = enter_step_network()) return f;
   if (auto st = put_harbor_step_workdir(docker_, runner_, h, *step_, workspace(), agent_ids_.uid, agent_ids_.gid); !st)
     return st.error().code == Errc::kInvalid ? Fault::setup(st.error().what())
                                              : classify_running(st.error(), InfraKind::kDaemon);
@@ -198,6 +200,19 @@ Step TrialRun::prepare_step() {
       !st)
     return harbor_env_fault(st.error());
   if (step_->healthcheck) return harbor_healthcheck(*step_->healthcheck, "step '" + step_->name + "': [steps.healthcheck]");
+  return std::nullopt;
+}
+
+// A step whose agent network is not the runner's now: the runner moves before anything of the
+// step runs (its workdir, setup.sh, healthcheck, agent), verified (docs/harbor.md "Steps").
+Step TrialRun::enter_step_network() {
+  const auto& policies = task_.environment.manifest.step_network_policies;
+  if (!up_->plan.runner_moves || local_ || step_index_ >= policies.size()) return std::nullopt;
+  const auto policy = policies[step_index_];
+  const std::string who = "step '" + step_->name + "'";
+  if (auto st = move_runner(docker_, *up_, runner_, policy, who, Millis(20000)); !st)
+    return classify_running(st.error(), InfraKind::kSandbox);
+  r_.networks["step." + step_->name] = manifest::policy_name(policy);
   return std::nullopt;
 }
 

@@ -3,6 +3,7 @@
 
 #include "core/service_token.h"
 #include "policy/topology.h"
+#include "trial/enforced_networks.h"
 
 namespace forge::trial {
 
@@ -18,6 +19,7 @@ Step TrialRun::up() {
     local_ = std::move(*l);
     up_ = local_->stack();
     r_.stack = up_->name;
+    record_networks();
     return std::nullopt;
   }
   auto waited = Clock::now();
@@ -42,6 +44,14 @@ void TrialRun::adopt(PreparedSandbox&& p) {
   r_.stack = up_->name;
   r_.runtime = up_->runtime;
   runner_ = up_->containers.at(policy::kRunnerKey);
+  record_networks();
+}
+
+// What each phase runs under, as planned; a runner that moves gets its agent entry once the move is verified.
+void TrialRun::record_networks() {
+  auto n = enforced_networks(task_, env_.run->harbor_shared_verifier);
+  r_.networks = {{"setup", n.setup.policy}, {"grade", n.grade.policy}};
+  if (!up_ || !up_->plan.runner_moves) r_.networks["agent"] = n.agent.policy;
 }
 
 }  // namespace forge::trial

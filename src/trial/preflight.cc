@@ -127,16 +127,18 @@ std::string location(const manifest::SourceLocation& w, const std::string& fallb
 void check_harbor(const manifest::TaskConfig& t, const PreflightInput& in, std::vector<Problem>& out) {
   if (!t.harbor) return;
   const manifest::HarborTask& h = *t.harbor;
-  // What a multi-step task's steps may not change yet: the runner's network is the stack's, fixed
-  // when it comes up (docs/harbor.md "Not yet"). A step's own agent user is an exec user.
+  // What a multi-step task's steps may not change yet: an allowlist network, whose proxy variables
+  // are in the runner's environment from create (docs/harbor.md "Not yet"). A step's own agent
+  // user is an exec user.
   for (const auto& st : h.steps) {
     const std::string at = location(st.where, h.config_path);
     const std::string step = "step '" + st.name + "': ";
     const auto& net = manifest::agent_network(h, &st);
     const auto& first = manifest::agent_network(h, &h.steps.front());
-    if (net.mode != first.mode || net.allowed_hosts != first.allowed_hosts)
-      out.push_back({at, step + "its agent network differs from the first step's: the runner's network is fixed "
-                                "when it comes up"});
+    const bool allowlist = net.mode == manifest::NetworkMode::kAllowlist || first.mode == manifest::NetworkMode::kAllowlist;
+    if ((net.mode != first.mode || net.allowed_hosts != first.allowed_hosts) && allowlist)
+      out.push_back({at, step + "its agent network differs from the first step's and one of them is an allowlist: "
+                                "the runner moves between no-network and public only (docs/harbor.md)"});
     unsigned uid = 0, gid = 0;
     const std::string& su = st.verifier.user;
     if (su == "root" || policy::parse_user_ids(su, uid, gid))

@@ -118,6 +118,7 @@ results::TrialRecord to_record(const TrialResult& t) {
   r.finished_at = t.finished_at;
   r.docker_host = t.docker_host;
   r.runtime = t.runtime;
+  r.networks = t.networks;
   r.unconfined = t.unconfined;
   r.golden_source = t.golden.source;
   r.golden_key = t.golden.key;

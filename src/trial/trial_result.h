@@ -58,6 +58,9 @@ struct TrialResult {
   std::string started_at, finished_at;  // ISO 8601 UTC
   std::map<std::string, Millis> phases;  // reserve, up, agent, grade, down
   std::string stack;
+  // Phase → the network policy it ran under ("setup", "agent", "grade"; "none", "host"): the agent's
+  // written once the runner is verified on it (trials.jsonl "networks").
+  std::map<std::string, std::string> networks;
   std::string runtime;  // the runner's OCI runtime as the daemon names it ("runc", "runsc"); empty: local executor
   // egress.jsonl: every DNS query to the trial's resolver and request through its proxy; nullopt
   // for a trial with neither (full_internet, no network). Read as grading starts (grading's

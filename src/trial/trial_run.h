@@ -76,6 +76,9 @@ class TrialRun {
   // phase_setup.cc
   Step setup();
   Step setup_harbor();
+  Step run_setup_script();     // environment.setup_script, under the setup phase's network
+  Step enter_agent_network();  // the runner onto the agent phase's networks, verified
+  void record_networks();      // the trial's networks by phase (trials.jsonl "networks")
   Step harbor_healthcheck(const manifest::HealthcheckConfig& hc, const std::string& who = "");
   Step harbor_env_fault(const Error& e);
 
@@ -129,6 +132,7 @@ class TrialRun {
   void score_steps(grading::Grade& total, const std::vector<std::map<std::string, double>>& rewards);
   Step use_step_user(bool& changed);
   Step prepare_step();
+  Step enter_step_network();  // a Harbor step's own agent network, before the step
   bool agent_may_have_caused(const Fault& f) const;
   void score_rest_zero(const Fault& f, grading::Grade& total, std::vector<std::map<std::string, double>>& rewards);
   void zero_steps_from(std::size_t from, grading::Grade& total, std::vector<std::map<std::string, double>>& rewards);

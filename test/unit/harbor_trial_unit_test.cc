@@ -119,21 +119,33 @@ TEST_CASE("multi-step mean: each reward key averaged over the steps, a missing k
   CHECK(trial::mean_step_rewards({}).empty());
 }
 
-TEST_CASE("preflight: a step's own agent user runs; a step's own agent network is refused, naming the step") {
+TEST_CASE("preflight: a step's own agent user runs; a step's own network moves the runner, an allowlist one is refused") {
   test::TempFiles d("forgectl-harbor-steps-user-");
-  d.write("t/task.toml",
-          "schema_version = \"1.4\"\n[environment]\ndocker_image = \"example/img\"\nnetwork_mode = \"no-network\"\n"
-          "[[steps]]\nname = \"a\"\n[[steps]]\nname = \"b\"\n[steps.agent]\nuser = \"1001:1001\"\n"
-          "[[steps]]\nname = \"c\"\n[steps.agent]\nnetwork_mode = \"public\"\n");
-  d.write("t/environment/Dockerfile", "FROM example/img\n");
-  d.write("t/tests/test.sh", "echo 1 > /logs/verifier/reward.txt\n");
-  for (const char* s : {"a", "b", "c"}) d.write(std::string("t/steps/") + s + "/instruction.md", "Do it.\n");
-  auto t = manifest::load_harbor_task_config(d.dir() + "/t");
-  REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
-  REQUIRE(t->harbor->steps[1].agent.user == "1001:1001");
-  auto problems = trial::check_task(*t, trial::PreflightInput{});
+  auto write = [&](const std::string& c_network) {
+    d.write("t/task.toml",
+            "schema_version = \"1.4\"\n[environment]\ndocker_image = \"example/img\"\nnetwork_mode = \"no-network\"\n"
+            "[[steps]]\nname = \"a\"\n[[steps]]\nname = \"b\"\n[steps.agent]\nuser = \"1001:1001\"\n"
+            "[[steps]]\nname = \"c\"\n[steps.agent]\n" + c_network);
+    d.write("t/environment/Dockerfile", "FROM example/img\n");
+    d.write("t/tests/test.sh", "echo 1 > /logs/verifier/reward.txt\n");
+    for (const char* s : {"a", "b", "c"}) d.write(std::string("t/steps/") + s + "/instruction.md", "Do it.\n");
+    auto t = manifest::load_harbor_task_config(d.dir() + "/t");
+    REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
+    return std::move(*t);
+  };
+  auto pub = write("network_mode = \"public\"\n");
+  REQUIRE(pub.harbor->steps[1].agent.user == "1001:1001");
+  CHECK(trial::check_task(pub, trial::PreflightInput{}).empty());
+  using manifest::NetworkPolicy;
+  CHECK(pub.environment.manifest.step_network_policies ==
+        std::vector<NetworkPolicy>{NetworkPolicy::kNoInternet, NetworkPolicy::kNoInternet, NetworkPolicy::kFullInternet});
+  CHECK(manifest::runner_changes_network(pub.environment.manifest));
+
+  auto allow = write("network_mode = \"allowlist\"\nallowed_hosts = [\"example.org\"]\n");
+  auto problems = trial::check_task(allow, trial::PreflightInput{});
   REQUIRE(problems.size() == 1);
-  CHECK(problems[0].text().find("step 'c': its agent network differs from the first step's") != std::string::npos);
+  CHECK(problems[0].text().find("step 'c': its agent network differs from the first step's and one of them is an allowlist") !=
+        std::string::npos);
 }
 
 TEST_CASE("dockerfile bases: every FROM image, stages and scratch left out") {

@@ -228,3 +228,70 @@ TEST_CASE("manifest: loading reports missing paths and files") {
   CHECK(d.line == 1);
   CHECK(has(d.message, data("standalone/nowhere.yaml")));
 }
+
+TEST_CASE("manifest: network_policy by phase: a string for setup and agent, or a map; what is not supported yet") {
+  SUBCASE("a string is setup's and the agent's; grading keeps no network") {
+    Diagnostics diags;
+    auto m = parse_environment("network_policy: full_internet\n", "env.yaml", diags);
+    CHECK(diags.empty());
+    CHECK(phase_policy(m, Phase::kSetup) == NetworkPolicy::kFullInternet);
+    CHECK(phase_policy(m, Phase::kAgent) == NetworkPolicy::kFullInternet);
+    CHECK(phase_policy(m, Phase::kGrade) == NetworkPolicy::kNoInternet);
+    CHECK_FALSE(runner_changes_network(m));
+  }
+  SUBCASE("a map: setup full, agent and grade closed") {
+    Diagnostics diags;
+    auto m = parse_environment(
+        "network_policy: {setup: full_internet, agent: no_internet, grade: no_internet}\n", "env.yaml", diags);
+    CHECK(diags.empty());
+    CHECK(phase_policy(m, Phase::kSetup) == NetworkPolicy::kFullInternet);
+    CHECK(m.network_policy == NetworkPolicy::kNoInternet);
+    CHECK(runner_changes_network(m));
+  }
+  SUBCASE("a missing setup is the agent's, a missing agent no_internet") {
+    Diagnostics diags;
+    auto m = parse_environment("network_policy:\n  agent: full_internet\n", "env.yaml", diags);
+    CHECK(diags.empty());
+    CHECK(phase_policy(m, Phase::kSetup) == NetworkPolicy::kFullInternet);
+    auto only_setup = parse_environment("network_policy:\n  setup: full_internet\n", "env.yaml", diags);
+    CHECK(only_setup.network_policy == NetworkPolicy::kNoInternet);
+    CHECK(runner_changes_network(only_setup));
+  }
+  SUBCASE("errors name the line and the phase") {
+    auto bad = env_errors("stack: none\nnetwork_policy:\n  setup: full_internt\n  verify: no_internet\n");
+    Diagnostic typo = only(bad, "full_internt");
+    CHECK(typo.line == 3);
+    CHECK(has(typo.message, "network_policy: 'setup' must be no_internet, limited_internet or full_internet"));
+    CHECK(typo.hint == "did you mean 'full_internet'?");
+    CHECK(only(bad, "verify").line == 4);
+  }
+  SUBCASE("limited_internet may not change between phases yet, nor may a grader have a network") {
+    auto limited = env_errors(
+        "network_policy: {setup: limited_internet, agent: no_internet}\nlimited_internet_allowlist: [pypi.org]\n");
+    Diagnostic d = only(limited, "not supported yet");
+    CHECK(d.line == 1);
+    CHECK(has(d.message, "setup is limited_internet and agent no_internet"));
+    auto grade = env_errors("network_policy: {agent: no_internet, grade: full_internet}\n");
+    CHECK(has(only(grade, "grade is full_internet").message, "not supported yet"));
+  }
+  SUBCASE("limited_internet_* keys apply when any runner phase is limited") {
+    CHECK(env_errors("network_policy: {setup: limited_internet, agent: limited_internet}\n"
+                     "limited_internet_allowlist: [pypi.org]\n")
+              .empty());
+  }
+}
+
+TEST_CASE("manifest: setup_script is a file beneath the manifest's directory") {
+  forge::test::TempFiles d("forgectl-setup-script-");
+  d.write("setup.sh", "echo hi\n");
+  Diagnostics diags;
+  auto m = parse_environment("setup_script: setup.sh\n", d.file("env.yaml"), diags);
+  CHECK(diags.empty());
+  CHECK(m.setup_script == d.file("setup.sh"));
+  Diagnostics missing;
+  (void)parse_environment("\nsetup_script: nope.sh\n", d.file("env.yaml"), missing);
+  CHECK(only(missing, "setup_script").line == 2);
+  Diagnostics absolute;
+  (void)parse_environment("setup_script: /etc/passwd\n", d.file("env.yaml"), absolute);
+  CHECK(has(only(absolute, "setup_script").message, "must be a path relative to the manifest"));
+}

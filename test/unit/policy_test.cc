@@ -347,3 +347,36 @@ TEST_CASE("closed networks: the trial's resolver at the task subnet's last addre
   CHECK_FALSE(full.resolver.has_value());
   CHECK(full.runner.dns.empty());
 }
+
+TEST_CASE("per-phase policy: a runner open at setup and closed for the agent is planned on both networks, moved after setup") {
+  auto env = env_with(NetworkPolicy::kNoInternet);
+  env.manifest.setup_network_policy = NetworkPolicy::kFullInternet;
+  CHECK(network_keys(env) == std::vector<std::string>{"internal", "net"});
+  CHECK_FALSE(network_free(env));
+  auto p = plan(env);
+  REQUIRE(p.networks.size() == 2);
+  CHECK(p.networks[0].internal);
+  CHECK_FALSE(p.networks[1].internal);
+  CHECK(p.runner_moves);
+  CHECK(p.runner.networks.size() == 2);  // setup's, at create
+  CHECK(runner_network_keys(p, NetworkPolicy::kFullInternet) == std::vector<std::string>{"internal", "net"});
+  CHECK(runner_network_keys(p, NetworkPolicy::kNoInternet) == std::vector<std::string>{"internal"});
+  CHECK(p.runner.networks[0].aliases == std::vector<std::string>{"runner"});
+  // The runner keeps the trial's resolver throughout: Dns cannot change after create.
+  REQUIRE(p.resolver.has_value());
+  CHECK(p.runner.dns == std::vector<std::string>{p.resolver->networks.front().ipv4});
+  REQUIRE(p.services.size() == 1);
+  CHECK(p.services[0].networks[0].network_key == "internal");
+  CHECK_FALSE(p.proxy.has_value());
+
+  auto opens = env_with(NetworkPolicy::kFullInternet);
+  opens.manifest.setup_network_policy = NetworkPolicy::kNoInternet;
+  auto q = plan(opens);
+  REQUIRE(q.runner.networks.size() == 1);  // closed at setup
+  CHECK(q.runner.networks[0].network_key == "internal");
+  CHECK(q.runner_moves);
+
+  auto same = plan(env_with(NetworkPolicy::kNoInternet));
+  CHECK_FALSE(same.runner_moves);
+  CHECK(runner_network_keys(same, NetworkPolicy::kFullInternet) == std::vector<std::string>{"internal"});
+}

@@ -113,6 +113,10 @@ Result<TaskConfig> load_harbor_task_config(const std::string& path) {
   const HarborNetwork& net = agent_network(*h, h->steps.empty() ? nullptr : &h->steps.front());
   m.network_policy = harbor_posture(net.mode);
   m.allowlist = net.allowed_hosts;
+  // Steps whose agent networks differ: the runner moves before each step's agent (preflight
+  // refuses a difference involving an allowlist).
+  for (const auto& st : h->steps) m.step_network_policies.push_back(harbor_posture(agent_network(*h, &st).mode));
+  if (!runner_changes_network(m)) m.step_network_policies.clear();
 
   RunnerSpec& runner = m.runner;
   runner.image = h->environment.docker_image;

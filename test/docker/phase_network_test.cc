@@ -1,0 +1,189 @@
+// Per-phase network policy against the real daemon: a task whose setup has the (fake) internet
+// and whose agent and test-script grader have none (docs/environment.md "Per-phase policy").
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <thread>
+#include <tuple>
+
+#include "engine/exec.h"
+#include "manifest/task_parse.h"
+#include "support/containers.h"
+#include "support/harbor_rig.h"
+#include "support/manifest_helpers.h"
+#include "support/scripted_trial.h"
+#include "trial/preflight.h"
+
+using namespace forge;
+using namespace forge::test;
+
+namespace {
+
+// setup_script: waits for /tmp/go (the fake internet's address, written by the test once the
+// fake internet is on the stack's outward network), fetches its page into the workspace.
+const char* kSetup =
+    "i=0; while [ ! -f /tmp/go ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done\n"
+    "cp /tmp/go inet.txt\n"
+
+    "printf 'GET /index.html HTTP/1.0\\r\\n\\r\\n' | nc -w 3 \"$(cat /tmp/go)\" 80 > fetched.txt "
+    "|| echo setup-failed > fetched.txt\n";
+
+// The grader passes only when setup had the page and the grader itself cannot fetch it.
+const char* kTest =
+    "command -v nc >/dev/null || exit 2\n"
+    "grep -q hello-internet fetched.txt || exit 3\n"
+    "printf 'GET /index.html HTTP/1.0\\r\\n\\r\\n' | nc -w 2 \"$(cat inet.txt)\" 80 | grep -q hello-internet && exit 4\n"
+    "exit 0\n";
+
+manifest::TaskConfig write_task(const TempDir& d) {
+  std::filesystem::create_directories(d.path() + "/tests");
+  d.write("task.yaml",
+          "task_id: phases\nname: phases\ncategory: test\ndescription: \"Fetch at setup.\"\n"
+          "initial_user_message: \"Go.\"\n"
+          "tools:\n  agent: {enabled: [bash]}\n  user: {enabled: []}\n"
+          "user_simulator:\n  mode: scripted\n  scripted_flow:\n    - {default: \"Thanks. ###STOP###\"}\n"
+          "grading: grading.yaml\n"
+          "environment:\n"
+          "  network_policy: {setup: full_internet, agent: no_internet, grade: no_internet}\n"
+          "  setup_script: setup.sh\n"
+          "  stack: none\n");
+  d.write("setup.sh", kSetup);
+  d.write("grading.yaml", "custom_checks:\n  command: \"sh /tests/test.sh\"\n");
+  d.write("tests/test.sh", kTest);
+  auto t = manifest::load_task(d.path() + "/task.yaml");
+  REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
+  return std::move(*t);
+}
+
+// The run's outward network ("…-net") and its running runner, once both are there.
+std::pair<std::string, std::string> wait_for_stack(const std::string& run_id) {
+  std::string net, runner;
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while ((net.empty() || runner.empty()) && std::chrono::steady_clock::now() < until) {
+    auto nets = engine::list_networks(*docker_env().client, run_filter(run_id));
+    if (nets)
+      for (const auto& n : *nets)
+        if (n.name.ends_with("-net")) net = n.name;
+    auto cs = engine::list_containers(*docker_env().client,
+                                      {{"label", {"io.forgectl.run=" + run_id, "io.forgectl.role=runner"}}});
+    if (cs)
+      for (const auto& c : *cs)
+        if (c.state == "running") runner = c.id;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return {net, runner};
+}
+
+// The fake internet on the run's outward network once it is there; its address in the runner's
+// /tmp/go (what the task's scripts wait for). Empty optional when the stack never came.
+void fake_internet_for(const std::string& run_id, std::string& net, std::optional<TestContainer>& inet) {
+  std::string runner;
+  std::tie(net, runner) = wait_for_stack(run_id);
+  if (net.empty() || runner.empty()) return;
+  engine::ContainerSpec s;
+  s.network = net;
+  s.cmd = std::vector<std::string>{"sh", "-c", "mkdir -p /tmp/w && echo hello-internet > /tmp/w/index.html && "
+                                               "exec httpd -f -p 80 -h /tmp/w"};
+  inet.emplace(s);
+  auto info = engine::inspect_container(*docker_env().client, inet->id);
+  REQUIRE(info.has_value());
+  const std::string ip = info->networks.begin()->second.ip_address;
+  // Serving before anyone is told where: a refused connection would read as "blocked".
+  engine::ExecOptions up{{"sh", "-c", "for i in $(seq 50); do printf 'GET /index.html HTTP/1.0\\r\\n\\r\\n' | "
+                                      "nc -w 1 127.0.0.1 80 | grep -q hello-internet && exit 0; sleep 0.1; done; exit 1"}};
+  up.timeout = Millis(20000);
+  auto served = engine::exec_run(*docker_env().client, inet->id, up);
+  REQUIRE(served.has_value());
+  REQUIRE(served->exit_code == 0);
+  engine::ExecOptions go{{"sh", "-c", "echo " + ip + " > /tmp/go"}};
+  go.timeout = Millis(20000);
+  CHECK(engine::exec_run(*docker_env().client, runner, go).has_value());
+}
+
+}  // namespace
+
+TEST_CASE("per-phase policy: setup fetches from the fake internet; the agent and the test-script grader cannot") {
+  Rig rig;
+  TempDir d;
+  auto task = write_task(d);
+  REQUIRE(manifest::runner_changes_network(task.environment.manifest));
+  const std::string trajectory = write_trajectory(
+      d, {{"", {{"bash", bash("cat fetched.txt; printf 'GET /index.html HTTP/1.0\\r\\n\\r\\n' | nc -w 2 \"$(cat inet.txt)\" 80 "
+                              "| grep -q hello-internet && echo AGENT-REACHED || echo AGENT-BLOCKED; "
+                              "cat /proc/net/route")}}},
+          {"done", {}}});
+
+  trial::TrialResult r;
+  std::thread t([&] { r = rig.run(task, replay(trajectory)); });
+  std::string net;
+  std::optional<TestContainer> inet;
+  fake_internet_for(rig.env.run_id, net, inet);
+  t.join();
+  REQUIRE_FALSE(net.empty());
+  CAPTURE(reasons_of(r));
+  REQUIRE(r.outcome == results::Outcome::kGraded);
+  REQUIRE(r.tool_log.size() == 1);
+  const std::string& out = r.tool_log[0].record.content;
+  CAPTURE(out);
+  CHECK(out.find("hello-internet") != std::string::npos);  // setup's fetch, left in the workspace
+  CHECK(out.find("AGENT-BLOCKED") != std::string::npos);
+  CHECK(out.find("AGENT-REACHED") == std::string::npos);
+  // The grader's test passed: setup had the page, and the grader could not fetch it itself.
+  CHECK(r.grade.binary_pass);
+  CHECK(r.networks == std::map<std::string, std::string>{{"setup", "full_internet"}, {"agent", "no_internet"},
+                                                         {"grade", "none"}});
+  inet.reset();
+  CHECK(rig.left_nothing());
+}
+
+namespace {
+
+// A step's oracle: waits for the fake internet's address, fetches its page into `file`.
+std::string fetch_into(const std::string& file) {
+  return "i=0; while [ ! -f /tmp/go ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done\n"
+         "printf 'GET /index.html HTTP/1.0\\r\\n\\r\\n' | nc -w 2 \"$(cat /tmp/go)\" 80 > " + file + "\n"
+         "grep -q hello-internet " + file + " || echo blocked >> " + file + "\n";
+}
+
+}  // namespace
+
+TEST_CASE("per-phase policy: a Harbor step's own agent network is applied before the step, and verified") {
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-stepnet-");
+  d.write("t/task.toml", "schema_version = \"1.4\"\n[task]\nname = \"forgectl-test/stepnet\"\n"
+                         "[agent]\ntimeout_sec = 120\n[verifier]\ntimeout_sec = 60\n"
+                         "[environment]\nnetwork_mode = \"no-network\"\nmemory_mb = 512\n"
+                         "[[steps]]\nname = \"one\"\n[[steps]]\nname = \"two\"\n[steps.agent]\nnetwork_mode = \"public\"\n");
+  write_harbor_dockerfile(d, "t", rig.base);
+  d.write("t/tests/test.sh", "echo 0 > /logs/verifier/reward.txt\n");
+  for (const char* s : {"one", "two"}) d.write(std::string("t/steps/") + s + "/instruction.md", "Fetch.\n");
+  d.write("t/steps/one/solution/solve.sh", fetch_into("got1.txt"));
+  d.write("t/steps/two/solution/solve.sh", fetch_into("got2.txt"));
+  // Step one (no-network) must not have had the page; step two (public) must have.
+  d.write("t/steps/one/tests/test.sh",
+          "if grep -q blocked got1.txt && ! grep -q hello-internet got1.txt; then echo 1; else echo 0; fi "
+          "> /logs/verifier/reward.txt\n");
+  d.write("t/steps/two/tests/test.sh",
+          "if grep -q hello-internet got2.txt; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n");
+  auto task = rig.load(d.dir() + "/t");
+  REQUIRE(trial::check_task(task, trial::PreflightInput{}).empty());
+
+  trial::TrialResult r;
+  std::thread t([&] { r = rig.run(task, trial::AgentChoice::Kind::kOracle); });
+  std::string net;
+  std::optional<TestContainer> inet;
+  fake_internet_for(rig.env.run_id, net, inet);
+  t.join();
+  REQUIRE_FALSE(net.empty());
+  CAPTURE(reasons_of(r));
+  CAPTURE(r.verifier_output);
+  REQUIRE(r.outcome == results::Outcome::kGraded);
+  CHECK(r.grade.components.at("step.one") == 1.0);  // closed: blocked
+  CHECK(r.grade.components.at("step.two") == 1.0);  // public: fetched
+  CHECK(r.networks.at("step.one") == "no_internet");
+  CHECK(r.networks.at("step.two") == "full_internet");
+  inet.reset();
+  CHECK(rig.left_nothing());
+}
