@@ -35,4 +35,8 @@ std::unique_ptr<Agent> noop_agent();
 // The marker an agent puts in its message when it considers the task done.
 inline constexpr const char* kStopMarker = "###STOP###";
 
+// A scripted agent's turn: calls[next] (then next moves on, its id "call_<n>"), or, past the last,
+// `final_message` with no tool call. Free of charge.
+ChatResponse scripted_turn(const std::vector<ToolCall>& calls, std::size_t& next, const std::string& final_message);
+
 }  // namespace forge::agent

@@ -108,18 +108,7 @@ class CanaryAgent final : public Agent {
     if (next_ > 0 && has_tool(tools, "write_file"))
       if (auto f = fetched_file(messages, calls_[next_ - 1]))
         calls_.insert(calls_.begin() + static_cast<std::ptrdiff_t>(next_), write_call(f->first, f->second));
-    ChatResponse r;
-    r.message.role = ChatMessage::Role::kAssistant;
-    r.cost_usd = 0.0;
-    if (next_ < calls_.size()) {
-      r.message.tool_calls.push_back(calls_[next_]);
-      r.message.tool_calls.back().id = "call_" + std::to_string(++next_);
-      r.finish_reason = "tool_calls";
-    } else {
-      r.message.content = std::string("Done. ") + kStopMarker;
-      r.finish_reason = "stop";
-    }
-    return r;
+    return scripted_turn(calls_, next_, std::string("Done. ") + kStopMarker);
   }
 
  private:

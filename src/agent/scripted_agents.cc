@@ -14,6 +14,21 @@
 
 namespace forge::agent {
 
+ChatResponse scripted_turn(const std::vector<ToolCall>& calls, std::size_t& next, const std::string& final_message) {
+  ChatResponse r;
+  r.message.role = ChatMessage::Role::kAssistant;
+  r.cost_usd = 0.0;
+  if (next < calls.size()) {
+    r.message.tool_calls.push_back(calls[next]);
+    r.message.tool_calls.back().id = "call_" + std::to_string(++next);
+    r.finish_reason = "tool_calls";
+  } else {
+    r.message.content = final_message;
+    r.finish_reason = "stop";
+  }
+  return r;
+}
+
 namespace {
 
 // Plays a fixed list of tool calls, one per turn, then a final message.
@@ -23,18 +38,7 @@ class ScriptAgent final : public Agent {
       : kind_(std::move(kind)), calls_(std::move(calls)), final_(std::move(final_message)) {}
   std::string kind() const override { return kind_; }
   Result<ChatResponse> next(const std::vector<ChatMessage>&, const std::vector<ToolDecl>&, Deadline) override {
-    ChatResponse r;
-    r.message.role = ChatMessage::Role::kAssistant;
-    r.cost_usd = 0.0;
-    if (next_ < calls_.size()) {
-      r.message.tool_calls.push_back(calls_[next_]);
-      r.message.tool_calls.back().id = "call_" + std::to_string(++next_);
-      r.finish_reason = "tool_calls";
-    } else {
-      r.message.content = final_;
-      r.finish_reason = "stop";
-    }
-    return r;
+    return scripted_turn(calls_, next_, final_);
   }
 
  private:
