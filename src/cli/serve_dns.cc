@@ -1,4 +1,7 @@
 // `forgectl serve dns`: the trial's resolver, the process inside its container.
+#include <signal.h>
+
+#include <atomic>
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -18,7 +21,24 @@ struct DnsArgs {
   int port = 53;
   std::vector<std::string> allow;
   bool allow_private = false;
+  bool open = false;
 };
+
+// Answering every name or only --allow's: SIGUSR2 opens, SIGUSR1 closes (the trial switches it
+// between phases through the Engine API's kill). A lock-free atomic is safe to set in a handler.
+std::atomic<bool> g_open{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+void on_switch(int sig) { g_open.store(sig == SIGUSR2); }
+
+void handle_switches() {
+  struct sigaction sa {};
+  sa.sa_handler = on_switch;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGUSR1, &sa, nullptr);
+  sigaction(SIGUSR2, &sa, nullptr);
+}
 
 constexpr std::size_t kMaxAllowedNames = 1000;  // the allowlist's own limit is lower
 
@@ -43,6 +63,12 @@ int serve_dns(Context& ctx, const DnsArgs& args) {
   o.host = args.host;
   o.port = static_cast<std::uint16_t>(args.port);
   o.policy = std::move(*policy);
+  g_open.store(args.open);
+  handle_switches();
+  o.policy.open = &g_open;
+  o.on_mode = [&ctx](bool open) {
+    ctx.log.info(std::string("resolver mode: ") + (open ? "open (every name)" : "closed (the allowed names only)"));
+  };
   // Lines go to stdout whole: the trial reads them back from the container's log.
   auto mu = std::make_shared<std::mutex>();
   o.log_line = [&ctx, mu](std::string_view line) {
@@ -69,6 +95,9 @@ void add_serve_dns(Command serve, Context& ctx, int* rc) {
                               "query as a JSON line on stdout");
   dns.option("--allow", args->allow, "an exact host name to answer (repeatable); none: refuse every name");
   dns.flag("--allow-private", args->allow_private, "answer with private addresses (10/8, 172.16/12, 192.168/16, 100.64/10)");
+  dns.flag("--open", args->open,
+           "start answering every name (a full_internet phase); SIGUSR1 closes it to the --allow names, SIGUSR2 opens "
+           "it again");
   dns.option("--port", args->port, "UDP port").default_val(53).in_range(0, 65535);
   dns.option("--host", args->host, "IPv4 address to listen on").default_val("0.0.0.0");
   dns.on_run([&ctx, rc, args] { *rc = serve_dns(ctx, *args); });

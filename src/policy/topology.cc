@@ -217,6 +217,15 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
   }
   const bool has_upstreams = std::find(keys.begin(), keys.end(), "upstream") != keys.end();
   if (closed) plan.resolver = resolver_plan(plan, task_net, allowlist, m.allow_private);
+  // A runner that moves into a full_internet phase: the resolver answers every name there, through
+  // the outward network, and only then (the trial switches it with the runner).
+  if (closed && changes && std::find(keys.begin(), keys.end(), "net") != keys.end()) {
+    plan.resolver_switches = true;
+    if (manifest::phase_policy(m, manifest::Phase::kSetup) == NetworkPolicy::kFullInternet) {
+      plan.resolver->networks.push_back({"net", {}, ""});
+      plan.resolver->cmd->push_back("--open");
+    }
+  }
   const std::vector<std::string> dns =
       closed ? std::vector<std::string>{plan.resolver->networks.front().ipv4} : std::vector<std::string>{};
   std::vector<std::string> no_proxy = names;

@@ -82,6 +82,9 @@ struct StackPlan {
   // setup's (runner.networks) and the trial moves it (runner_network_keys) before the agent's
   // first process, and before each step of a Harbor task whose steps differ.
   bool runner_moves = false;
+  // The resolver follows the runner: open (every name, on "net" too) in a full_internet phase,
+  // closed (refusing) in the others; it starts as setup's phase has it.
+  bool resolver_switches = false;
 };
 
 // The network keys the runner is on under `policy` (no_internet or full_internet in a stack whose

@@ -21,7 +21,7 @@ namespace forge::services {
 
 namespace {
 
-constexpr int kPollMillis = 200;  // how soon stop() is noticed
+constexpr int kPollMillis = 50;  // how soon stop() and a switch of policy.open are noticed
 
 bool in_net(std::uint32_t addr, std::uint32_t net, int prefix) {
   const std::uint32_t mask = prefix == 0 ? 0 : ~std::uint32_t{0} << (32 - prefix);
@@ -60,13 +60,14 @@ bool dns_answer_allowed(const std::string& ipv4, bool allow_private) {
 DnsDecision decide_dns(const DnsQuery& q, const DnsPolicy& policy, const DnsLookup& lookup) {
   DnsDecision d;
   d.outcome = "refused";
-  const bool listed = std::find(policy.names.begin(), policy.names.end(), q.name) != policy.names.end();
+  const bool open = policy.open && policy.open->load();
+  const bool listed = open || std::find(policy.names.begin(), policy.names.end(), q.name) != policy.names.end();
   if (!listed || q.opcode != 0 || q.qclass != 1) return d;
   d.outcome = "answered";
   d.rcode = DnsRcode::kNoError;
   if (q.qtype != 1) return d;  // no IPv6 egress: AAAA and the rest get an empty answer
   for (const auto& a : lookup ? lookup(q.name) : std::vector<std::string>{})
-    if (dns_answer_allowed(a, policy.allow_private) && d.answers.size() < kMaxDnsAnswers) d.answers.push_back(a);
+    if (dns_answer_allowed(a, policy.allow_private || open) && d.answers.size() < kMaxDnsAnswers) d.answers.push_back(a);
   if (d.answers.empty()) d.rcode = DnsRcode::kServFail, d.outcome = "refused";  // nothing it may hand out
   return d;
 }
@@ -120,7 +121,12 @@ void DnsServer::stop() {
 
 void DnsServer::serve() {
   std::array<char, kMaxDnsQueryBytes + 1> buf{};
+  int mode = -1;  // as last told: -1 never, 0 closed, 1 open
   while (!stopping_) {
+    if (const int now = opts_.policy.open && opts_.policy.open->load() ? 1 : 0; now != mode && opts_.on_mode) {
+      mode = now;
+      opts_.on_mode(now == 1);
+    }
     pollfd p{fd_, POLLIN, 0};
     if (::poll(&p, 1, kPollMillis) <= 0) continue;
     sockaddr_in from{};

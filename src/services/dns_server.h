@@ -30,6 +30,9 @@ inline constexpr std::size_t kMaxDnsLogLines = 20000;
 struct DnsPolicy {
   std::vector<std::string> names;  // answered (A only), lower case, exact; empty: refuse everything
   bool allow_private = false;      // answers in 10/8, 172.16/12, 192.168/16, 100.64/10 (limited_internet_allow_private)
+  // While set, every name is answered (a full_internet phase of a trial whose runner moves between
+  // policies: docs/environment.md "Per-phase policy"); flipped by the trial between phases.
+  const std::atomic<bool>* open = nullptr;
 };
 
 // What the resolver answers a query, and how the ledger records it.
@@ -54,6 +57,9 @@ struct DnsServerOptions {
   DnsPolicy policy;
   DnsLookup lookup = system_lookup;
   std::function<void(std::string_view)> log_line;  // one JSON line per query, without the newline
+  // Told, on the server's thread, each time policy.open is seen to change (and once at start):
+  // how the trial learns a switch took effect.
+  std::function<void(bool open)> on_mode;
 };
 
 class DnsServer {

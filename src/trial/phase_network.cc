@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <sstream>
+#include <thread>
 
 #include "core/strings.h"
 #include "engine/containers.h"
@@ -82,12 +83,57 @@ Status verify_runner(engine::Client& c, const stack::UpResult& up, const std::st
   return {};
 }
 
+// The resolver's last "resolver mode: …" line on stderr: 1 open, 0 closed, -1 none yet.
+Result<int> resolver_mode(engine::Client& c, const std::string& id) {
+  auto logs = engine::container_logs(c, id);
+  if (!logs) return logs.fail();
+  const auto at = logs->err.rfind("resolver mode: ");
+  if (at == std::string::npos) return -1;
+  return logs->err.compare(at + 15, 4, "open") == 0 ? 1 : 0;
+}
+
+// The resolver as the phase has it (StackPlan::resolver_switches): on the outward network and
+// answering every name in a full_internet phase, off it and refusing in the others. The switch is
+// a signal; its taking effect is proved by the resolver's own line saying so.
+Status switch_resolver(engine::Client& c, const stack::UpResult& up, bool open, Millis timeout) {
+  auto it = up.containers.find(policy::kResolverKey);
+  if (!up.plan.resolver_switches || it == up.containers.end()) return {};
+  const std::string& id = it->second;
+  std::string net;
+  for (const auto& n : up.plan.networks)
+    if (n.key == "net") net = n.name;
+  auto info = engine::inspect_container(c, id);
+  if (!info) return info.fail_with("the resolver");
+  const bool on_net = info->networks.count(net) > 0;
+  if (open && !on_net)
+    if (auto st = engine::connect_network(c, net, id, {}); !st) return st.fail_with("the resolver");
+  auto mode = resolver_mode(c, id);
+  if (!mode) return mode.fail_with("the resolver");
+  if (*mode != (open ? 1 : 0)) {
+    if (auto st = engine::kill_container(c, id, open ? "SIGUSR2" : "SIGUSR1"); !st) return st.fail_with("the resolver");
+    const Deadline deadline = Deadline::in(timeout);
+    while (*mode != (open ? 1 : 0)) {
+      if (deadline.expired())
+        return fail(Errc::kTimeout, std::string("the resolver did not say it was ") + (open ? "open" : "closed"));
+      std::this_thread::sleep_for(Millis(20));
+      mode = resolver_mode(c, id);
+      if (!mode) return mode.fail_with("the resolver");
+    }
+  }
+  if (!open && on_net)
+    if (auto st = engine::disconnect_network(c, net, id, true); !st) return st.fail_with("the resolver");
+  return {};
+}
+
 }  // namespace
 
 Status move_runner(engine::Client& c, const stack::UpResult& up, const std::string& runner,
                    manifest::NetworkPolicy policy, const std::string& who, Millis timeout) {
   const std::string what = "moving the runner to " + who + "'s network (" + manifest::policy_name(policy) + ")";
   const auto want = policy::runner_network_keys(up.plan, policy);
+  const bool open = policy == manifest::NetworkPolicy::kFullInternet;
+  if (!open)  // closed before the runner moves, opened after
+    if (auto st = switch_resolver(c, up, false, timeout); !st) return st.fail_with(what);
   auto info = engine::inspect_container(c, runner);
   if (!info) return info.fail_with(what);
   for (const auto& n : up.plan.networks) {
@@ -107,6 +153,8 @@ Status move_runner(engine::Client& c, const stack::UpResult& up, const std::stri
     if (!st) return st.fail_with(what + ": network '" + n.name + "'");
   }
   if (auto st = verify_runner(c, up, runner, policy, timeout); !st) return st.fail_with(what);
+  if (open)
+    if (auto st = switch_resolver(c, up, true, timeout); !st) return st.fail_with(what);
   return {};
 }
 

@@ -28,7 +28,8 @@ const char* kSetup =
     "cp /tmp/go inet.txt\n"
 
     "printf 'GET /index.html HTTP/1.0\\r\\n\\r\\n' | nc -w 3 \"$(cat /tmp/go)\" 80 > fetched.txt "
-    "|| echo setup-failed > fetched.txt\n";
+    "|| echo setup-failed > fetched.txt\n"
+    "if [ -f /tmp/name ]; then nslookup \"$(cat /tmp/name)\" > resolved.txt 2>&1; fi\n";
 
 // The grader passes only when setup had the page and the grader itself cannot fetch it.
 const char* kTest =
@@ -78,7 +79,39 @@ std::pair<std::string, std::string> wait_for_stack(const std::string& run_id) {
 
 // The fake internet on the run's outward network once it is there; its address in the runner's
 // /tmp/go (what the task's scripts wait for). Empty optional when the stack never came.
-void fake_internet_for(const std::string& run_id, std::string& net, std::optional<TestContainer>& inet) {
+// The fake internet's name: known only on a network of the test's own that the trial's resolver
+// joins, so the runner can resolve it only by asking that resolver.
+constexpr const char* kFakeName = "pkgs.fake.test";
+
+std::string resolver_of(const std::string& run_id) {
+  auto cs = engine::list_containers(*docker_env().client,
+                                    {{"label", {"io.forgectl.run=" + run_id, "io.forgectl.service=egress-dns"}}});
+  return cs && !cs->empty() ? cs->front().id : std::string();
+}
+
+// With `named`: the fake internet also answers to kFakeName on `dns_net`, which the resolver
+// joins; /tmp/name in the runner says which name to look up. Returns its address there.
+std::string name_fake_internet(const std::string& run_id, const std::string& runner, const std::string& box,
+                               std::optional<TestNetwork>& dns_net) {
+  dns_net.emplace(engine::NetworkSpec{"forgectl-test-dns-" + random_hex(4)});
+  auto* c = docker_env().client;
+  REQUIRE(engine::connect_network(*c, dns_net->id, box, {kFakeName}));
+  const std::string resolver = resolver_of(run_id);
+  REQUIRE_FALSE(resolver.empty());
+  REQUIRE(engine::connect_network(*c, dns_net->id, resolver, {}));
+  auto info = engine::inspect_container(*c, box);
+  REQUIRE(info.has_value());
+  std::string ip;
+  for (const auto& [name, ep] : info->networks)
+    if (ep.network_id == dns_net->id) ip = ep.ip_address;
+  engine::ExecOptions name{{"sh", "-c", std::string("echo ") + kFakeName + " > /tmp/name"}};
+  name.timeout = Millis(20000);
+  CHECK(engine::exec_run(*c, runner, name).has_value());
+  return ip;
+}
+
+void fake_internet_for(const std::string& run_id, std::string& net, std::optional<TestContainer>& inet,
+                       std::optional<TestNetwork>* dns_net = nullptr, std::string* named_ip = nullptr) {
   std::string runner;
   std::tie(net, runner) = wait_for_stack(run_id);
   if (net.empty() || runner.empty()) return;
@@ -97,6 +130,7 @@ void fake_internet_for(const std::string& run_id, std::string& net, std::optiona
   auto served = engine::exec_run(*docker_env().client, inet->id, up);
   REQUIRE(served.has_value());
   REQUIRE(served->exit_code == 0);
+  if (dns_net) *named_ip = name_fake_internet(run_id, runner, inet->id, *dns_net);
   engine::ExecOptions go{{"sh", "-c", "echo " + ip + " > /tmp/go"}};
   go.timeout = Millis(20000);
   CHECK(engine::exec_run(*docker_env().client, runner, go).has_value());
@@ -112,16 +146,19 @@ TEST_CASE("per-phase policy: setup fetches from the fake internet; the agent and
   const std::string trajectory = write_trajectory(
       d, {{"", {{"bash", bash("cat fetched.txt; printf 'GET /index.html HTTP/1.0\\r\\n\\r\\n' | nc -w 2 \"$(cat inet.txt)\" 80 "
                               "| grep -q hello-internet && echo AGENT-REACHED || echo AGENT-BLOCKED; "
-                              "cat /proc/net/route")}}},
+                              "cat /proc/net/route; echo SETUP-LOOKUP; cat resolved.txt; echo AGENT-LOOKUP; "
+                              "nslookup " + std::string(kFakeName) + " 2>&1")}}},
           {"done", {}}});
 
   trial::TrialResult r;
   std::thread t([&] { r = rig.run(task, replay(trajectory)); });
-  std::string net;
+  std::string net, named_ip;
   std::optional<TestContainer> inet;
-  fake_internet_for(rig.env.run_id, net, inet);
+  std::optional<TestNetwork> dns_net;
+  fake_internet_for(rig.env.run_id, net, inet, &dns_net, &named_ip);
   t.join();
   REQUIRE_FALSE(net.empty());
+  REQUIRE_FALSE(named_ip.empty());
   CAPTURE(reasons_of(r));
   REQUIRE(r.outcome == results::Outcome::kGraded);
   REQUIRE(r.tool_log.size() == 1);
@@ -130,12 +167,29 @@ TEST_CASE("per-phase policy: setup fetches from the fake internet; the agent and
   CHECK(out.find("hello-internet") != std::string::npos);  // setup's fetch, left in the workspace
   CHECK(out.find("AGENT-BLOCKED") != std::string::npos);
   CHECK(out.find("AGENT-REACHED") == std::string::npos);
+  // Names: setup's lookup went to the trial's resolver, open in that phase, which answered it; the
+  // agent's same lookup, after the switch, was refused at once.
+  const auto setup_lookup = out.substr(out.find("SETUP-LOOKUP"), out.find("AGENT-LOOKUP") - out.find("SETUP-LOOKUP"));
+  const auto agent_lookup = out.substr(out.find("AGENT-LOOKUP"));
+  CHECK(setup_lookup.find(named_ip) != std::string::npos);
+  CHECK(agent_lookup.find("REFUSED") != std::string::npos);
+  CHECK(agent_lookup.find(named_ip) == std::string::npos);
+  REQUIRE(r.egress.has_value());
+  int answered_in_setup = 0, refused_in_agent = 0;
+  for (const auto& e : r.egress->entries) {
+    if (e.host != kFakeName) continue;
+    answered_in_setup += e.phase == "setup" && e.outcome == "answered";
+    refused_in_agent += e.phase == "agent" && e.outcome == "refused";
+  }
+  CHECK(answered_in_setup >= 1);
+  CHECK(refused_in_agent >= 1);
   // The grader's test passed: setup had the page, and the grader could not fetch it itself.
   CHECK(r.grade.binary_pass);
   CHECK(r.networks == std::map<std::string, std::string>{{"setup", "full_internet"}, {"agent", "no_internet"},
                                                          {"grade", "none"}});
   inet.reset();
   CHECK(rig.left_nothing());
+  dns_net.reset();
 }
 
 namespace {

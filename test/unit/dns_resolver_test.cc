@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -148,4 +149,17 @@ TEST_CASE("dns: the server answers over UDP and logs one ledger line per query")
   CHECK(ledger.entries[0].outcome == "refused");
   CHECK(ledger.entries[0].from == "127.0.0.1");
   CHECK(ledger.entries[1].answers == std::vector<std::string>{"192.168.7.7"});
+}
+
+TEST_CASE("dns: while open (a full_internet phase) every name is answered; closed again, refused") {
+  std::atomic<bool> open{true};
+  DnsPolicy p;
+  p.open = &open;
+  DnsLookup lookup = [](const std::string&) { return std::vector<std::string>{"10.9.8.7", "127.0.0.1"}; };
+  auto q = *parse_dns_query(query("files.pythonhosted.example"));
+  auto d = decide_dns(q, p, lookup);
+  CHECK(d.outcome == "answered");
+  CHECK(d.answers == std::vector<std::string>{"10.9.8.7"});  // never loopback, even open
+  open = false;
+  CHECK(decide_dns(q, p, lookup).rcode == DnsRcode::kRefused);
 }

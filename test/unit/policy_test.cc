@@ -368,6 +368,11 @@ TEST_CASE("per-phase policy: a runner open at setup and closed for the agent is 
   REQUIRE(p.services.size() == 1);
   CHECK(p.services[0].networks[0].network_key == "internal");
   CHECK_FALSE(p.proxy.has_value());
+  // The resolver follows the runner: open and on the outward network at setup, switched after.
+  CHECK(p.resolver_switches);
+  REQUIRE(p.resolver->networks.size() == 2);
+  CHECK(p.resolver->networks[1].network_key == "net");
+  CHECK(p.resolver->cmd->back() == "--open");
 
   auto opens = env_with(NetworkPolicy::kFullInternet);
   opens.manifest.setup_network_policy = NetworkPolicy::kNoInternet;
@@ -375,6 +380,9 @@ TEST_CASE("per-phase policy: a runner open at setup and closed for the agent is 
   REQUIRE(q.runner.networks.size() == 1);  // closed at setup
   CHECK(q.runner.networks[0].network_key == "internal");
   CHECK(q.runner_moves);
+  CHECK(q.resolver_switches);  // closed at setup: opened when the agent's phase begins
+  REQUIRE(q.resolver->networks.size() == 1);
+  CHECK(q.resolver->cmd->back() != "--open");
 
   auto same = plan(env_with(NetworkPolicy::kNoInternet));
   CHECK_FALSE(same.runner_moves);
