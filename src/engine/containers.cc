@@ -276,8 +276,8 @@ Result<std::vector<ContainerSummary>> list_containers(Client& c, const Filters& 
   return out;
 }
 
-Result<Logs> container_logs(Client& c, std::string_view id, std::optional<int> tail) {
-  std::string q = "/logs?stdout=1&stderr=1";
+Result<Logs> container_logs(Client& c, std::string_view id, std::optional<int> tail, bool with_stdout) {
+  std::string q = with_stdout ? "/logs?stdout=1&stderr=1" : "/logs?stdout=0&stderr=1";
   if (tail) q += "&tail=" + std::to_string(*tail);
   auto resp = c.expect({200}, Method::kGet, container_path(id, q));
   if (!resp) return resp.fail_with("reading logs of container '" + std::string(id) + "'");

@@ -172,6 +172,8 @@ Result<std::vector<ContainerSummary>> list_containers(Client& c, const Filters& 
 struct Logs {
   std::string out, err;
 };
-Result<Logs> container_logs(Client& c, std::string_view id, std::optional<int> tail = std::nullopt);
+// The container's log: both streams, or stderr alone (`with_stdout` false); the last `tail` lines.
+Result<Logs> container_logs(Client& c, std::string_view id, std::optional<int> tail = std::nullopt,
+                            bool with_stdout = true);
 
 }  // namespace forge::engine

@@ -1,6 +1,8 @@
 // Reading the trial's egress ledger from the daemon.
 #include "trial/egress_use.h"
 
+#include <algorithm>
+
 #include "engine/containers.h"
 #include "engine/networks.h"
 
@@ -25,11 +27,18 @@ std::map<std::string, std::string> who_by_address(engine::Client& c, const stack
   return who;
 }
 
-Result<std::string> stdout_of(engine::Client& c, const stack::UpResult& up, const char* key) {
+// The log lines read: the ledger keeps kMaxEgressEntries, the resolver logs at most twice that
+// (and the running count of the rest); past this, what came before is lost, never read whole.
+constexpr int kLogTail = 2 * static_cast<int>(kMaxEgressEntries) + 1;
+
+// The container's stdout, its last kLogTail lines; `cut` when there may have been more.
+Result<std::string> stdout_of(engine::Client& c, const stack::UpResult& up, const char* key, bool& cut) {
   auto it = up.containers.find(key);
   if (it == up.containers.end()) return std::string();
-  auto logs = engine::container_logs(c, it->second);
+  auto logs = engine::container_logs(c, it->second, kLogTail);
   if (!logs) return logs.fail_with(std::string("reading the egress ledger from the ") + key);
+  cut = std::count(logs->out.begin(), logs->out.end(), '\n') + std::count(logs->err.begin(), logs->err.end(), '\n') >=
+        kLogTail;
   return std::move(logs->out);
 }
 
@@ -46,13 +55,18 @@ Result<std::optional<EgressLedger>> read_egress_ledger(engine::Client& c, const 
                                                        const std::vector<policy::PhaseMark>& marks) {
   if (!up.plan.resolver && !up.plan.proxy) return std::optional<EgressLedger>{};
   policy::EgressLogs logs;
-  auto resolver = stdout_of(c, up, policy::kResolverKey);
+  bool resolver_cut = false, proxy_cut = false;
+  auto resolver = stdout_of(c, up, policy::kResolverKey, resolver_cut);
   if (!resolver) return resolver.fail();
-  auto proxy = stdout_of(c, up, policy::kProxyKey);
+  auto proxy = stdout_of(c, up, policy::kProxyKey, proxy_cut);
   if (!proxy) return proxy.fail();
   logs.resolver = std::move(*resolver);
   logs.proxy = std::move(*proxy);
-  return std::optional<EgressLedger>(policy::egress_ledger(logs, marks, who_by_address(c, up)));
+  EgressLedger l = policy::egress_ledger(logs, marks, who_by_address(c, up));
+  // Lines before the tail were lost unread: at least one entry, so rules that must see every
+  // request fail closed (grading/egress_rules.h).
+  l.dropped += (resolver_cut ? 1 : 0) + (proxy_cut ? 1 : 0);
+  return std::optional<EgressLedger>(std::move(l));
 }
 
 }  // namespace forge::trial

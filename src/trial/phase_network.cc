@@ -85,7 +85,7 @@ Status verify_runner(engine::Client& c, const stack::UpResult& up, const std::st
 
 // The resolver's last "resolver mode: …" line on stderr: 1 open, 0 closed, -1 none yet.
 Result<int> resolver_mode(engine::Client& c, const std::string& id) {
-  auto logs = engine::container_logs(c, id);
+  auto logs = engine::container_logs(c, id, std::nullopt, false);  // its queries are on stdout
   if (!logs) return logs.fail();
   const auto at = logs->err.rfind("resolver mode: ");
   if (at == std::string::npos) return -1;
