@@ -175,9 +175,11 @@ for cmd in "${commands[@]}"; do
   [ -z "$driver" ] || echo "  (the bare machine's dockerd stores images with $driver)"
   if [ "$rc" -ne 0 ]; then
     failed=1
-    # The failed assertions themselves (doctest's), which a long suite's tail no longer holds.
+    # The failed assertions themselves (doctest's), which a long suite's tail no longer holds:
+    # from meson's whole log when there is one (--print-errorlogs shows only a suite's last lines).
     echo "---- failed test cases (doctest's ERROR lines, with their test case) ----"
-    docker exec "$run_id" sh -c "grep -B4 -A6 -E '(FATAL )?ERROR: ' $log | head -n 80" || true
+    docker exec "$run_id" sh -c "f=/root/forgectl/build/meson-logs/testlog.txt; [ -f \$f ] || f=$log;
+      grep -B4 -A6 -E '(FATAL )?ERROR: ' \$f | head -n 80" || true
     echo "---- last 30 lines of its output ----"
     docker exec "$run_id" tail -n 30 "$log" || true
     echo "----"
