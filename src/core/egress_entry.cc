@@ -81,11 +81,7 @@ std::string egress_jsonl(const EgressLedger& l) {
 
 EgressLedger parse_egress_jsonl(std::string_view text) {
   EgressLedger l;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t nl = text.find('\n', pos);
-    std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+  for (std::string_view line : split_lines(text)) {
     if (trim(line).empty()) continue;
     auto doc = json::parse(line, "an egress.jsonl line", kMaxReadLineBytes);
     if (doc && doc->IsObject() && json::get_string(*doc, "kind") == "dropped") {

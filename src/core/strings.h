@@ -24,6 +24,8 @@ std::string to_lower(std::string_view s);
 // words) can close a tag or leave a "scheme://" in an HTML page; safe in attribute values too.
 std::string html_escape(std::string_view s);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
+// The non-empty lines of `text` (split at '\n', a trailing '\r' taken off), views into it.
+std::vector<std::string_view> split_lines(std::string_view text);
 bool starts_with(std::string_view s, std::string_view prefix);
 // Random lower-case hex token of `n` bytes' entropy (from /dev/urandom).
 std::string random_hex(std::size_t n);

@@ -12,19 +12,6 @@ namespace forge::policy {
 
 namespace {
 
-std::vector<std::string_view> lines_of(std::string_view text) {
-  std::vector<std::string_view> out;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t nl = text.find('\n', pos);
-    std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-    pos = nl == std::string_view::npos ? text.size() : nl + 1;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (!line.empty()) out.push_back(line);
-  }
-  return out;
-}
-
 std::int64_t to_int(const std::string& s) {
   char* end = nullptr;
   long long v = std::strtoll(s.c_str(), &end, 10);
@@ -98,9 +85,9 @@ EgressLedger egress_ledger(const EgressLogs& logs, const std::vector<PhaseMark>&
                            const std::map<std::string, std::string>& who) {
   EgressLedger all;
   std::size_t resolver_dropped = 0;
-  for (auto line : lines_of(logs.resolver)) add_resolver_line(line, all, resolver_dropped);
+  for (auto line : split_lines(logs.resolver)) add_resolver_line(line, all, resolver_dropped);
   // Anything else squid prints there is its own, not a request: skipped, never counted as lost.
-  for (auto line : lines_of(logs.proxy))
+  for (auto line : split_lines(logs.proxy))
     if (auto e = parse_squid_line(line)) all.entries.push_back(std::move(*e));
   std::stable_sort(all.entries.begin(), all.entries.end(),
                    [](const EgressEntry& a, const EgressEntry& b) { return a.t_ms < b.t_ms; });
