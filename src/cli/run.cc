@@ -613,7 +613,7 @@ int run_verb(Context& ctx, RunArgs& a, const Command& cmd) {
     std::int64_t limit_bytes = 0;  // the most any task's containers may use together (their limits)
     for (const auto& t : (*plan)->tasks) {
       containers = std::max(containers, static_cast<int>(t.environment.compose.services.size()) + 1 +
-                                            (t.environment.manifest.network_policy == manifest::NetworkPolicy::kLimitedInternet));
+                                            manifest::runner_ever(t.environment.manifest, manifest::NetworkPolicy::kLimitedInternet));
       const auto& runner_spec = t.environment.manifest.runner;
       std::int64_t sum = policy::runner_hardening(runner_spec, policy::is_own_runner_image(runner_spec.image)).memory;
       for (const auto& svc : t.environment.compose.services) sum += policy::service_hardening(svc, nullptr).memory;

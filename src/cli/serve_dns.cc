@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "cli/verbs.h"
@@ -21,15 +22,18 @@ struct DnsArgs {
   int port = 53;
   std::vector<std::string> allow;
   bool allow_private = false;
-  bool open = false;
+  std::string mode = "allowlist";
 };
 
-// Answering every name or only --allow's: SIGUSR2 opens, SIGUSR1 closes (the trial switches it
-// between phases through the Engine API's kill). A lock-free atomic is safe to set in a handler.
-std::atomic<bool> g_open{false};
-static_assert(std::atomic<bool>::is_always_lock_free);
+// The trial switches the mode between phases through the Engine API's kill: SIGUSR1 the --allow
+// names, SIGUSR2 every name, SIGHUP none. A lock-free atomic is safe to set in a handler.
+std::atomic<int> g_mode{static_cast<int>(services::DnsMode::kAllowlist)};
+static_assert(std::atomic<int>::is_always_lock_free);
 
-void on_switch(int sig) { g_open.store(sig == SIGUSR2); }
+void on_switch(int sig) {
+  const auto m = sig == SIGUSR2 ? services::DnsMode::kOpen : sig == SIGUSR1 ? services::DnsMode::kAllowlist : services::DnsMode::kNone;
+  g_mode.store(static_cast<int>(m));
+}
 
 void handle_switches() {
   struct sigaction sa {};
@@ -38,6 +42,19 @@ void handle_switches() {
   sa.sa_flags = SA_RESTART;
   sigaction(SIGUSR1, &sa, nullptr);
   sigaction(SIGUSR2, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);
+}
+
+std::optional<services::DnsMode> mode_named(const std::string& s) {
+  for (auto m : {services::DnsMode::kAllowlist, services::DnsMode::kOpen, services::DnsMode::kNone})
+    if (s == services::dns_mode_name(m)) return m;
+  return std::nullopt;
+}
+
+// The log line the trial waits for after a switch (trial/phase_network.cc reads its word).
+std::string mode_line(services::DnsMode m) {
+  const char* what = m == services::DnsMode::kOpen ? " (every name)" : m == services::DnsMode::kNone ? " (no name)" : " (the allowed names only)";
+  return std::string("resolver mode: ") + services::dns_mode_name(m) + what;
 }
 
 constexpr std::size_t kMaxAllowedNames = 1000;  // the allowlist's own limit is lower
@@ -59,16 +76,16 @@ Result<services::DnsPolicy> dns_policy(const DnsArgs& a) {
 int serve_dns(Context& ctx, const DnsArgs& args) {
   auto policy = dns_policy(args);
   if (!policy) return ctx.report(policy.error());
+  const auto mode = mode_named(args.mode);  // one of the three: the option's one_of checked it
+  if (!mode) return ctx.report(fail(Errc::kInvalid, "--mode '" + args.mode + "': allowlist, open or none").error);
   services::DnsServerOptions o;
   o.host = args.host;
   o.port = static_cast<std::uint16_t>(args.port);
   o.policy = std::move(*policy);
-  g_open.store(args.open);
+  g_mode.store(static_cast<int>(*mode));
   handle_switches();
-  o.policy.open = &g_open;
-  o.on_mode = [&ctx](bool open) {
-    ctx.log.info(std::string("resolver mode: ") + (open ? "open (every name)" : "closed (the allowed names only)"));
-  };
+  o.policy.mode = &g_mode;
+  o.on_mode = [&ctx](services::DnsMode m) { ctx.log.info(mode_line(m)); };
   // Lines go to stdout whole: the trial reads them back from the container's log.
   auto mu = std::make_shared<std::mutex>();
   o.log_line = [&ctx, mu](std::string_view line) {
@@ -95,9 +112,11 @@ void add_serve_dns(Command serve, Context& ctx, int* rc) {
                               "query as a JSON line on stdout");
   dns.option("--allow", args->allow, "an exact host name to answer (repeatable); none: refuse every name");
   dns.flag("--allow-private", args->allow_private, "answer with private addresses (10/8, 172.16/12, 192.168/16, 100.64/10)");
-  dns.flag("--open", args->open,
-           "start answering every name (a full_internet phase); SIGUSR1 closes it to the --allow names, SIGUSR2 opens "
-           "it again");
+  dns.option("--mode", args->mode,
+             "what to answer at start: allowlist (the --allow names), open (every name: a full_internet phase) or none; "
+             "SIGUSR1 switches to allowlist, SIGUSR2 to open, SIGHUP to none")
+      .default_val("allowlist")
+      .one_of({"allowlist", "open", "none"});
   dns.option("--port", args->port, "UDP port").default_val(53).in_range(0, 65535);
   dns.option("--host", args->host, "IPv4 address to listen on").default_val("0.0.0.0");
   dns.on_run([&ctx, rc, args] { *rc = serve_dns(ctx, *args); });

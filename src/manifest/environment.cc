@@ -46,6 +46,11 @@ bool runner_changes_network(const EnvironmentManifest& m) {
   return false;
 }
 
+bool runner_ever(const EnvironmentManifest& m, NetworkPolicy policy) {
+  if (phase_policy(m, Phase::kSetup) == policy || m.network_policy == policy) return true;
+  return std::find(m.step_network_policies.begin(), m.step_network_policies.end(), policy) != m.step_network_policies.end();
+}
+
 bool is_auto_runtime(std::string_view requested) {
   return requested.empty() || requested == "auto" || requested == "docker";
 }

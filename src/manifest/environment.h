@@ -100,6 +100,8 @@ NetworkPolicy phase_policy(const EnvironmentManifest& m, Phase p);
 // Whether the runner changes networks between phases (setup's policy is not the agent's, or a
 // Harbor task's steps differ).
 bool runner_changes_network(const EnvironmentManifest& m);
+// Whether the runner is under `policy` in some phase (setup, agent, or a Harbor step).
+bool runner_ever(const EnvironmentManifest& m, NetworkPolicy policy);
 
 // What `forgectl up` and `validate` load from a path: a task directory, a task.yaml, or a
 // standalone manifest, with its compose file (or built-in stack) already parsed.

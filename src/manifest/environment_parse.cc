@@ -206,16 +206,8 @@ std::optional<NetworkPolicy> read_policy(YamlReader& r, const Field& f, const st
   return std::nullopt;
 }
 
-// What the phases may not do yet: change between limited_internet and another policy (the proxy's
-// variables are in the runner's environment from create), or give test-script graders a network.
+// What the phases may not do yet: give test-script graders a network.
 void check_phases(YamlReader& r, const Field& f, const std::string& what, const EnvironmentManifest& m) {
-  const NetworkPolicy setup = phase_policy(m, Phase::kSetup);
-  const bool limited_change = setup != m.network_policy && (setup == NetworkPolicy::kLimitedInternet ||
-                                                            m.network_policy == NetworkPolicy::kLimitedInternet);
-  if (limited_change)
-    r.error(f, subject(what, "network_policy") + ": setup is " + policy_name(setup) + " and agent " +
-                   policy_name(m.network_policy) + ": a change to or from limited_internet between phases is not supported yet",
-            "setup and agent may differ between no_internet and full_internet", At::kKey);
   if (m.grade_network_policy != NetworkPolicy::kNoInternet)
     r.error(f, subject(what, "network_policy") + ": grade is " + policy_name(m.grade_network_policy) +
                    ": a grader with a network is not supported yet for this task format (test scripts and checks.py run "

@@ -32,10 +32,15 @@ std::size_t upstream_count(const manifest::LoadedEnvironment& env) {
 }  // namespace
 
 std::vector<std::string> network_keys(const manifest::LoadedEnvironment& env) {
-  if (manifest::runner_changes_network(env.manifest)) return {"internal", "net"};  // only no ↔ full may change
-  auto keys = network_keys(env.manifest.network_policy);
-  if (env.manifest.network_policy == NetworkPolicy::kLimitedInternet && upstream_count(env) > 0)
-    keys.push_back("upstream");
+  const auto& m = env.manifest;
+  const bool limited = manifest::runner_ever(m, NetworkPolicy::kLimitedInternet);
+  std::vector<std::string> keys = network_keys(m.network_policy);
+  if (manifest::runner_changes_network(m)) {  // a runner that moves: the task network, and what its phases need
+    keys = {"internal"};
+    if (limited) keys.push_back("edge");
+    if (manifest::runner_ever(m, NetworkPolicy::kFullInternet)) keys.push_back("net");
+  }
+  if (limited && upstream_count(env) > 0) keys.push_back("upstream");
   return keys;
 }
 
@@ -58,6 +63,12 @@ std::vector<int> network_prefixes(const manifest::LoadedEnvironment& env) {
 }
 
 namespace {
+
+// The proxy variables emptied, for a setup script run outside limited_internet in a runner whose
+// agent phase has them: an empty variable is no proxy to curl, Python, pip, apt and wget.
+std::vector<std::string> proxy_env_cleared() {
+  return {"HTTP_PROXY=", "HTTPS_PROXY=", "http_proxy=", "https_proxy=", "NO_PROXY=*", "no_proxy=*"};
+}
 
 std::vector<std::string> proxy_env(const std::vector<std::string>& no_proxy_names) {
   std::string url = "http://" + std::string(kProxyAlias) + ":" + std::to_string(kProxyPort);
@@ -102,7 +113,7 @@ std::string bridge_name(const std::string& stack, const std::string& key) {
 // also on the edge, to look up the allowlist's exact names (a ".domain" entry answers the domain
 // itself, never a subdomain: the label would be the agent's).
 ContainerPlan resolver_plan(const StackPlan& plan, const std::string& task_net, const std::vector<std::string>& allowlist,
-                            bool allow_private) {
+                            bool allow_private, bool limited) {
   ContainerPlan r;
   r.key = kResolverKey;
   r.role = Role::kResolver;
@@ -117,7 +128,7 @@ ContainerPlan resolver_plan(const StackPlan& plan, const std::string& task_net, 
   if (allow_private && !allowlist.empty()) cmd.push_back("--allow-private");
   r.cmd = cmd;
   r.networks = {{task_net, {kResolverKey}, plan.networks.front().subnet.last_host()}};
-  if (plan.policy == NetworkPolicy::kLimitedInternet) r.networks.push_back({"edge", {}, ""});
+  if (limited) r.networks.push_back({"edge", {}, ""});
   return r;
 }
 
@@ -168,6 +179,13 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
   const bool changes = manifest::runner_changes_network(m);
   // A runner that is ever closed keeps the trial's resolver throughout: HostConfig.Dns is fixed at create.
   bool closed = networked && (m.network_policy != NetworkPolicy::kFullInternet || changes);
+  const bool limited = manifest::runner_ever(m, NetworkPolicy::kLimitedInternet);
+  const NetworkPolicy setup = manifest::phase_policy(m, manifest::Phase::kSetup);
+  // The agent's processes get the proxy variables from the runner's environment (create's): a
+  // task whose agent phase, or one Harbor step, is limited_internet.
+  const bool agent_proxied = m.network_policy == NetworkPolicy::kLimitedInternet ||
+                             std::count(m.step_network_policies.begin(), m.step_network_policies.end(),
+                                        NetworkPolicy::kLimitedInternet) > 0;
 
   // Every name a container answers to on the task network: services, their aliases, the runner.
   // An upstream's names are on the upstream network only, where just the proxy resolves them.
@@ -178,7 +196,7 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
     if (svc.name == kRunnerKey || svc.name == kProxyKey)
       return fail(Errc::kInvalid, at + "service name '" + svc.name + "' is reserved for forgectl's own " +
                                       (svc.name == kRunnerKey ? "runner" : "proxy"));
-    if (svc.upstream && m.network_policy != NetworkPolicy::kLimitedInternet)
+    if (svc.upstream && !limited)
       return fail(Errc::kInvalid, at + "service '" + svc.name + "' is an upstream (x-forgectl: {upstream: true}), which only "
                                       "network_policy: limited_internet has (this is " + manifest::policy_name(m.network_policy) +
                                       "); make it an ordinary service, or use limited_internet");
@@ -187,7 +205,7 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
     for (const auto& [net, aliases] : svc.networks) names.insert(names.end(), aliases.begin(), aliases.end());
   }
   std::vector<std::string> allowlist;
-  if (m.network_policy == NetworkPolicy::kLimitedInternet) {
+  if (limited) {
     auto norm = normalise_allowlist(m.allowlist);
     if (!norm) return norm.fail_with(m.path + ": limited_internet_allowlist");
     allowlist = *norm;
@@ -216,22 +234,28 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
     }
   }
   const bool has_upstreams = std::find(keys.begin(), keys.end(), "upstream") != keys.end();
-  if (closed) plan.resolver = resolver_plan(plan, task_net, allowlist, m.allow_private);
-  // A runner that moves into a full_internet phase: the resolver answers every name there, through
-  // the outward network, and only then (the trial switches it with the runner).
-  if (closed && changes && std::find(keys.begin(), keys.end(), "net") != keys.end()) {
+  if (closed) plan.resolver = resolver_plan(plan, task_net, allowlist, m.allow_private, limited);
+  // A runner that moves: the resolver follows it (the trial switches it with the runner), starting
+  // as setup has it — every name, through the outward network, in a full_internet phase; none in a
+  // no_internet one; the allowlist's in a limited_internet one.
+  if (closed && changes) {
     plan.resolver_switches = true;
-    if (manifest::phase_policy(m, manifest::Phase::kSetup) == NetworkPolicy::kFullInternet) {
+    if (setup == NetworkPolicy::kFullInternet) {
       plan.resolver->networks.push_back({"net", {}, ""});
-      plan.resolver->cmd->push_back("--open");
+      plan.resolver->cmd->insert(plan.resolver->cmd->end(), {"--mode", "open"});
+    } else if (setup == NetworkPolicy::kNoInternet) {
+      plan.resolver->cmd->insert(plan.resolver->cmd->end(), {"--mode", "none"});
     }
   }
   const std::vector<std::string> dns =
       closed ? std::vector<std::string>{plan.resolver->networks.front().ipv4} : std::vector<std::string>{};
   std::vector<std::string> no_proxy = names;
   no_proxy.push_back(kRunnerKey);
-  std::vector<std::string> penv = m.network_policy == NetworkPolicy::kLimitedInternet ? proxy_env(no_proxy)
-                                                                                    : std::vector<std::string>{};
+  std::vector<std::string> penv = agent_proxied ? proxy_env(no_proxy) : std::vector<std::string>{};
+  // The setup script's own: the proxy's in a limited_internet setup before an agent without it,
+  // none in another setup before an agent with it.
+  if (setup == NetworkPolicy::kLimitedInternet && !agent_proxied) plan.setup_env = proxy_env(no_proxy);
+  if (setup != NetworkPolicy::kLimitedInternet && agent_proxied) plan.setup_env = proxy_env_cleared();
 
   for (const auto& svc : env.compose.services) {
     ContainerPlan c;
@@ -313,14 +337,18 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
   if (closed) r.dns_options = kFastDnsOptions;
   r.dns = dns;
 
-  if (m.network_policy == NetworkPolicy::kLimitedInternet) {
+  if (limited) {
     ContainerPlan p;
     p.key = kProxyKey;
     p.role = Role::kProxy;
     p.name = plan.name + "-" + kProxyKey;
     p.image = opts.proxy_image;
     p.hardening = proxy_hardening();
-    p.networks = {{task_net, {kProxyKey}}, {"edge", {}}};
+    // On the task network only while the runner is limited_internet: in a stack whose runner
+    // moves, the trial attaches it for those phases and detaches it for the others.
+    p.networks = {{"edge", {}}};
+    if (!changes || setup == NetworkPolicy::kLimitedInternet) p.networks.insert(p.networks.begin(), {task_net, {kProxyKey}});
+    plan.proxy_switches = changes;
     if (has_upstreams) p.networks.push_back({"upstream", {}});
     p.volumes = {"/etc/squid"};  // the config goes in through the archive API before start
     plan.proxy = std::move(p);

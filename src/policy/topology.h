@@ -83,8 +83,15 @@ struct StackPlan {
   // first process, and before each step of a Harbor task whose steps differ.
   bool runner_moves = false;
   // The resolver follows the runner: open (every name, on "net" too) in a full_internet phase,
-  // closed (refusing) in the others; it starts as setup's phase has it.
+  // the allowlist's names in a limited_internet one, none in a no_internet one; it starts as
+  // setup's phase has it.
   bool resolver_switches = false;
+  // The proxy is on the task network (as kProxyAlias) only in the runner's limited_internet
+  // phases; the trial attaches and detaches it with the runner's moves.
+  bool proxy_switches = false;
+  // Added to the setup script's environment (its phase's proxy variables, or theirs emptied)
+  // when setup's policy is not the agent's as to the proxy.
+  std::vector<std::string> setup_env;
 };
 
 // The network keys the runner is on under `policy` (no_internet or full_internet in a stack whose

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 #include "core/egress_entry.h"
 #include "core/json.h"
@@ -21,7 +22,7 @@ namespace forge::services {
 
 namespace {
 
-constexpr int kPollMillis = 50;  // how soon stop() and a switch of policy.open are noticed
+constexpr int kPollMillis = 50;  // how soon stop() and a switch of policy.mode are noticed
 
 bool in_net(std::uint32_t addr, std::uint32_t net, int prefix) {
   const std::uint32_t mask = prefix == 0 ? 0 : ~std::uint32_t{0} << (32 - prefix);
@@ -57,11 +58,32 @@ bool dns_answer_allowed(const std::string& ipv4, bool allow_private) {
   return true;
 }
 
+const char* dns_mode_name(DnsMode m) {
+  switch (m) {
+    case DnsMode::kAllowlist: return "allowlist";
+    case DnsMode::kOpen: return "open";
+    case DnsMode::kNone: return "none";
+  }
+  return "none";
+}
+
+namespace {
+
+DnsMode current_mode(const DnsPolicy& p) {
+  if (!p.mode) return DnsMode::kAllowlist;
+  const int m = p.mode->load();
+  return m == 1 ? DnsMode::kOpen : m == 0 ? DnsMode::kAllowlist : DnsMode::kNone;
+}
+
+}  // namespace
+
 DnsDecision decide_dns(const DnsQuery& q, const DnsPolicy& policy, const DnsLookup& lookup) {
   DnsDecision d;
   d.outcome = "refused";
-  const bool open = policy.open && policy.open->load();
-  const bool listed = open || std::find(policy.names.begin(), policy.names.end(), q.name) != policy.names.end();
+  const DnsMode mode = current_mode(policy);
+  const bool open = mode == DnsMode::kOpen;
+  const bool listed = open || (mode == DnsMode::kAllowlist &&
+                               std::find(policy.names.begin(), policy.names.end(), q.name) != policy.names.end());
   if (!listed || q.opcode != 0 || q.qclass != 1) return d;
   d.outcome = "answered";
   d.rcode = DnsRcode::kNoError;
@@ -121,11 +143,11 @@ void DnsServer::stop() {
 
 void DnsServer::serve() {
   std::array<char, kMaxDnsQueryBytes + 1> buf{};
-  int mode = -1;  // as last told: -1 never, 0 closed, 1 open
+  std::optional<DnsMode> told;  // the mode last told through on_mode
   while (!stopping_) {
-    if (const int now = opts_.policy.open && opts_.policy.open->load() ? 1 : 0; now != mode && opts_.on_mode) {
-      mode = now;
-      opts_.on_mode(now == 1);
+    if (const DnsMode now = current_mode(opts_.policy); now != told && opts_.on_mode) {
+      told = now;
+      opts_.on_mode(now);
     }
     pollfd p{fd_, POLLIN, 0};
     if (::poll(&p, 1, kPollMillis) <= 0) continue;

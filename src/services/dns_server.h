@@ -27,12 +27,16 @@ namespace forge::services {
 // through the container's log); the running count goes out as {"kind":"dropped","total":N} lines.
 inline constexpr std::size_t kMaxDnsLogLines = 20000;
 
+// What the resolver answers, switched by the trial between phases (docs/environment.md
+// "Per-phase policy"): the allowlist's names, every name (a full_internet phase), or none (a
+// no_internet phase of a trial whose other phases are limited_internet).
+enum class DnsMode : int { kAllowlist = 0, kOpen = 1, kNone = 2 };
+const char* dns_mode_name(DnsMode m);  // "allowlist", "open", "none": the log line's word
+
 struct DnsPolicy {
   std::vector<std::string> names;  // answered (A only), lower case, exact; empty: refuse everything
   bool allow_private = false;      // answers in 10/8, 172.16/12, 192.168/16, 100.64/10 (limited_internet_allow_private)
-  // While set, every name is answered (a full_internet phase of a trial whose runner moves between
-  // policies: docs/environment.md "Per-phase policy"); flipped by the trial between phases.
-  const std::atomic<bool>* open = nullptr;
+  const std::atomic<int>* mode = nullptr;  // a DnsMode; none given: kAllowlist
 };
 
 // What the resolver answers a query, and how the ledger records it.
@@ -57,9 +61,9 @@ struct DnsServerOptions {
   DnsPolicy policy;
   DnsLookup lookup = system_lookup;
   std::function<void(std::string_view)> log_line;  // one JSON line per query, without the newline
-  // Told, on the server's thread, each time policy.open is seen to change (and once at start):
+  // Told, on the server's thread, each time policy.mode is seen to change (and once at start):
   // how the trial learns a switch took effect.
-  std::function<void(bool open)> on_mode;
+  std::function<void(DnsMode)> on_mode;
 };
 
 class DnsServer {

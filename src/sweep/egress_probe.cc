@@ -160,7 +160,8 @@ std::vector<manifest::NetworkPolicy> policies_to_probe(const std::vector<manifes
   for (const auto& t : tasks) {
     // The runner's stack: probed when it has a network (a network-free stack has none to hold).
     if (!trial::runs_locally(t) && !policy::network_free(t.environment))
-      names.insert(manifest::policy_name(t.environment.manifest.network_policy));
+      for (auto p : {manifest::NetworkPolicy::kNoInternet, manifest::NetworkPolicy::kLimitedInternet})
+        if (manifest::runner_ever(t.environment.manifest, p)) names.insert(manifest::policy_name(p));
     // A Harbor verifier's own network (a shared verifier is the runner's, above).
     if (t.harbor && !(harbor_shared_verifier && manifest::shared_verifier_applies(*t.harbor)))
       names.insert(trial::enforced_networks(t, harbor_shared_verifier).grade.policy);

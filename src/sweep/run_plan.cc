@@ -42,7 +42,7 @@ std::vector<std::pair<std::string, std::string>> stack_images(const manifest::Ta
   out.emplace_back("runner", env.manifest.runner.image.empty() ? policy::kDefaultRunnerImage : env.manifest.runner.image);
   for (const auto& s : env.compose.services)
     if (!s.build && !s.image.empty()) out.emplace_back("service '" + s.name + "'", s.image);
-  if (env.manifest.network_policy == manifest::NetworkPolicy::kLimitedInternet)
+  if (manifest::runner_ever(env.manifest, manifest::NetworkPolicy::kLimitedInternet))
     out.emplace_back("egress proxy", stack::kDefaultProxyImage);
   // A closed network's resolver (or a Harbor verifier's allowlist network's) runs this binary's
   // services image; a network-free stack needs none, but its verifier network may.

@@ -104,9 +104,10 @@ Status run_harbor_step_setup(engine::Client& c, const std::string& runner, const
 
 Status run_setup_script(engine::Client& c, const std::string& runner, std::string script, const std::string& what,
                         const std::string& before, const std::string& workspace, unsigned uid, unsigned gid,
-                        const std::atomic<int>* interrupted, Millis timeout) {
+                        const std::atomic<int>* interrupted, Millis timeout, const std::vector<std::string>& env) {
   engine::ExecOptions o;
   o.cmd = {"sh", "-c", kSetupCommand};
+  o.env = env;
   o.user = std::to_string(uid) + ":" + std::to_string(gid);
   o.workdir = workspace;
   o.stdin_data = std::move(script);

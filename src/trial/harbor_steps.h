@@ -37,10 +37,11 @@ Status put_harbor_step_workdir(engine::Client& c, const std::string& runner, con
 // exits non-zero or times out is kUnavailable naming the step, the exit code and the output's
 // start (the trial's infra error of kind sandbox, never the model's); interrupted: kCancelled.
 // The same for any setup script given as text (an environment's setup_script): `what` names it,
-// `before` says what it ran ahead of ("before the step's agent").
+// `before` says what it ran ahead of ("before the step's agent"); `env` is added to the runner's
+// (the setup phase's proxy variables: policy::StackPlan::setup_env).
 Status run_setup_script(engine::Client& c, const std::string& runner, std::string script, const std::string& what,
                         const std::string& before, const std::string& workspace, unsigned uid, unsigned gid,
-                        const std::atomic<int>* interrupted, Millis timeout);
+                        const std::atomic<int>* interrupted, Millis timeout, const std::vector<std::string>& env = {});
 Status run_harbor_step_setup(engine::Client& c, const std::string& runner, const manifest::HarborTask& task,
                              const manifest::StepConfig& step, const std::string& workspace, unsigned uid,
                              unsigned gid, const std::atomic<int>* interrupted, Millis timeout = kStepSetupTimeout);

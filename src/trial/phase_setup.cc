@@ -67,7 +67,7 @@ Step TrialRun::run_setup_script() {
   if (!script) return Fault::setup(script.error().with_context(what).what());
   auto owner = stack::workspace_owner(*up_);
   auto st = trial::run_setup_script(docker_, runner_, std::move(*script), what, "before the agent", workspace(),
-                                    owner.uid, owner.gid, env_.interrupted, kSetupScriptTimeout);
+                                    owner.uid, owner.gid, env_.interrupted, kSetupScriptTimeout, up_->plan.setup_env);
   if (!st) return harbor_env_fault(st.error());
   return std::nullopt;
 }

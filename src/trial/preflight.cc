@@ -121,24 +121,42 @@ std::string location(const manifest::SourceLocation& w, const std::string& fallb
   return w.file + (w.line > 0 ? ":" + std::to_string(w.line) + ":" + std::to_string(w.column) : "");
 }
 
+// What a multi-step task's steps may not change yet (docs/harbor.md "Steps"): the runner moves
+// between no-network, public and an allowlist, but its steps share one allowlist (one proxy), and
+// an allowlist step's proxy variables, in the runner's environment from create, would send a
+// public step's requests through that allowlist.
+void check_step_networks(const manifest::HarborTask& h, std::vector<Problem>& out) {
+  const manifest::StepConfig* allow = nullptr;   // the first allowlist step
+  const manifest::StepConfig* open = nullptr;    // the first public step
+  for (const auto& st : h.steps) {
+    const auto& net = manifest::agent_network(h, &st);
+    const std::string at = location(st.where, h.config_path);
+    if (net.mode == manifest::NetworkMode::kPublic && !open) open = &st;
+    if (net.mode != manifest::NetworkMode::kAllowlist) continue;
+    if (!allow) {
+      allow = &st;
+    } else if (net.allowed_hosts != manifest::agent_network(h, allow).allowed_hosts) {
+      out.push_back({at, "step '" + st.name + "': its allowed_hosts differ from step '" + allow->name +
+                             "''s: a task's allowlist steps share one allowlist, forgectl's one proxy (docs/harbor.md)"});
+    }
+  }
+  if (allow && open)
+    out.push_back({location(open->where, h.config_path),
+                   "step '" + open->name + "': a public step beside an allowlist step (step '" + allow->name +
+                       "'): the proxy variables the allowlist step needs are in the runner's environment from create and "
+                       "would send this step's requests through the allowlist (docs/harbor.md)"});
+}
+
 // A Harbor task's settings that would fail every trial the same way: a [verifier].user given as
 // ids that check_verifier_ids refuses (a name needs the image: the trial checks it), and env
 // templates without a fallback whose variable the run does not pass.
 void check_harbor(const manifest::TaskConfig& t, const PreflightInput& in, std::vector<Problem>& out) {
   if (!t.harbor) return;
   const manifest::HarborTask& h = *t.harbor;
-  // What a multi-step task's steps may not change yet: an allowlist network, whose proxy variables
-  // are in the runner's environment from create (docs/harbor.md "Not yet"). A step's own agent
-  // user is an exec user.
+  check_step_networks(h, out);
   for (const auto& st : h.steps) {
     const std::string at = location(st.where, h.config_path);
     const std::string step = "step '" + st.name + "': ";
-    const auto& net = manifest::agent_network(h, &st);
-    const auto& first = manifest::agent_network(h, &h.steps.front());
-    const bool allowlist = net.mode == manifest::NetworkMode::kAllowlist || first.mode == manifest::NetworkMode::kAllowlist;
-    if ((net.mode != first.mode || net.allowed_hosts != first.allowed_hosts) && allowlist)
-      out.push_back({at, step + "its agent network differs from the first step's and one of them is an allowlist: "
-                                "the runner moves between no-network and public only (docs/harbor.md)"});
     unsigned uid = 0, gid = 0;
     const std::string& su = st.verifier.user;
     if (su == "root" || policy::parse_user_ids(su, uid, gid))

@@ -2,6 +2,7 @@
 // and whose agent and test-script grader have none (docs/environment.md "Per-phase policy").
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <optional>
@@ -238,6 +239,134 @@ TEST_CASE("per-phase policy: a Harbor step's own agent network is applied before
   CHECK(r.grade.components.at("step.two") == 1.0);  // public: fetched
   CHECK(r.networks.at("step.one") == "no_internet");
   CHECK(r.networks.at("step.two") == "full_internet");
+  inet.reset();
+  CHECK(rig.left_nothing());
+}
+
+namespace {
+
+// A task of ours with a limited_internet phase: its "internet" is the task's own upstream
+// (pkgs.example.test, reached through the proxy alone), `policies` the network_policy map.
+manifest::TaskConfig write_limited_task(const TempDir& d, const std::string& policies, const std::string& setup) {
+  d.write("task.yaml",
+          "task_id: limited_phases\nname: limited phases\ncategory: test\ndescription: \"Fetch at setup.\"\n"
+          "initial_user_message: \"Go.\"\n"
+          "tools:\n  agent: {enabled: [bash]}\n  user: {enabled: []}\n"
+          "user_simulator:\n  mode: scripted\n  scripted_flow:\n    - {default: \"Thanks. ###STOP###\"}\n"
+          "grading: grading.yaml\n"
+          "environment:\n"
+          "  network_policy: " + policies + "\n"
+          "  limited_internet_allowlist: [pkgs.example.test]\n"
+          "  limited_internet_allow_http: true\n"
+          "  setup_script: setup.sh\n"
+          "  compose_file: compose.yaml\n");
+  d.write("setup.sh", setup);
+  d.write("grading.yaml", "egress:\n  forbid_paths: [\"/solution/*\"]\n");
+  d.write("compose.yaml",
+          "services:\n"
+          "  package-index:\n"
+          "    image: forgectl/runner:local\n"
+          "    x-forgectl: {upstream: true}\n"
+          "    networks:\n      default:\n        aliases: [pkgs.example.test]\n"
+          "    command:\n      - sh\n      - -c\n"
+          "      - mkdir -p /tmp/w/simple && echo acme-cli > /tmp/w/simple/index.html && exec httpd -f -p 80 -h /tmp/w\n");
+  auto t = manifest::load_task(d.path() + "/task.yaml");
+  REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
+  return std::move(*t);
+}
+
+const char* kIndex = "http://pkgs.example.test/simple/index.html";
+
+// `get URL [PROXY]`: a plain-HTTP GET through PROXY (default $http_proxy, as curl would) or, when
+// that is empty, straight to the URL's host (busybox's wget crashes in the runner image; nc works).
+// The request's side stays open a while: squid drops a client that half-closes before its answer.
+const char* kGet =
+    "get() { px=${2-$http_proxy}; px=${px#http://}; px=${px%/}; h=${1#http://}; h=${h%%/*}; "
+    "if [ -n \"$px\" ]; then { printf 'GET %s HTTP/1.0\\r\\n\\r\\n' \"$1\"; sleep 2; } | nc -w 3 \"${px%%:*}\" \"${px##*:}\"; "
+    "else printf 'GET /%s HTTP/1.0\\r\\nHost: %s\\r\\n\\r\\n' \"${1#http://*/}\" \"$h\" | nc -w 3 \"$h\" 80; fi; }\n";
+
+int count_entries(const EgressLedger& l, const std::string& host, const std::string& phase, const std::string& outcome) {
+  return static_cast<int>(std::count_if(l.entries.begin(), l.entries.end(), [&](const EgressEntry& e) {
+    return e.host == host && e.phase == phase && e.outcome == outcome;
+  }));
+}
+
+}  // namespace
+
+TEST_CASE("per-phase policy: a limited_internet setup fetches through the proxy; the no_internet agent reaches neither "
+          "the proxy nor the name") {
+  (void)docker_env().services_image;
+  Rig rig;
+  TempDir d;
+  auto task = write_limited_task(d, "{setup: limited_internet, agent: no_internet}",
+                                 std::string(kGet) + "echo \"[$http_proxy]\" > setup-proxy.txt\n"
+                                             "get " + kIndex + " > fetched.txt || echo setup-failed > fetched.txt\n");
+  const std::string trajectory = write_trajectory(
+      d, {{"", {{"bash", bash(std::string(kGet) + "cat fetched.txt setup-proxy.txt; echo \"agent-proxy=[$http_proxy]\"; get " +
+                              kIndex + " | grep -q acme-cli && echo DIRECT-REACHED || echo DIRECT-BLOCKED; get " + kIndex +
+                              " http://egress-proxy:3128 | grep -q acme-cli && echo PROXY-REACHED || echo PROXY-BLOCKED; "
+                              "nslookup egress-proxy 2>&1 | tail -3")}}},
+          {"done", {}}});
+  auto r = rig.run(task, replay(trajectory));
+  CAPTURE(reasons_of(r));
+  REQUIRE(r.outcome == results::Outcome::kGraded);
+  REQUIRE(r.tool_log.size() == 1);
+  const std::string& out = r.tool_log[0].record.content;
+  CAPTURE(out);
+  CHECK(out.find("acme-cli") != std::string::npos);                       // setup fetched through the proxy
+  CHECK(out.find("[http://egress-proxy:3128]") != std::string::npos);     // with setup's proxy variables
+  CHECK(out.find("agent-proxy=[]") != std::string::npos);                 // the agent never has them
+  CHECK(out.find("DIRECT-BLOCKED") != std::string::npos);
+  CHECK(out.find("PROXY-BLOCKED") != std::string::npos);                  // the proxy left the task network
+  CHECK(out.find("REACHED") == std::string::npos);
+  REQUIRE(r.egress.has_value());
+  CAPTURE(egress_jsonl(*r.egress));
+  CHECK(count_entries(*r.egress, "pkgs.example.test", "setup", "allowed") == 1);
+  CHECK(count_entries(*r.egress, "pkgs.example.test", "agent", "allowed") == 0);
+  CHECK(count_entries(*r.egress, "pkgs.example.test", "agent", "refused") >= 1);  // the agent's lookup, mode none
+  CHECK(r.networks == std::map<std::string, std::string>{{"setup", "limited_internet"}, {"agent", "no_internet"},
+                                                         {"grade", "none"}});
+  CHECK(rig.left_nothing());
+}
+
+TEST_CASE("per-phase policy: a full_internet setup goes direct, without the proxy; the limited_internet agent reaches "
+          "the allowlist through it and nothing else") {
+  (void)docker_env().services_image;
+  Rig rig;
+  TempDir d;
+  auto task = write_limited_task(
+      d, "{setup: full_internet, agent: limited_internet}",
+      std::string(kGet) + "i=0; while [ ! -f /tmp/go ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done\n"
+      "cp /tmp/go inet.txt; echo \"[$http_proxy]\" > setup-proxy.txt\n"
+      "get \"http://$(cat /tmp/go)/index.html\" | grep hello-internet > fetched.txt || echo setup-failed > fetched.txt\n");
+  const std::string trajectory = write_trajectory(
+      d, {{"", {{"bash", bash(std::string(kGet) + "cat fetched.txt setup-proxy.txt; get " + kIndex +
+                              " | grep -q acme-cli && echo INDEX-REACHED; get \"http://$(cat inet.txt)/index.html\" | grep -q "
+                              "hello-internet && echo INET-REACHED || echo INET-BLOCKED; get \"http://$(cat inet.txt)/index.html\" '' "
+                              "| grep -q hello-internet && echo DIRECT-REACHED || echo DIRECT-BLOCKED")}}},
+          {"done", {}}});
+  trial::TrialResult r;
+  std::thread t([&] { r = rig.run(task, replay(trajectory)); });
+  std::string net;
+  std::optional<TestContainer> inet;
+  fake_internet_for(rig.env.run_id, net, inet);
+  t.join();
+  REQUIRE_FALSE(net.empty());
+  CAPTURE(reasons_of(r));
+  REQUIRE(r.outcome == results::Outcome::kGraded);
+  REQUIRE(r.tool_log.size() == 1);
+  const std::string& out = r.tool_log[0].record.content;
+  CAPTURE(out);
+  CHECK(out.find("hello-internet") != std::string::npos);  // setup's direct fetch
+  CHECK(out.find("hello-internet\n[]\n") != std::string::npos);  // setup ran with the proxy variables emptied
+  CHECK(out.find("INDEX-REACHED") != std::string::npos);   // the allowlist, through the proxy that joined
+  CHECK(out.find("INET-BLOCKED") != std::string::npos);    // the proxy refuses what is not listed
+  CHECK(out.find("DIRECT-BLOCKED") != std::string::npos);  // and the runner left the outward network
+  REQUIRE(r.egress.has_value());
+  CAPTURE(egress_jsonl(*r.egress));
+  CHECK(count_entries(*r.egress, "pkgs.example.test", "agent", "allowed") == 1);
+  CHECK(r.networks == std::map<std::string, std::string>{{"setup", "full_internet"}, {"agent", "limited_internet"},
+                                                         {"grade", "none"}});
   inet.reset();
   CHECK(rig.left_nothing());
 }

@@ -152,14 +152,33 @@ TEST_CASE("dns: the server answers over UDP and logs one ledger line per query")
 }
 
 TEST_CASE("dns: while open (a full_internet phase) every name is answered; closed again, refused") {
-  std::atomic<bool> open{true};
+  std::atomic<int> mode{static_cast<int>(DnsMode::kOpen)};
   DnsPolicy p;
-  p.open = &open;
+  p.mode = &mode;
   DnsLookup lookup = [](const std::string&) { return std::vector<std::string>{"10.9.8.7", "127.0.0.1"}; };
   auto q = *parse_dns_query(query("files.pythonhosted.example"));
   auto d = decide_dns(q, p, lookup);
   CHECK(d.outcome == "answered");
   CHECK(d.answers == std::vector<std::string>{"10.9.8.7"});  // never loopback, even open
-  open = false;
+  mode = static_cast<int>(DnsMode::kAllowlist);
   CHECK(decide_dns(q, p, lookup).rcode == DnsRcode::kRefused);
+}
+
+TEST_CASE("dns: mode none (a no_internet phase beside a limited_internet one) refuses even the allowlist's names") {
+  std::atomic<int> mode{static_cast<int>(DnsMode::kAllowlist)};
+  DnsPolicy p;
+  p.names = {"pypi.example"};
+  p.allow_private = true;  // the lookup's address is a private one
+  p.mode = &mode;
+  DnsLookup lookup = [](const std::string&) { return std::vector<std::string>{"10.9.8.7"}; };
+  auto listed = *parse_dns_query(query("pypi.example"));
+  CHECK(decide_dns(listed, p, lookup).outcome == "answered");
+  mode = static_cast<int>(DnsMode::kNone);
+  auto d = decide_dns(listed, p, lookup);
+  CHECK(d.outcome == "refused");
+  CHECK(d.rcode == DnsRcode::kRefused);
+  CHECK(d.answers.empty());
+  mode = static_cast<int>(DnsMode::kAllowlist);
+  CHECK(decide_dns(listed, p, lookup).outcome == "answered");
+  CHECK(std::string(dns_mode_name(DnsMode::kNone)) == "none");
 }

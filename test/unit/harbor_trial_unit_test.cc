@@ -119,12 +119,12 @@ TEST_CASE("multi-step mean: each reward key averaged over the steps, a missing k
   CHECK(trial::mean_step_rewards({}).empty());
 }
 
-TEST_CASE("preflight: a step's own agent user runs; a step's own network moves the runner, an allowlist one is refused") {
+TEST_CASE("preflight: a step's own agent user runs; a step's own network moves the runner, one allowlist among no-network steps too") {
   test::TempFiles d("forgectl-harbor-steps-user-");
-  auto write = [&](const std::string& c_network) {
+  auto write = [&](const std::string& c_network, const std::string& b_network = "") {
     d.write("t/task.toml",
             "schema_version = \"1.4\"\n[environment]\ndocker_image = \"example/img\"\nnetwork_mode = \"no-network\"\n"
-            "[[steps]]\nname = \"a\"\n[[steps]]\nname = \"b\"\n[steps.agent]\nuser = \"1001:1001\"\n"
+            "[[steps]]\nname = \"a\"\n[[steps]]\nname = \"b\"\n[steps.agent]\nuser = \"1001:1001\"\n" + b_network +
             "[[steps]]\nname = \"c\"\n[steps.agent]\n" + c_network);
     d.write("t/environment/Dockerfile", "FROM example/img\n");
     d.write("t/tests/test.sh", "echo 1 > /logs/verifier/reward.txt\n");
@@ -141,11 +141,22 @@ TEST_CASE("preflight: a step's own agent user runs; a step's own network moves t
         std::vector<NetworkPolicy>{NetworkPolicy::kNoInternet, NetworkPolicy::kNoInternet, NetworkPolicy::kFullInternet});
   CHECK(manifest::runner_changes_network(pub.environment.manifest));
 
+  // One allowlist among no-network steps: the proxy joins the task network for step c alone.
   auto allow = write("network_mode = \"allowlist\"\nallowed_hosts = [\"example.org\"]\n");
-  auto problems = trial::check_task(allow, trial::PreflightInput{});
+  CHECK(trial::check_task(allow, trial::PreflightInput{}).empty());
+  CHECK(allow.environment.manifest.allowlist == std::vector<std::string>{"example.org"});
+  CHECK(manifest::runner_ever(allow.environment.manifest, NetworkPolicy::kLimitedInternet));
+
+  // Two allowlists, or an allowlist beside a public step: refused, naming the step and why.
+  auto two = write("network_mode = \"allowlist\"\nallowed_hosts = [\"example.org\"]\n",
+                   "network_mode = \"allowlist\"\nallowed_hosts = [\"example.net\"]\n");
+  auto problems = trial::check_task(two, trial::PreflightInput{});
   REQUIRE(problems.size() == 1);
-  CHECK(problems[0].text().find("step 'c': its agent network differs from the first step's and one of them is an allowlist") !=
-        std::string::npos);
+  CHECK(problems[0].text().find("step 'c': its allowed_hosts differ from step 'b''s") != std::string::npos);
+  auto mixed = write("network_mode = \"allowlist\"\nallowed_hosts = [\"example.org\"]\n", "network_mode = \"public\"\n");
+  problems = trial::check_task(mixed, trial::PreflightInput{});
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].text().find("step 'b': a public step beside an allowlist step (step 'c')") != std::string::npos);
 }
 
 TEST_CASE("dockerfile bases: every FROM image, stages and scratch left out") {

@@ -348,6 +348,58 @@ TEST_CASE("closed networks: the trial's resolver at the task subnet's last addre
   CHECK(full.runner.dns.empty());
 }
 
+bool env_starts(const std::vector<std::string>& env, const std::string& prefix) {
+  return std::any_of(env.begin(), env.end(), [&](const std::string& kv) { return kv.rfind(prefix, 0) == 0; });
+}
+
+TEST_CASE("per-phase policy: full_internet setup before a limited_internet agent — the proxy joins the task network for the agent, setup's proxy variables emptied") {
+  auto env = env_with(NetworkPolicy::kLimitedInternet);
+  env.manifest.setup_network_policy = NetworkPolicy::kFullInternet;
+  CHECK(network_keys(env) == std::vector<std::string>{"internal", "edge", "net"});
+  auto p = plan(env);
+  CHECK(p.runner_moves);
+  REQUIRE(p.proxy.has_value());
+  CHECK(p.proxy_switches);
+  REQUIRE(p.proxy->networks.size() == 1);  // the edge only: not on the task network while setup is open
+  CHECK(p.proxy->networks[0].network_key == "edge");
+  CHECK(env_starts(p.runner.env, "HTTPS_PROXY=http://egress-proxy:"));  // the agent's, from create
+  CHECK(std::find(p.setup_env.begin(), p.setup_env.end(), "HTTPS_PROXY=") != p.setup_env.end());
+  CHECK(std::find(p.setup_env.begin(), p.setup_env.end(), "no_proxy=*") != p.setup_env.end());
+  REQUIRE(p.resolver.has_value());
+  CHECK(p.resolver_switches);
+  CHECK(p.resolver->cmd->back() == "open");
+  CHECK(runner_network_keys(p, NetworkPolicy::kLimitedInternet) == std::vector<std::string>{"internal"});
+  CHECK(runner_network_keys(p, NetworkPolicy::kFullInternet) == std::vector<std::string>{"internal", "net"});
+  CHECK_FALSE(p.squid_conf.empty());
+}
+
+TEST_CASE("per-phase policy: limited_internet setup before a no_internet agent — the proxy on the task network at create, its variables setup's alone") {
+  auto env = env_with(NetworkPolicy::kNoInternet);
+  env.manifest.setup_network_policy = NetworkPolicy::kLimitedInternet;
+  env.manifest.allowlist = {"deb.example.org"};
+  CHECK(network_keys(env) == std::vector<std::string>{"internal", "edge"});
+  auto p = plan(env);
+  REQUIRE(p.proxy.has_value());
+  CHECK(p.proxy_switches);
+  REQUIRE(p.proxy->networks.size() == 2);
+  CHECK(p.proxy->networks[0].network_key == "internal");
+  CHECK(p.proxy->networks[0].aliases == std::vector<std::string>{"egress-proxy"});
+  CHECK_FALSE(env_starts(p.runner.env, "HTTPS_PROXY="));  // the agent never has them
+  CHECK(env_starts(p.setup_env, "HTTPS_PROXY=http://egress-proxy:"));
+  REQUIRE(p.resolver.has_value());
+  // The allowlist's name at setup (the default mode), none once the agent's phase begins.
+  CHECK(std::find(p.resolver->cmd->begin(), p.resolver->cmd->end(), "deb.example.org") != p.resolver->cmd->end());
+  CHECK(std::find(p.resolver->cmd->begin(), p.resolver->cmd->end(), "--mode") == p.resolver->cmd->end());
+  CHECK(p.resolver_switches);
+  CHECK(p.resolver->networks.back().network_key == "edge");
+
+  auto same = plan(env_with(NetworkPolicy::kLimitedInternet));
+  CHECK_FALSE(same.proxy_switches);
+  CHECK(same.setup_env.empty());
+  REQUIRE(same.proxy->networks.size() == 2);
+  CHECK(same.proxy->networks[0].network_key == "internal");
+}
+
 TEST_CASE("per-phase policy: a runner open at setup and closed for the agent is planned on both networks, moved after setup") {
   auto env = env_with(NetworkPolicy::kNoInternet);
   env.manifest.setup_network_policy = NetworkPolicy::kFullInternet;
@@ -372,7 +424,7 @@ TEST_CASE("per-phase policy: a runner open at setup and closed for the agent is 
   CHECK(p.resolver_switches);
   REQUIRE(p.resolver->networks.size() == 2);
   CHECK(p.resolver->networks[1].network_key == "net");
-  CHECK(p.resolver->cmd->back() == "--open");
+  CHECK(p.resolver->cmd->back() == "open");
 
   auto opens = env_with(NetworkPolicy::kFullInternet);
   opens.manifest.setup_network_policy = NetworkPolicy::kNoInternet;
@@ -382,7 +434,7 @@ TEST_CASE("per-phase policy: a runner open at setup and closed for the agent is 
   CHECK(q.runner_moves);
   CHECK(q.resolver_switches);  // closed at setup: opened when the agent's phase begins
   REQUIRE(q.resolver->networks.size() == 1);
-  CHECK(q.resolver->cmd->back() != "--open");
+  CHECK(q.resolver->cmd->back() == "none");  // no name at setup: no_internet
 
   auto same = plan(env_with(NetworkPolicy::kNoInternet));
   CHECK_FALSE(same.runner_moves);

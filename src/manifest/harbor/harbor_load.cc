@@ -113,9 +113,14 @@ Result<TaskConfig> load_harbor_task_config(const std::string& path) {
   const HarborNetwork& net = agent_network(*h, h->steps.empty() ? nullptr : &h->steps.front());
   m.network_policy = harbor_posture(net.mode);
   m.allowlist = net.allowed_hosts;
-  // Steps whose agent networks differ: the runner moves before each step's agent (preflight
-  // refuses a difference involving an allowlist).
-  for (const auto& st : h->steps) m.step_network_policies.push_back(harbor_posture(agent_network(*h, &st).mode));
+  // Steps whose agent networks differ: the runner moves before each step's agent; the allowlist
+  // is the allowlist steps' (preflight refuses two different ones, or one beside a public step).
+  for (const auto& st : h->steps) {
+    const HarborNetwork& sn = agent_network(*h, &st);
+    m.step_network_policies.push_back(harbor_posture(sn.mode));
+    if (sn.mode == NetworkMode::kAllowlist && net.mode != NetworkMode::kAllowlist && m.allowlist.empty())
+      m.allowlist = sn.allowed_hosts;
+  }
   if (!runner_changes_network(m)) m.step_network_policies.clear();
 
   RunnerSpec& runner = m.runner;
