@@ -41,8 +41,11 @@ NetworkPolicy phase_policy(const EnvironmentManifest& m, Phase p) {
 
 bool runner_changes_network(const EnvironmentManifest& m) {
   if (phase_policy(m, Phase::kSetup) != m.network_policy) return true;
-  for (auto p : m.step_network_policies)
-    if (p != m.network_policy) return true;
+  for (std::size_t i = 0; i < m.step_network_policies.size(); ++i) {
+    if (m.step_network_policies[i] != m.network_policy) return true;
+    const bool limited = m.step_network_policies[i] == NetworkPolicy::kLimitedInternet;
+    if (limited && i < m.step_allowlists.size() && m.step_allowlists[i] != m.allowlist) return true;
+  }
   return false;
 }
 

@@ -81,6 +81,8 @@ struct EnvironmentManifest {
   // A Harbor multi-step task's steps' agent policies, in order, when any differs from the first
   // ([steps.agent] network_mode); the runner moves before each step. Empty otherwise.
   std::vector<NetworkPolicy> step_network_policies;
+  // Their allowlists, in the same order (allowed_hosts of an allowlist step; empty for the others).
+  std::vector<std::vector<std::string>> step_allowlists;
   // setup_script: a task file run in the runner as the agent's user during setup (absolute; empty: none).
   std::string setup_script;
   std::vector<std::string> allowlist;  // limited_internet_allowlist, as written
@@ -98,7 +100,7 @@ struct EnvironmentManifest {
 // The policy a phase runs under.
 NetworkPolicy phase_policy(const EnvironmentManifest& m, Phase p);
 // Whether the runner changes networks between phases (setup's policy is not the agent's, or a
-// Harbor task's steps differ).
+// Harbor task's steps differ, in policy or in allowlist).
 bool runner_changes_network(const EnvironmentManifest& m);
 // Whether the runner is under `policy` in some phase (setup, agent, or a Harbor step).
 bool runner_ever(const EnvironmentManifest& m, NetworkPolicy policy);

@@ -97,14 +97,16 @@ std::string squid_conf(const SquidOptions& opts) {
   line("http_access deny !task_clients");
   // First, so that a name outside the allowlist is never even resolved. An empty ACL would only
   // draw a warning, so an empty allowlist denies everything outright.
-  if (opts.allowlist.empty())
+  if (opts.open)
+    line("# open: every host, port and method (a full_internet phase)");
+  else if (opts.allowlist.empty())
     line("http_access deny all");
   else
     line("http_access deny !allowlist");
-  if (plain) {
+  if (plain && !opts.open) {
     line("http_access deny CONNECT !SSL_ports");
     line("http_access deny !CONNECT !HTTP_ports");
-  } else {
+  } else if (!opts.open) {
     line("http_access deny !CONNECT");
     line("http_access deny !SSL_ports");
   }
@@ -117,8 +119,8 @@ std::string squid_conf(const SquidOptions& opts) {
   line(!opts.deny_private ? "# http_access deny to_private_egr  (private destinations allowed)"
        : upstreams        ? "http_access deny to_private_egr !to_upstream_egr"
                           : "http_access deny to_private_egr");
-  line("http_access allow CONNECT");
-  if (plain) line("http_access allow plain_methods");
+  line(opts.open ? "http_access allow all" : "http_access allow CONNECT");
+  if (plain && !opts.open) line("http_access allow plain_methods");
   line("http_access deny all");
   line("");
 
@@ -129,7 +131,7 @@ std::string squid_conf(const SquidOptions& opts) {
   line("logfile_rotate 0");
   line("httpd_suppress_version_string on");
   line("shutdown_lifetime 1 seconds");
-  if (plain) line("forwarded_for delete");  // the origin must not learn the task's internal address
+  if (plain || opts.open) line("forwarded_for delete");  // the origin must not learn the task's internal address
   line("");
 
   line("logformat egress %ts.%03tu %>a %rm %ru %>Hs %Ss/%Sh %<a %>st %<st");

@@ -27,6 +27,10 @@ struct SquidOptions {
   // CIDR of the stack's upstream network (the task's own test-only hosts), exempt from
   // deny_private, and its gateway (the host's side of that bridge), which stays refused; empty: none.
   std::string upstream_subnet, upstream_gateway;
+  // A full_internet phase's config for a runner that keeps the proxy variables (a Harbor public
+  // step beside allowlist steps): any host, port and method; loopback, link-local and (with
+  // deny_private) private destinations still refused. The allowlist and ports are not used.
+  bool open = false;
 };
 
 // Checks what squid_conf() relies on: a CIDR subnet, normalised allowlist entries (nothing that

@@ -109,11 +109,30 @@ std::string bridge_name(const std::string& stack, const std::string& key) {
   return out;
 }
 
+// The allowlists the runner's limited_internet phases use, normalised: the manifest's first, then
+// each Harbor step's own that differs.
+Result<std::vector<std::vector<std::string>>> allowlist_sets(const manifest::EnvironmentManifest& m) {
+  std::vector<std::vector<std::string>> sets;
+  auto first = normalise_allowlist(m.allowlist);
+  if (!first) return first.fail_with(m.path + ": limited_internet_allowlist");
+  sets.push_back(std::move(*first));
+  for (std::size_t i = 0; i < m.step_allowlists.size() && i < m.step_network_policies.size(); ++i) {
+    if (m.step_network_policies[i] != NetworkPolicy::kLimitedInternet) continue;
+    auto set = normalise_allowlist(m.step_allowlists[i]);
+    if (!set) return set.fail_with(m.path + ": step " + std::to_string(i + 1) + "'s allowed_hosts");
+    if (std::find(sets.begin(), sets.end(), *set) == sets.end()) sets.push_back(std::move(*set));
+  }
+  if (sets.size() > kMaxAllowlists)
+    return fail(Errc::kInvalid, m.path + ": the steps have " + std::to_string(sets.size()) +
+                                    " different allowlists; forgectl switches between at most " +
+                                    std::to_string(kMaxAllowlists));
+  return sets;
+}
+
 // The trial's resolver: on the task network at the subnet's last address; under limited_internet
 // also on the edge, to look up the allowlist's exact names (a ".domain" entry answers the domain
 // itself, never a subdomain: the label would be the agent's).
-ContainerPlan resolver_plan(const StackPlan& plan, const std::string& task_net, const std::vector<std::string>& allowlist,
-                            bool allow_private, bool limited) {
+ContainerPlan resolver_plan(const StackPlan& plan, const std::string& task_net, bool allow_private, bool limited) {
   ContainerPlan r;
   r.key = kResolverKey;
   r.role = Role::kResolver;
@@ -121,11 +140,15 @@ ContainerPlan resolver_plan(const StackPlan& plan, const std::string& task_net, 
   r.image = kResolverImage;
   r.hardening = resolver_hardening();
   std::vector<std::string> cmd{"forgectl", "serve", "dns", "--port", "53"};
-  for (const auto& a : allowlist) {
-    std::string name = a.front() == '.' ? a.substr(1) : a;
-    if (std::find(cmd.begin(), cmd.end(), name) == cmd.end()) cmd.insert(cmd.end(), {"--allow", name});
-  }
-  if (allow_private && !allowlist.empty()) cmd.push_back("--allow-private");
+  // The first allowlist's names as they are, another's as "K:name" (serve dns switches by K).
+  bool any = false;
+  for (std::size_t k = 0; k < plan.allowlists.size(); ++k)
+    for (const auto& a : plan.allowlists[k]) {
+      std::string name = (k ? std::to_string(k) + ":" : "") + (a.front() == '.' ? a.substr(1) : a);
+      if (std::find(cmd.begin(), cmd.end(), name) == cmd.end()) cmd.insert(cmd.end(), {"--allow", name});
+      any = true;
+    }
+  if (allow_private && any) cmd.push_back("--allow-private");
   r.cmd = cmd;
   r.networks = {{task_net, {kResolverKey}, plan.networks.front().subnet.last_host()}};
   if (limited) r.networks.push_back({"edge", {}, ""});
@@ -133,6 +156,13 @@ ContainerPlan resolver_plan(const StackPlan& plan, const std::string& task_net, 
 }
 
 }  // namespace
+
+int allowlist_index(const StackPlan& plan, const std::vector<std::string>& allowlist) {
+  auto norm = normalise_allowlist(allowlist);
+  if (!norm) return -1;
+  auto it = std::find(plan.allowlists.begin(), plan.allowlists.end(), *norm);
+  return it == plan.allowlists.end() ? -1 : static_cast<int>(it - plan.allowlists.begin());
+}
 
 std::vector<std::string> runner_network_keys(const StackPlan& plan, NetworkPolicy policy) {
   if (plan.runner_moves) {
@@ -204,11 +234,12 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
     names.push_back(svc.name);
     for (const auto& [net, aliases] : svc.networks) names.insert(names.end(), aliases.begin(), aliases.end());
   }
-  std::vector<std::string> allowlist;
+  std::vector<std::string> allowlist;  // every allowlist's names: what the proxy may ever reach
   if (limited) {
-    auto norm = normalise_allowlist(m.allowlist);
-    if (!norm) return norm.fail_with(m.path + ": limited_internet_allowlist");
-    allowlist = *norm;
+    auto sets = allowlist_sets(m);
+    if (!sets) return sets.fail();
+    plan.allowlists = std::move(*sets);
+    for (const auto& set : plan.allowlists) allowlist.insert(allowlist.end(), set.begin(), set.end());
     // An alias on the task network would answer for the real host of that name.
     for (const auto& n : names)
       for (const auto& a : allowlist)
@@ -234,7 +265,7 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
     }
   }
   const bool has_upstreams = std::find(keys.begin(), keys.end(), "upstream") != keys.end();
-  if (closed) plan.resolver = resolver_plan(plan, task_net, allowlist, m.allow_private, limited);
+  if (closed) plan.resolver = resolver_plan(plan, task_net, m.allow_private, limited);
   // A runner that moves: the resolver follows it (the trial switches it with the runner), starting
   // as setup has it — every name, through the outward network, in a full_internet phase; none in a
   // no_internet one; the allowlist's in a limited_internet one.
@@ -354,13 +385,24 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
     plan.proxy = std::move(p);
     SquidOptions so;
     so.internal_subnet = plan.networks.front().subnet.str();
-    so.allowlist = allowlist;
+    so.allowlist = plan.allowlists.front();
     so.deny_private = !m.allow_private;
     so.allow_plain_http = m.allow_plain_http;
     so.connect_ports = m.connect_ports;
     for (const auto& n : plan.networks)
       if (n.key == "upstream") so.upstream_subnet = n.subnet.str(), so.upstream_gateway = n.subnet.gateway();
     plan.squid_conf = squid_conf(so);
+    // Switched between phases: each allowlist's, and an open one for a full_internet phase of a
+    // runner that keeps the proxy variables (a Harbor public step beside allowlist steps).
+    for (std::size_t k = 0; plan.allowlists.size() > 1 && k < plan.allowlists.size(); ++k) {
+      so.allowlist = plan.allowlists[k];
+      plan.squid_confs.push_back(squid_conf(so));
+    }
+    if (agent_proxied && std::count(m.step_network_policies.begin(), m.step_network_policies.end(),
+                                    NetworkPolicy::kFullInternet) > 0) {
+      so.open = true;
+      plan.squid_open_conf = squid_conf(so);
+    }
   }
   return plan;
 }

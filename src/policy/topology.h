@@ -89,10 +89,22 @@ struct StackPlan {
   // The proxy is on the task network (as kProxyAlias) only in the runner's limited_internet
   // phases; the trial attaches and detaches it with the runner's moves.
   bool proxy_switches = false;
+  // The allowlists the runner's limited_internet phases use, normalised: [0] the manifest's, then
+  // a Harbor step's own; the resolver answers one at a time, the proxy has one's config.
+  std::vector<std::vector<std::string>> allowlists;
+  std::vector<std::string> squid_confs;  // each allowlist's config, when there is more than one
+  // A full_internet phase's config, for a runner that keeps the proxy variables (a Harbor public
+  // step beside allowlist steps): the proxy is on the task network then too, open.
+  std::string squid_open_conf;
   // Added to the setup script's environment (its phase's proxy variables, or theirs emptied)
   // when setup's policy is not the agent's as to the proxy.
   std::vector<std::string> setup_env;
 };
+
+// At most this many different allowlists in one trial (the resolver switches by signal).
+inline constexpr std::size_t kMaxAllowlists = 8;
+// The index in plan.allowlists of `allowlist` (as written; normalised here); -1: not one of them.
+int allowlist_index(const StackPlan& plan, const std::vector<std::string>& allowlist);
 
 // The network keys the runner is on under `policy` (no_internet or full_internet in a stack whose
 // runner moves; its planned networks otherwise).

@@ -58,21 +58,23 @@ bool dns_answer_allowed(const std::string& ipv4, bool allow_private) {
   return true;
 }
 
-const char* dns_mode_name(DnsMode m) {
-  switch (m) {
-    case DnsMode::kAllowlist: return "allowlist";
-    case DnsMode::kOpen: return "open";
-    case DnsMode::kNone: return "none";
-  }
-  return "none";
+std::string dns_mode_word(int mode) {
+  if (mode == static_cast<int>(DnsMode::kOpen)) return "open";
+  if (mode == static_cast<int>(DnsMode::kNone)) return "none";
+  if (mode == static_cast<int>(DnsMode::kAllowlist)) return "allowlist";
+  return "allowlist-" + std::to_string(mode - 2);
 }
 
 namespace {
 
-DnsMode current_mode(const DnsPolicy& p) {
-  if (!p.mode) return DnsMode::kAllowlist;
-  const int m = p.mode->load();
-  return m == 1 ? DnsMode::kOpen : m == 0 ? DnsMode::kAllowlist : DnsMode::kNone;
+int current_mode(const DnsPolicy& p) { return p.mode ? p.mode->load() : static_cast<int>(DnsMode::kAllowlist); }
+
+// The names the mode answers; null: every name (open) or none.
+const std::vector<std::string>* mode_names(const DnsPolicy& p, int mode) {
+  if (mode == static_cast<int>(DnsMode::kAllowlist)) return &p.names;
+  if (mode > static_cast<int>(DnsMode::kNone) && static_cast<std::size_t>(mode - 3) < p.more_names.size())
+    return &p.more_names[static_cast<std::size_t>(mode - 3)];
+  return nullptr;
 }
 
 }  // namespace
@@ -80,10 +82,10 @@ DnsMode current_mode(const DnsPolicy& p) {
 DnsDecision decide_dns(const DnsQuery& q, const DnsPolicy& policy, const DnsLookup& lookup) {
   DnsDecision d;
   d.outcome = "refused";
-  const DnsMode mode = current_mode(policy);
-  const bool open = mode == DnsMode::kOpen;
-  const bool listed = open || (mode == DnsMode::kAllowlist &&
-                               std::find(policy.names.begin(), policy.names.end(), q.name) != policy.names.end());
+  const int mode = current_mode(policy);
+  const bool open = mode == static_cast<int>(DnsMode::kOpen);
+  const auto* names = mode_names(policy, mode);
+  const bool listed = open || (names && std::find(names->begin(), names->end(), q.name) != names->end());
   if (!listed || q.opcode != 0 || q.qclass != 1) return d;
   d.outcome = "answered";
   d.rcode = DnsRcode::kNoError;
@@ -143,9 +145,9 @@ void DnsServer::stop() {
 
 void DnsServer::serve() {
   std::array<char, kMaxDnsQueryBytes + 1> buf{};
-  std::optional<DnsMode> told;  // the mode last told through on_mode
+  std::optional<int> told;  // the mode last told through on_mode
   while (!stopping_) {
-    if (const DnsMode now = current_mode(opts_.policy); now != told && opts_.on_mode) {
+    if (const int now = current_mode(opts_.policy); now != told && opts_.on_mode) {
       told = now;
       opts_.on_mode(now);
     }

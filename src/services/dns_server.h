@@ -30,13 +30,18 @@ inline constexpr std::size_t kMaxDnsLogLines = 20000;
 // What the resolver answers, switched by the trial between phases (docs/environment.md
 // "Per-phase policy"): the allowlist's names, every name (a full_internet phase), or none (a
 // no_internet phase of a trial whose other phases are limited_internet).
+// A trial whose steps have allowlists of their own has several (kAllowlist answers the first,
+// allowlist_mode(k) the k-th).
 enum class DnsMode : int { kAllowlist = 0, kOpen = 1, kNone = 2 };
-const char* dns_mode_name(DnsMode m);  // "allowlist", "open", "none": the log line's word
+inline constexpr int allowlist_mode(std::size_t k) { return k == 0 ? 0 : 2 + static_cast<int>(k); }
+// The log line's word for a mode: "allowlist", "allowlist-2", "open", "none".
+std::string dns_mode_word(int mode);
 
 struct DnsPolicy {
   std::vector<std::string> names;  // answered (A only), lower case, exact; empty: refuse everything
+  std::vector<std::vector<std::string>> more_names;  // allowlist k's at [k - 1] (k >= 1)
   bool allow_private = false;      // answers in 10/8, 172.16/12, 192.168/16, 100.64/10 (limited_internet_allow_private)
-  const std::atomic<int>* mode = nullptr;  // a DnsMode; none given: kAllowlist
+  const std::atomic<int>* mode = nullptr;  // a DnsMode or allowlist_mode(k); none given: kAllowlist
 };
 
 // What the resolver answers a query, and how the ledger records it.
@@ -63,7 +68,7 @@ struct DnsServerOptions {
   std::function<void(std::string_view)> log_line;  // one JSON line per query, without the newline
   // Told, on the server's thread, each time policy.mode is seen to change (and once at start):
   // how the trial learns a switch took effect.
-  std::function<void(DnsMode)> on_mode;
+  std::function<void(int mode)> on_mode;
 };
 
 class DnsServer {

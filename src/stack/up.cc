@@ -25,6 +25,7 @@
 #include "stack/host_firewall.h"
 #include "stack/inventory.h"
 #include "stack/local_images.h"
+#include "stack/proxy_config.h"
 #include "stack/readiness.h"
 #include "stack/runtime.h"
 #include "stack/specs.h"
@@ -317,11 +318,7 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
     auto id = b.create_verified(p, labels, net_names);
     if (!id) return id.fail_with(what);
     res.containers[p.key] = *id;
-    engine::TarWriter tar;
-    if (auto st = tar.add_file("squid.conf", plan->squid_conf, 0644); !st) return st.fail_with(what);
-    auto bytes = tar.finish();
-    if (!bytes) return bytes.fail_with(what);
-    if (auto st = engine::put_archive(c, *id, policy::kSquidConfDir, std::move(*bytes)); !st) return st.fail_with(what);
+    if (auto st = put_squid_conf(c, *id, plan->squid_conf); !st) return st.fail_with(what);
     for (std::size_t i = 1; i < p.networks.size(); ++i)
       if (auto st = engine::connect_network(c, net_names.at(p.networks[i].network_key), *id, p.networks[i].aliases); !st)
         return st.fail_with(what);

@@ -11,6 +11,7 @@
 #include "engine/client.h"
 #include "manifest/environment.h"
 #include "stack/up.h"
+#include "trial/egress_switch.h"
 
 namespace forge::trial {
 
@@ -26,7 +27,9 @@ std::vector<std::uint32_t> default_gateways(std::string_view proc_net_route);
 // forgectl's host rule whatever is for the host: that one is no way out.) An error when the
 // runner is anywhere else: the phase must not start.
 // `who` names the phase for messages ("the agent phase", "step 'two'").
-Status move_runner(engine::Client& c, const stack::UpResult& up, const std::string& runner,
-                   manifest::NetworkPolicy policy, const std::string& who, Millis timeout);
+// The trial's egress proxy and resolver follow (trial/egress_switch.h): closed before the runner
+// moves, opened after its move is proved.
+Status move_runner(engine::Client& c, const stack::UpResult& up, const std::string& runner, PhaseNet to,
+                   const std::string& who, Millis timeout, ProxyState& proxy);
 
 }  // namespace forge::trial

@@ -77,7 +77,7 @@ Step TrialRun::run_setup_script() {
 Step TrialRun::enter_agent_network() {
   if (!up_->plan.runner_moves) return std::nullopt;
   const auto policy = task_.environment.manifest.network_policy;
-  if (auto st = move_runner(docker_, *up_, runner_, policy, "the agent phase", kMoveTimeout); !st)
+  if (auto st = move_runner(docker_, *up_, runner_, {policy, 0}, "the agent phase", kMoveTimeout, proxy_state_); !st)
     return classify_running(st.error(), InfraKind::kSandbox);
   r_.networks["agent"] = manifest::policy_name(task_.environment.manifest.network_policy);
   note("INFO", "trial", std::string("runner moved to the agent phase's network: ") + r_.networks["agent"]);

@@ -2,6 +2,7 @@
 #include "trial/trial_run.h"
 
 #include "trial/harbor_steps.h"
+#include "policy/topology.h"
 #include "trial/phase_network.h"
 
 namespace forge::trial {
@@ -210,7 +211,13 @@ Step TrialRun::enter_step_network() {
   if (!up_->plan.runner_moves || local_ || step_index_ >= policies.size()) return std::nullopt;
   const auto policy = policies[step_index_];
   const std::string who = "step '" + step_->name + "'";
-  if (auto st = move_runner(docker_, *up_, runner_, policy, who, Millis(20000)); !st)
+  PhaseNet to{policy, 0};
+  if (const auto& lists = task_.environment.manifest.step_allowlists;
+      policy == manifest::NetworkPolicy::kLimitedInternet && step_index_ < lists.size()) {
+    to.allowlist = policy::allowlist_index(up_->plan, lists[step_index_]);
+    if (to.allowlist < 0) return Fault::setup(who + ": its allowlist is not one the stack was planned with");
+  }
+  if (auto st = move_runner(docker_, *up_, runner_, to, who, Millis(20000), proxy_state_); !st)
     return classify_running(st.error(), InfraKind::kSandbox);
   r_.networks["step." + step_->name] = manifest::policy_name(policy);
   return std::nullopt;

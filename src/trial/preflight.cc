@@ -9,6 +9,7 @@
 #include "agent/llm_factory.h"
 #include "core/jsonpath.h"
 #include "manifest/harbor/harbor_load.h"
+#include "policy/allowlist.h"
 #include "policy/topology.h"
 #include "tools/builtin_tools.h"
 #include "trial/browser_use.h"
@@ -121,30 +122,21 @@ std::string location(const manifest::SourceLocation& w, const std::string& fallb
   return w.file + (w.line > 0 ? ":" + std::to_string(w.line) + ":" + std::to_string(w.column) : "");
 }
 
-// What a multi-step task's steps may not change yet (docs/harbor.md "Steps"): the runner moves
-// between no-network, public and an allowlist, but its steps share one allowlist (one proxy), and
-// an allowlist step's proxy variables, in the runner's environment from create, would send a
-// public step's requests through that allowlist.
+// A multi-step task's steps may each have their own allowlist, up to policy::kMaxAllowlists
+// different ones (the resolver switches between them by signal).
 void check_step_networks(const manifest::HarborTask& h, std::vector<Problem>& out) {
-  const manifest::StepConfig* allow = nullptr;   // the first allowlist step
-  const manifest::StepConfig* open = nullptr;    // the first public step
+  std::vector<std::vector<std::string>> lists;
   for (const auto& st : h.steps) {
     const auto& net = manifest::agent_network(h, &st);
-    const std::string at = location(st.where, h.config_path);
-    if (net.mode == manifest::NetworkMode::kPublic && !open) open = &st;
     if (net.mode != manifest::NetworkMode::kAllowlist) continue;
-    if (!allow) {
-      allow = &st;
-    } else if (net.allowed_hosts != manifest::agent_network(h, allow).allowed_hosts) {
-      out.push_back({at, "step '" + st.name + "': its allowed_hosts differ from step '" + allow->name +
-                             "''s: a task's allowlist steps share one allowlist, forgectl's one proxy (docs/harbor.md)"});
-    }
+    auto norm = policy::normalise_allowlist(net.allowed_hosts);
+    if (!norm) continue;  // the task's load names it
+    if (std::find(lists.begin(), lists.end(), *norm) == lists.end()) lists.push_back(std::move(*norm));
+    if (lists.size() == policy::kMaxAllowlists + 1)
+      out.push_back({location(st.where, h.config_path),
+                     "step '" + st.name + "': more than " + std::to_string(policy::kMaxAllowlists) +
+                         " different allowlists among the steps; forgectl switches between at most that many"});
   }
-  if (allow && open)
-    out.push_back({location(open->where, h.config_path),
-                   "step '" + open->name + "': a public step beside an allowlist step (step '" + allow->name +
-                       "'): the proxy variables the allowlist step needs are in the runner's environment from create and "
-                       "would send this step's requests through the allowlist (docs/harbor.md)"});
 }
 
 // A Harbor task's settings that would fail every trial the same way: a [verifier].user given as

@@ -19,6 +19,7 @@
 #include "tools/stack_tools.h"
 #include "trial/checks_run.h"
 #include "trial/db_client.h"
+#include "trial/egress_switch.h"
 #include "trial/fault.h"
 #include "trial/golden_replay.h"
 #include "trial/grader_ahead.h"
@@ -179,6 +180,7 @@ class TrialRun {
   const manifest::StepConfig* step_ = nullptr;  // the step running, in a multi-step task
   std::size_t step_index_ = 0;
   std::string step_user_;                   // the step's agent user when not [agent]'s; "": the runner's
+  ProxyState proxy_state_;                  // the egress proxy's config as the phases last switched it
   std::optional<AgentIds> solution_owner_;  // who owns /solution's content, once the oracle got it
   // The agent's screenshots, written to the trial's directory as taken (TrialEnv::record_dir);
   // made at the first one.

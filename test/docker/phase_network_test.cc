@@ -370,3 +370,73 @@ TEST_CASE("per-phase policy: a full_internet setup goes direct, without the prox
   inet.reset();
   CHECK(rig.left_nothing());
 }
+
+namespace {
+
+// A step's oracle: CONNECT through the runner's proxy variables to each of the task's upstreams
+// (a.fake.test, b.fake.test) and write the proxy's status line for each into `file`.
+std::string connect_both(const std::string& file) {
+  return "px=${http_proxy#http://}; px=${px%/}\n"
+         "c() { { printf 'CONNECT %s:443 HTTP/1.0\\r\\n\\r\\n' \"$1\"; sleep 1; } | nc -w 3 \"${px%%:*}\" \"${px##*:}\" "
+         "| head -1; }\n"
+         "echo \"a=$(c a.fake.test)\" > " + file + "; echo \"b=$(c b.fake.test)\" >> " + file + "\n";
+}
+
+// An upstream of the task's compose file: plain TCP on 443 (CONNECT's 200 is all the test reads).
+std::string upstream(const std::string& name, const std::string& alias) {
+  return "  " + name + ":\n    image: forgectl/runner:local\n    x-forgectl: {upstream: true}\n"
+         "    networks:\n      default:\n        aliases: [" + alias + "]\n"
+         "    command: [sh, -c, 'mkdir -p /tmp/w && exec httpd -f -p 443 -h /tmp/w']\n";
+}
+
+}  // namespace
+
+TEST_CASE("per-phase policy: Harbor steps with allowlists of their own and a public step — each step reaches its "
+          "allowlist alone through the one proxy, switched between steps, and the public step everything") {
+  (void)docker_env().services_image;
+  HarborRig rig;
+  TempFiles d("forgectl-harbor-steplists-");
+  d.write("t/task.toml", "schema_version = \"1.4\"\n[task]\nname = \"forgectl-test/steplists\"\n"
+                         "[agent]\ntimeout_sec = 120\n[verifier]\ntimeout_sec = 60\n"
+                         "[environment]\nnetwork_mode = \"no-network\"\nmemory_mb = 512\n"
+                         "[[steps]]\nname = \"one\"\n[steps.agent]\nnetwork_mode = \"allowlist\"\nallowed_hosts = [\"a.fake.test\"]\n"
+                         "[[steps]]\nname = \"two\"\n[steps.agent]\nnetwork_mode = \"allowlist\"\nallowed_hosts = [\"b.fake.test\"]\n"
+                         "[[steps]]\nname = \"three\"\n[steps.agent]\nnetwork_mode = \"public\"\n");
+  write_harbor_dockerfile(d, "t", rig.base);
+  d.write("t/environment/docker-compose.yaml", "services:\n  main:\n    build: {context: .}\n" +
+                                                   upstream("site-a", "a.fake.test") + upstream("site-b", "b.fake.test"));
+  d.write("t/tests/test.sh", "echo 0 > /logs/verifier/reward.txt\n");
+  for (const char* s : {"one", "two", "three"}) {
+    d.write(std::string("t/steps/") + s + "/instruction.md", "Connect.\n");
+    d.write(std::string("t/steps/") + s + "/solution/solve.sh", connect_both(std::string("got-") + s + ".txt"));
+  }
+  // Step three also fetches the fake internet straight (no proxy): public has the outward network.
+  d.write("t/steps/three/solution/solve.sh", connect_both("got-three.txt") + fetch_into("direct-three.txt"));
+  d.write("t/steps/one/tests/test.sh", "if grep -q '^a=HTTP/1.1 200' got-one.txt && grep -q '^b=HTTP/1.1 403' got-one.txt; "
+                                       "then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n");
+  d.write("t/steps/two/tests/test.sh", "if grep -q '^a=HTTP/1.1 403' got-two.txt && grep -q '^b=HTTP/1.1 200' got-two.txt; "
+                                       "then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n");
+  d.write("t/steps/three/tests/test.sh",
+          "if grep -q '^a=HTTP/1.1 200' got-three.txt && grep -q '^b=HTTP/1.1 200' got-three.txt && "
+          "grep -q hello-internet direct-three.txt; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n");
+  auto task = rig.load(d.dir() + "/t");
+  REQUIRE(trial::check_task(task, trial::PreflightInput{}).empty());
+
+  trial::TrialResult r;
+  std::thread t([&] { r = rig.run(task, trial::AgentChoice::Kind::kOracle); });
+  std::string net;
+  std::optional<TestContainer> inet;
+  fake_internet_for(rig.env.run_id, net, inet);
+  t.join();
+  REQUIRE_FALSE(net.empty());
+  CAPTURE(reasons_of(r));
+  CAPTURE(r.verifier_output);
+  REQUIRE(r.outcome == results::Outcome::kGraded);
+  CHECK(r.grade.components.at("step.one") == 1.0);    // a only
+  CHECK(r.grade.components.at("step.two") == 1.0);    // b only: the proxy was switched
+  CHECK(r.grade.components.at("step.three") == 1.0);  // both, through the open proxy, and the internet straight
+  CHECK(r.networks.at("step.one") == "limited_internet");
+  CHECK(r.networks.at("step.three") == "full_internet");
+  inet.reset();
+  CHECK(rig.left_nothing());
+}

@@ -86,7 +86,8 @@ TEST_CASE("dns: refused unless listed; listed names answer A with allowed addres
   CHECK(d.rcode == DnsRcode::kRefused);
   CHECK(d.outcome == "refused");
 
-  DnsPolicy some{{"example.com"}, false};
+  DnsPolicy some;
+  some.names = {"example.com"};
   d = decide_dns(q, some, lookup);
   CHECK(d.rcode == DnsRcode::kNoError);
   CHECK(d.answers == std::vector<std::string>{"93.184.216.34"});  // never loopback; private not allowed
@@ -180,5 +181,15 @@ TEST_CASE("dns: mode none (a no_internet phase beside a limited_internet one) re
   CHECK(d.answers.empty());
   mode = static_cast<int>(DnsMode::kAllowlist);
   CHECK(decide_dns(listed, p, lookup).outcome == "answered");
-  CHECK(std::string(dns_mode_name(DnsMode::kNone)) == "none");
+  CHECK(dns_mode_word(static_cast<int>(DnsMode::kNone)) == "none");
+  // A second allowlist (a Harbor step's own): its names only while it is the mode.
+  p.more_names = {{"files.example"}};
+  auto other = *parse_dns_query(query("files.example"));
+  CHECK(decide_dns(other, p, lookup).outcome == "refused");
+  mode = allowlist_mode(1);
+  CHECK(dns_mode_word(mode) == "allowlist-1");
+  CHECK(decide_dns(other, p, lookup).outcome == "answered");
+  CHECK(decide_dns(listed, p, lookup).outcome == "refused");
+  mode = allowlist_mode(2);  // no such allowlist: nothing
+  CHECK(decide_dns(other, p, lookup).outcome == "refused");
 }

@@ -400,6 +400,42 @@ TEST_CASE("per-phase policy: limited_internet setup before a no_internet agent â
   CHECK(same.proxy->networks[0].network_key == "internal");
 }
 
+TEST_CASE("per-phase policy: Harbor steps with their own allowlists and a public step â€” one proxy config per allowlist and an open one, the resolver's names by allowlist") {
+  auto env = env_with(NetworkPolicy::kLimitedInternet);
+  auto& m = env.manifest;
+  m.allowlist = {"a.example"};
+  m.step_network_policies = {NetworkPolicy::kLimitedInternet, NetworkPolicy::kLimitedInternet, NetworkPolicy::kFullInternet};
+  m.step_allowlists = {{"a.example"}, {"B.example"}, {}};
+  REQUIRE(manifest::runner_changes_network(m));
+  CHECK(network_keys(env) == std::vector<std::string>{"internal", "edge", "net"});
+  auto p = plan(env);
+  REQUIRE(p.allowlists.size() == 2);
+  CHECK(allowlist_index(p, {"b.example"}) == 1);
+  CHECK(allowlist_index(p, {"A.example"}) == 0);
+  CHECK(allowlist_index(p, {"c.example"}) == -1);
+  REQUIRE(p.squid_confs.size() == 2);
+  CHECK(p.squid_confs[0] == p.squid_conf);
+  CHECK(p.squid_confs[1].find("dstdomain -n b.example") != std::string::npos);
+  CHECK(p.squid_confs[1].find("a.example") == std::string::npos);
+  CHECK(p.squid_open_conf.find("http_access allow all") != std::string::npos);
+  CHECK(p.squid_open_conf.find("deny !allowlist") == std::string::npos);
+  CHECK(p.squid_open_conf.find("http_access deny to_localhost") != std::string::npos);  // still never the host
+  REQUIRE(p.resolver.has_value());
+  const auto& cmd = *p.resolver->cmd;
+  CHECK(std::find(cmd.begin(), cmd.end(), "a.example") != cmd.end());
+  CHECK(std::find(cmd.begin(), cmd.end(), "1:b.example") != cmd.end());
+  CHECK(p.proxy_switches);
+  CHECK(p.proxy->networks.front().network_key == "internal");  // the first step is limited
+
+  // Without a public step, no open config; one allowlist, no per-allowlist configs.
+  m.step_network_policies = {NetworkPolicy::kLimitedInternet, NetworkPolicy::kNoInternet};
+  m.step_allowlists = {{"a.example"}, {}};
+  auto q = plan(env);
+  CHECK(q.allowlists.size() == 1);
+  CHECK(q.squid_confs.empty());
+  CHECK(q.squid_open_conf.empty());
+}
+
 TEST_CASE("per-phase policy: a runner open at setup and closed for the agent is planned on both networks, moved after setup") {
   auto env = env_with(NetworkPolicy::kNoInternet);
   env.manifest.setup_network_policy = NetworkPolicy::kFullInternet;

@@ -113,15 +113,16 @@ Result<TaskConfig> load_harbor_task_config(const std::string& path) {
   const HarborNetwork& net = agent_network(*h, h->steps.empty() ? nullptr : &h->steps.front());
   m.network_policy = harbor_posture(net.mode);
   m.allowlist = net.allowed_hosts;
-  // Steps whose agent networks differ: the runner moves before each step's agent; the allowlist
-  // is the allowlist steps' (preflight refuses two different ones, or one beside a public step).
+  // Steps whose agent networks differ: the runner moves before each step's agent, and the proxy
+  // and resolver take the step's allowlist; `allowlist` is the first allowlist step's.
   for (const auto& st : h->steps) {
     const HarborNetwork& sn = agent_network(*h, &st);
+    const bool listed = sn.mode == NetworkMode::kAllowlist;
     m.step_network_policies.push_back(harbor_posture(sn.mode));
-    if (sn.mode == NetworkMode::kAllowlist && net.mode != NetworkMode::kAllowlist && m.allowlist.empty())
-      m.allowlist = sn.allowed_hosts;
+    m.step_allowlists.push_back(listed ? sn.allowed_hosts : std::vector<std::string>{});
+    if (listed && net.mode != NetworkMode::kAllowlist && m.allowlist.empty()) m.allowlist = sn.allowed_hosts;
   }
-  if (!runner_changes_network(m)) m.step_network_policies.clear();
+  if (!runner_changes_network(m)) m.step_network_policies.clear(), m.step_allowlists.clear();
 
   RunnerSpec& runner = m.runner;
   runner.image = h->environment.docker_image;
