@@ -21,6 +21,7 @@
 #include "tools/local_guard.h"
 #include "trial/agent_choice.h"
 #include "trial/golden_cache.h"
+#include "trial/snapshot_cache.h"
 #include "trial/trial_result.h"
 
 namespace forge::trial {
@@ -84,6 +85,9 @@ struct TrialEnv {
   // The run's golden states (golden_cache.h), shared by its trials; null: each trial replays its own
   // (--no-golden-cache).
   std::shared_ptr<GoldenCache> golden_cache;
+  // The run's set-up snapshots (snapshot_cache.h), shared by its trials; null: every trial runs
+  // its own setup (--no-fork).
+  std::shared_ptr<SnapshotCache> snapshots;
   // The trial's directory in the run (DIR/trials/<rel>), where its screenshots are written as the
   // agent takes them; empty: they are kept nowhere (tests, a trial without a run directory).
   std::string record_dir;
