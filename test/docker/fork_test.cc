@@ -70,6 +70,8 @@ TEST_CASE("fork: 8 trials of a 5 s setup run it once; every fork starts byte-ide
   auto run_id = json_file(out + "/run.json");
   CHECK(snapshot_images(json::get_string(run_id, "run_id")) == 0);
   CHECK_MESSAGE(r.out.find("leak audit: nothing") != std::string::npos, r.out);
+  auto shown = forgectl_run({"show", out, "fork_probe", "5"});
+  CHECK_MESSAGE(shown.out.find("8 of the 8 trial(s) of this snapshot started identical") != std::string::npos, shown.out);
 }
 
 TEST_CASE("fork: --no-fork and setup_fork: false run setup in every trial") {
