@@ -12,6 +12,7 @@
 #include "agent/budget.h"
 #include "agent/llm_client.h"
 #include "core/host_settings.h"
+#include "core/pace.h"
 #include "core/slots.h"
 #include "engine/client.h"
 #include "engine/system.h"
@@ -37,6 +38,8 @@ struct Admission {
   Admission(int builds, int ups, int downs, int execs, int grades, int adaptive_max = 32)
       : build(builds), up(gate(ups, adaptive_max)), down(gate(downs, adaptive_max)), exec(execs), grade(grades) {}
   Slots build, up, down, exec, grade;  // each 0: no limit beyond the concurrency
+  // --max-up-rate: stacks started per second, once an up slot is held (none set: no pace).
+  Pace up_pace;
 
  private:
   static Slots gate(int n, int max) {
