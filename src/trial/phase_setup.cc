@@ -31,7 +31,7 @@ Step TrialRun::setup() {
   if (local_) return local_->setup(r_);
   SnapshotCache::Lease lease;
   if (forks()) {
-    lease = env_.snapshots->acquire(docker_, task_.path + "\n" + up_->plan.runner.image);
+    lease = env_.snapshots->acquire(docker_, task_.path + "\n" + up_->plan.runner.image);  // per engine: see acquire
     if (const auto* f = lease.fork()) return fork_setup(*f);
   }
   if (auto it = up_->containers.find("json-db"); it != up_->containers.end()) {

@@ -1,6 +1,7 @@
 #include "trial/snapshot_cache.h"
 
 #include <cctype>
+#include <cstdint>
 
 #include "engine/images.h"
 
@@ -35,7 +36,7 @@ SnapshotCache::Lease SnapshotCache::acquire(engine::Client& c, const std::string
   Entry* e = nullptr;
   {
     std::lock_guard lock(mu_);
-    auto& slot = entries_[key];
+    auto& slot = entries_[key + "\n" + std::to_string(reinterpret_cast<std::uintptr_t>(&c))];
     if (!slot) {
       slot = std::make_unique<Entry>();
       slot->client = &c;

@@ -56,7 +56,8 @@ class SnapshotCache {
   SnapshotCache& operator=(const SnapshotCache&) = delete;
 
   const std::string& run_id() const { return run_id_; }
-  // Waits while another trial takes the key's snapshot.
+  // Waits while another trial takes the key's snapshot. Each engine (`c`) has snapshots of its own:
+  // an image lives on the daemon that committed it.
   Lease acquire(engine::Client& c, const std::string& key);
   // Every snapshot image removed (the run's end); the errors, named.
   std::vector<std::string> remove_all();

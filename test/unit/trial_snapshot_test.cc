@@ -2,6 +2,9 @@
 // forks alike, and the snapshot images' tags.
 #include <doctest/doctest.h>
 
+#include <thread>
+
+#include "support/fake_transport.h"
 #include "trial/snapshot.h"
 #include "trial/snapshot_cache.h"
 
@@ -48,4 +51,41 @@ TEST_CASE("snapshot tags: the run id made a valid tag, numbered") {
   CHECK(snapshot_tag("Run/ID:x", 2) == "runidx-2");
   CHECK(snapshot_tag("-x", 3) == "run-x-3");
   CHECK(snapshot_tag(std::string(300, 'a'), 4).size() == 102);
+}
+
+TEST_CASE("snapshot cache: one trial takes, the others wait and fork; a failed taker hands over; refused is setup") {
+  auto fake = std::make_shared<forge::test::FakeTransport>();
+  engine::Client c{fake}, other{fake};
+  SnapshotCache cache("run1");
+  auto first = cache.acquire(c, "task");
+  REQUIRE(first.taking());
+  CHECK(first.tag() == "run1-1");
+  std::string seen;
+  std::thread waiter([&] {
+    auto l = cache.acquire(c, "task");
+    if (l.fork()) seen = l.fork()->image_id;
+  });
+  std::this_thread::sleep_for(Millis(50));
+  CHECK(seen.empty());  // still waiting for the snapshot
+  first.publish(ForkState{"sha256:aa", "ee", {}});
+  waiter.join();
+  CHECK(seen == "sha256:aa");
+  CHECK(cache.acquire(c, "task").fork() != nullptr);
+  CHECK(cache.acquire(other, "task").taking());  // another engine: its own snapshot
+
+  { auto lost = cache.acquire(c, "abandoned"); REQUIRE(lost.taking()); }  // the taker failed before publishing
+  CHECK(cache.acquire(c, "abandoned").taking());
+  {
+    auto no = cache.acquire(c, "refused");
+    no.refuse();
+  }
+  auto after = cache.acquire(c, "refused");
+  CHECK_FALSE(after.taking());
+  CHECK(after.fork() == nullptr);
+
+  fake->on(engine::Method::kDelete, "/images/sha256:aa", 200, "[]");
+  CHECK(cache.remove_all().empty());
+  REQUIRE(fake->requests.size() == 1);
+  CHECK(fake->requests[0].target.find("/images/sha256:aa?force=1") != std::string::npos);
+  CHECK(cache.acquire(c, "task").fork() == nullptr);  // removed: no later trial forks from it
 }
