@@ -1,6 +1,7 @@
 #include "trial/snapshot.h"
 
 #include <algorithm>
+#include <map>
 
 #include "core/scope_guard.h"
 #include "core/sha256.h"
@@ -33,12 +34,34 @@ const char* type_name(engine::EntryType t) {
   return "f";
 }
 
+// Streamed under a budget: a workspace past kMaxSnapshotBytes stops the read (kExceeded), never
+// held whole. Hard links come back as copies of their targets' content.
 Result<std::vector<engine::TarEntry>> read_workspace(engine::Client& c, const std::string& runner,
                                                      const std::string& workspace) {
-  auto a = engine::get_archive(c, runner, workspace);
-  if (!a) return a.fail_with("reading the workspace");
-  if (a->tar.size() > kMaxSnapshotBytes) return fail(Errc::kExceeded, "the set-up workspace is larger than 256 MiB");
-  return engine::read_tar(a->tar);
+  std::vector<engine::TarEntry> out;
+  std::map<std::string, std::size_t> by_path;
+  auto keep = [&](const engine::TarHeader& h, std::string data) {
+    engine::TarEntry e{h.path, h.type, h.mode, std::move(data), h.link_target, 0, h.uid, h.gid};
+    if (!h.hardlink.empty())
+      if (auto it = by_path.find(h.hardlink); it != by_path.end()) e.content = out[it->second].content;
+    by_path[h.path] = out.size();
+    out.push_back(std::move(e));
+  };
+  // Directories and links have no data (`got` never sees them); every file's is kept, an empty
+  // one's too (asked for one byte, given none).
+  auto want = [&](const engine::TarHeader& h) {
+    if (h.type != engine::EntryType::kFile) keep(h, "");
+    return engine::TarKeep{std::max<std::size_t>(1, static_cast<std::size_t>(h.size)), false};
+  };
+  auto got = [&](const engine::TarHeader& h, std::string data) -> Status {
+    keep(h, std::move(data));
+    return {};
+  };
+  auto st = engine::read_archive(c, runner, workspace, [&](const engine::TarSource& source) {
+    return engine::read_tar_stream(source, want, got, {kMaxSnapshotBytes, 0, "the set-up workspace"});
+  });
+  if (!st) return st.fail_with("reading the workspace");
+  return out;
 }
 
 // The workspace's entries re-rooted at the workspace itself, owners and modes kept.
@@ -133,6 +156,9 @@ Result<std::string> fork_snapshot(engine::Client& c, const std::string& image, c
     else if (rel == kDbBody) db = std::move(e.content);
   }
   if (!found) return fail(Errc::kProtocol, "snapshot " + image + " holds no workspace");
+  auto inner = engine::read_tar(ws);
+  if (!inner) return inner.fail_with("reading snapshot " + image + "'s workspace");
+  if (inner->empty()) return db;  // setup left the workspace empty: nothing to write
   if (auto st = engine::put_archive(c, runner, workspace, std::move(ws)); !st)
     return st.fail_with("writing the snapshot's workspace");
   return db;

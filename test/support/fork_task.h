@@ -15,7 +15,8 @@ inline std::string write_fork_task(const std::filesystem::path& dir, int setup_s
                                    bool plant = true, const std::string& then = "") {
   namespace fs = std::filesystem;
   fs::create_directories(dir / "fixtures");
-  const std::string check = "if [ -e planted.txt ] || [ -e /tmp/planted.txt ] || ! grep -q set-up setup.txt; "
+  const std::string check = "if [ -e planted.txt ] || [ -e /tmp/planted.txt ] || ! grep -q set-up setup.txt || "
+                            "[ ! -e empty ] || [ \\\"$(cat link)$(cat hard)\\\" != mademade ]; "
                             "then echo LEAKED > status.txt; else echo CLEAN > status.txt; fi";
   const std::string planting = plant ? "; echo planted > planted.txt; echo planted > /tmp/planted.txt; "
                                        "echo tampered > setup.txt; rm -rf made"
@@ -34,7 +35,8 @@ inline std::string write_fork_task(const std::filesystem::path& dir, int setup_s
          "environment:\n  network_policy: no_internet\n  setup_script: setup.sh\n"
       << extra_env;
   std::ofstream(dir / "setup.sh") << "sleep " << setup_s
-                                  << "\necho set-up $(date +%s%N) > setup.txt\nmkdir -p made && echo made > made/x\n";
+                                  << "\necho set-up $(date +%s%N) > setup.txt\nmkdir -p made && echo made > made/x\n"
+                                     ": > empty\nln -s made/x link\nln made/x hard\nchmod 0750 made\n";
   std::ofstream(dir / "fixtures" / "db.json") << R"({"notes": [{"id": 1, "text": "from-setup"}]})";
   std::ofstream(dir / "grading.yaml")
       << "combine: {method: weighted, pass_threshold: 0.99}\n"
