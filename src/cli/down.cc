@@ -34,6 +34,8 @@ void down_orphans(Context& ctx, int* rc, engine::Client& c) {
             << ", so nothing tells whether it is in use; remove it with 'forgectl down " << name << "'\n";
   if (rep.reservations > 0)
     ctx.out << "dropped " << rep.reservations << " subnet reservation(s) of forgectl processes that are gone\n";
+  for (const auto& id : rep.snapshots)
+    ctx.out << "removed snapshot image " << id << " (its run's forgectl is gone)\n";
   for (const auto& name : rep.stale_rules)
     ctx.out << "removed the host firewall rules of " << name << " (its bridge is gone)\n";
   for (const auto& e : rep.errors) *rc = ctx.report(make_error(Errc::kServer, e));

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <iomanip>
 #include <memory>
@@ -44,6 +45,7 @@
 #include "sweep/trial_key.h"
 #include "tools/local_guard.h"
 #include "tools/redact.h"
+#include "core/pace.h"
 #include "trial/enforced_networks.h"
 
 namespace forge::cli {
@@ -80,8 +82,11 @@ struct RunArgs {
   int trials = 0, concurrency = 0;
   bool resume = false, keep_local = false, allow_local = false;
   bool no_golden_cache = false;  // --no-golden-cache: every trial replays its own golden state
+  bool no_fork = false;          // --no-fork: every trial runs its task's setup_script itself
   bool build_images = false;  // --build-images: what the tasks need and this node lacks is built first
   std::string max_infra_rate;  // --max-infra-rate as given: a percentage ("5", "2.5%")
+  std::string max_up_rate;     // --max-up-rate as given: stacks started per second ("2", "0.5"); "": no pace
+  double up_rate = 0;          // --max-up-rate read
   bool canary = false;        // --canary: the cheat canaries' trials besides the agents' (docs/sweeps.md)
   Limits limits;
   std::string run_id;  // kept from run.json on --resume
@@ -183,6 +188,9 @@ void add_flags(Command cmd, RunArgs& a) {
   cmd.flag("--no-golden-cache", a.no_golden_cache,
            "replay each trial's golden solution on its own instead of once per task for the run (DIR/golden; "
            "docs/grading.md)");
+  cmd.flag("--no-fork", a.no_fork,
+           "run each trial's setup_script in the trial instead of once per task with every trial forked from a "
+           "snapshot of it (docs/sweeps.md \"Forks\")");
   cmd.flag("--keep-local", a.keep_local, "keep each local trial's sandbox directory (DIR/local/...) after grading");
   cmd.option("--max-builds", a.limits.builds, "image builds at once").default_val(a.limits.builds);
   // "auto": an adaptive limit that follows the daemon's create/remove latencies (docs/sweeps.md).
@@ -200,6 +208,9 @@ void add_flags(Command cmd, RunArgs& a) {
   cmd.option("--max-grades", a.limits.grades, "grading phases at once (0: no limit)").default_val(a.limits.grades);
   cmd.option("--progress", a.progress, "auto | live | plain: a live status line, or one line per event")
       .one_of({"auto", "live", "plain"});
+  cmd.option("--max-up-rate", a.max_up_rate,
+             "stacks started per second at most, over all engines (e.g. 2 or 0.5; a trial over it waits its turn; "
+             "default: no pace; docs/sweeps.md)");
   cmd.option("--max-infra-rate", a.max_infra_rate,
              "mark the run INVALID when infra errors exceed this percentage of its trials (default: "
              "orchestrator.max_infra_rate, else 5; e.g. 5, 2.5 or 5%)");
@@ -248,6 +259,13 @@ Result<Setup> make_setup(RunArgs& a, const Command& cmd, const HostSettings& hos
       return fail(Errc::kInvalid,
                   "--max-infra-rate '" + a.max_infra_rate + "': give a percentage between 0 and 100 (5, 2.5 or 5%)");
     s.cfg.max_infra_rate = *v;  // over the run config's orchestrator.max_infra_rate
+  }
+  if (!a.max_up_rate.empty()) {
+    char* end = nullptr;
+    a.up_rate = std::strtod(a.max_up_rate.c_str(), &end);
+    if (end == a.max_up_rate.c_str() || *end != '\0' || !(a.up_rate > 0) || a.up_rate > kMaxPacePerSecond)
+      return fail(Errc::kInvalid, "--max-up-rate '" + a.max_up_rate + "': give stacks per second, above 0 and at most 1000 "
+                                  "(2, 0.5)");
   }
   if (a.trials < 0 || a.concurrency < 0) return fail(Errc::kInvalid, "--trials and --concurrency must be positive");
   for (auto [flag, v] : {std::pair{"--max-ups", a.limits.ups}, {"--max-downs", a.limits.downs}, {"--warm-pool", a.limits.warm_pool}})
@@ -604,9 +622,11 @@ int run_verb(Context& ctx, RunArgs& a, const Command& cmd) {
     env.golden_cache = std::make_shared<trial::GoldenCache>((fs::path(dir->dir()) / "golden").string(),
                                                             secret ? *secret : std::string(), &trial_log);
   }
+  if (!a.no_fork) env.snapshots = std::make_shared<trial::SnapshotCache>(env.run_id);
   env.local_warning = std::make_shared<tools::LocalWarning>(&ctx.log, ctx.host.require_container);
   trial::Admission admission(a.limits.builds, a.limits.ups, a.limits.downs, a.limits.execs, a.limits.grades,
                              std::max(8, s.concurrency / 2));
+  admission.up_pace.set_rate(a.up_rate);
   std::unique_ptr<sweep::TrialRunner> runner;
   if (pool) {
     int containers = 1;  // the most any task's stack runs: memory admission

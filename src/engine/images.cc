@@ -157,6 +157,28 @@ Status remove_image(Client& c, std::string_view name, bool force) {
   return {};
 }
 
+std::string commit_query(const CommitSpec& spec) {
+  std::string q = "container=" + url_encode(spec.container) + "&pause=false";
+  if (!spec.repo.empty()) q += "&repo=" + url_encode(spec.repo) + "&tag=" + url_encode(spec.tag);
+  if (!spec.comment.empty()) q += "&comment=" + url_encode(spec.comment);
+  return q;
+}
+
+Result<std::string> commit_container(Client& c, const CommitSpec& spec) {
+  json::Writer w;
+  w.begin_object().key("Labels").begin_object();
+  for (const auto& [k, v] : spec.labels) w.field(k, v);
+  w.end_object().end_object();
+  const std::string what = "committing container '" + spec.container + "'";
+  auto resp = c.expect({201, 200}, Method::kPost, "/commit?" + commit_query(spec), w.take());
+  if (!resp) return resp.fail_with(what);
+  auto doc = json::parse(resp->body, "commit reply");
+  if (!doc) return doc.fail_with(what);
+  std::string id = json::get_string(*doc, "Id");
+  if (id.empty()) return fail(Errc::kProtocol, what + ": the reply names no image id");
+  return id;
+}
+
 Result<std::string> save_images(Client& c, const std::vector<std::string>& names) {
   std::string q = "/images/get?";
   for (std::size_t i = 0; i < names.size(); ++i) q += (i ? "&names=" : "names=") + url_encode(names[i]);

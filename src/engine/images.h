@@ -47,6 +47,17 @@ Result<std::vector<ImageInfo>> list_images(Client& c, const Filters& filters = {
 Status tag_image(Client& c, std::string_view source, std::string_view repo, std::string_view tag);
 // Removes a tag (and the image when it was the last one); a missing image is kNotFound.
 Status remove_image(Client& c, std::string_view name, bool force = false);
+// POST /commit: a container's filesystem (never its volumes or tmpfs mounts) as a new image,
+// without pausing it (the caller commits only a container that runs nothing). `labels` are merged
+// with the container's own (Docker's rule: a label the container has stays on the image).
+struct CommitSpec {
+  std::string container, repo, tag, comment;
+  std::map<std::string, std::string> labels;
+};
+// The query commit_container sends (from "/commit?"), for request-shape tests.
+std::string commit_query(const CommitSpec& spec);
+// Returns the new image's id ("sha256:…").
+Result<std::string> commit_container(Client& c, const CommitSpec& spec);
 // Exports images as one `docker save` tar.
 Result<std::string> save_images(Client& c, const std::vector<std::string>& names);
 // Loads a `docker save` tar; returns the names the daemon reported ("Loaded image: x:y").

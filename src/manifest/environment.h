@@ -85,6 +85,9 @@ struct EnvironmentManifest {
   std::vector<std::vector<std::string>> step_allowlists;
   // setup_script: a task file run in the runner as the agent's user during setup (absolute; empty: none).
   std::string setup_script;
+  // setup_fork: false keeps every trial running setup_script itself; true (the default) runs it once
+  // per run and forks each trial from a snapshot of its result (docs/sweeps.md "Forks").
+  bool setup_fork = true;
   std::vector<std::string> allowlist;  // limited_internet_allowlist, as written
   bool allow_private = false;          // limited_internet_allow_private
   bool allow_plain_http = false;       // limited_internet_allow_http: GET/HEAD on port 80 too

@@ -27,7 +27,8 @@ const std::vector<std::string> kEnvironmentKeys = {"network_policy",
                                                    "runner",
                                                    "services",
                                                    "runtime",
-                                                   "setup_script"};
+                                                   "setup_script",
+                                                   "setup_fork"};
 const std::vector<std::string> kPhaseKeys = {"setup", "agent", "grade"};
 const std::vector<std::string> kRunnerKeys = {"image",           "user",    "workdir", "memory", "cpus", "pids_limit",
                                               "env_passthrough", "disk_mb", "tmp_mb"};
@@ -348,6 +349,8 @@ ReadEnvironment read_environment(YamlReader& r, const Field& block, const std::s
       }
     } else if (k.key == "setup_script") {
       m.setup_script = read_setup_script(r, k, what, m.path);
+    } else if (k.key == "setup_fork") {
+      if (auto v = r.boolean(k, what)) m.setup_fork = *v;
     } else if (k.key == "runtime") {
       auto v = r.string(k, what);
       if (!v) continue;

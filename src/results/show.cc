@@ -150,6 +150,21 @@ std::string screenshots_text(const TrialRecord& t, const TrialDetail& d) {
          " dropped\n" + files;
 }
 
+// A forked setup (docs/sweeps.md "Forks"): where the trial's starting state came from, and how
+// many of the run's trials from the same snapshot started from a workspace hashing alike.
+std::string snapshot_text(const TrialRecord& t, const std::vector<TrialRecord>& all) {
+  if (t.snapshot_source.empty()) return "";
+  std::size_t same = 0, from = 0;
+  for (const auto& o : all) {
+    if (o.snapshot_image != t.snapshot_image) continue;
+    ++from;
+    same += o.workspace_sha256 == t.workspace_sha256;
+  }
+  return "  setup: " + std::string(t.snapshot_source == "taken" ? "snapshotted as " : "forked from ") + t.snapshot_image +
+         "\n  starting workspace sha256 " + t.workspace_sha256 + ": " + std::to_string(same) + " of the " +
+         std::to_string(from) + " trial(s) of this snapshot started identical\n";
+}
+
 std::string trial_text(const TrialRecord& t, const TrialDetail* d) {
   std::string out = t.task_id + " · " + t.agent + " · trial " + std::to_string(t.trial_index) + " (attempt " +
                     std::to_string(t.attempt) + "): " + outcome_word(t);
@@ -248,6 +263,7 @@ Result<std::string> trials_view(const ShowRequest& r, const std::vector<TrialRec
         return d.fail();
     }
     out += trial_text(*t, detail ? &*detail : nullptr);
+    out += snapshot_text(*t, trials);
     if (!safe_trial_dir(t->trial_dir)) continue;
     auto egress = read_egress_ledger((fs::path(r.dir) / t->trial_dir).string());
     if (!egress) return egress.fail();

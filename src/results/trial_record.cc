@@ -145,6 +145,11 @@ Result<TrialRecord> parse_trial_line(std::string_view line, std::string_view whe
     r.golden_key = json::get_string(*g, "content_key");
     r.golden_replays = json::get_int(*g, "replays");
   }
+  if (const auto* s = json::get_object(d, "snapshot")) {
+    r.snapshot_source = json::get_string(*s, "source");
+    r.snapshot_image = json::get_string(*s, "image");
+    r.workspace_sha256 = json::get_string(*s, "workspace_sha256");
+  }
   r.category = json::get_string(d, "category");
   r.tags = json::get_strings(d, "tags");
   r.difficulty = json::get_string(d, "difficulty");
@@ -202,6 +207,13 @@ std::string to_json_line(const TrialRecord& r) {
         .field("entries", r.egress_entries)
         .field("dropped", r.egress_dropped)
         .field("blocked", r.egress_blocked)
+        .end_object();
+  if (!r.snapshot_source.empty())
+    w.key("snapshot")
+        .begin_object()
+        .field("source", r.snapshot_source)
+        .field("image", r.snapshot_image)
+        .field("workspace_sha256", r.workspace_sha256)
         .end_object();
   if (!r.golden_source.empty())
     w.key("golden")

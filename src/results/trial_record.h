@@ -53,6 +53,10 @@ struct TrialRecord {
   // that is not deterministic); the content key; the golden replays it ran. Written only when set.
   std::string golden_source, golden_key;
   std::int64_t golden_replays = 0;
+  // Its starting state when setup was forked (docs/sweeps.md "Forks"): "taken" by the trial whose
+  // setup made the snapshot, "forked" by one that started from it; the snapshot image's id and the
+  // SHA-256 of the starting workspace (two forks of one snapshot hash alike). Written only when set.
+  std::string snapshot_source, snapshot_image, workspace_sha256;
   // Its egress ledger (egress.jsonl) in counts: entries kept, those dropped past the ledger's limit,
   // and the blocked ones (a refused DNS query or a denied request) outside the setup and grade
   // phases, i.e. the agent's tries. Written only when the trial recorded a ledger; a line without

@@ -23,6 +23,9 @@ inline constexpr const char* kLabelLease = "io.forgectl.lease";      // expiry, 
 inline constexpr const char* kLabelMode = "io.forgectl.mode";        // detached (up) | attached (run)
 inline constexpr const char* kLabelPolicy = "io.forgectl.policy";
 inline constexpr const char* kLabelSource = "io.forgectl.source";    // the task or manifest path
+// Snapshot images of forked setups and the containers they are made in: the run's id. No stack
+// label, since containers inherit their image's labels (docs/sweeps.md "Forks").
+inline constexpr const char* kLabelSnapshot = "io.forgectl.snapshot";
 inline constexpr const char* kLabelBridge = "io.forgectl.bridge";    // networks: the host bridge, for firewall cleanup
 
 enum class OwnerMode { kDetached, kAttached };

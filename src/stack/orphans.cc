@@ -3,10 +3,47 @@
 
 #include <ctime>
 
+#include "engine/containers.h"
+#include "engine/images.h"
 #include "policy/subnets.h"
 #include "stack/host_firewall.h"
 
 namespace forge::stack {
+
+namespace {
+
+// A snapshot object's owner is gone (a process of this host that died); another host's, or one
+// naming no owner, is kept.
+bool dead_owner(const std::map<std::string, std::string>& labels) {
+  auto it = labels.find(kLabelOwner);
+  if (it == labels.end()) return false;
+  auto owner = ProcessIdentity::parse(it->second);
+  return owner && owner->liveness() == ProcessIdentity::Liveness::kDead;
+}
+
+// The set-up snapshots (docs/sweeps.md "Forks") of runs whose forgectl died: the containers they
+// were being made or read in, then the images.
+void reap_snapshots(engine::Client& c, ReapReport& rep) {
+  engine::Filters f{{"label", {kLabelSnapshot}}};
+  if (auto cs = engine::list_containers(c, f)) {
+    for (const auto& ct : *cs)
+      if (dead_owner(ct.labels))
+        if (auto st = engine::remove_container(c, ct.id); !st) rep.errors.push_back(st.error().what());
+  } else {
+    rep.errors.push_back(cs.error().with_context("listing snapshot containers").what());
+  }
+  if (auto is = engine::list_images(c, f)) {
+    for (const auto& i : *is) {
+      if (!dead_owner(i.labels)) continue;
+      if (auto st = engine::remove_image(c, i.id, true); st) rep.snapshots.push_back(i.id);
+      else if (st.error().code != Errc::kNotFound) rep.errors.push_back(st.error().what());
+    }
+  } else {
+    rep.errors.push_back(is.error().with_context("listing snapshot images").what());
+  }
+}
+
+}  // namespace
 
 ReapReport reap_orphans(engine::Client& c, const HostSettings& host) {
   ReapReport rep;
@@ -21,6 +58,7 @@ ReapReport reap_orphans(engine::Client& c, const HostSettings& host) {
   } else {
     rep.errors.push_back(stacks.error().with_context("listing stacks").what());
   }
+  reap_snapshots(c, rep);
   // A forgectl killed between reserving its subnets and creating the networks left reservations.
   auto pool = policy::SubnetPool::from_settings(host);
   auto pruned = pool ? pool->prune() : Result<std::size_t>(pool.fail());

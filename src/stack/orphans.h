@@ -21,6 +21,7 @@ struct ReapReport {
   std::vector<ReapedStack> stacks;       // orphans, removed (see removed.errors)
   std::vector<std::string> unowned;      // stacks no object names an owner or lease for: named, kept
   std::size_t reservations = 0;          // subnet reservations of dead owners dropped
+  std::vector<std::string> snapshots;    // set-up snapshot images of dead owners, removed
   std::vector<std::string> stale_rules;  // stacks whose host rules outlived their bridges, removed
   std::vector<std::string> errors;       // listing or pruning that failed, named
   bool listed = false;                   // the daemon's stacks could be listed (else errors says why)

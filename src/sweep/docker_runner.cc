@@ -254,7 +254,10 @@ Attempt finish_attempt(trial::TrialResult r, const Job& job, const std::string& 
 
 std::vector<std::string> DockerTrialRunner::leak_audit() {
   teardown_.drain();  // the background removals of finished trials and discarded sandboxes first
+  std::vector<std::string> unremoved;
+  if (base_.snapshots) unremoved = base_.snapshots->remove_all();  // the run's set-up snapshots, no trial left to fork
   auto left = sweep::leak_audit(hosts_, base_.run_id);
+  for (auto& u : unremoved) left.push_back("snapshot image: " + std::move(u));
   if (!base_.keep_local)
     for (auto& l : trial::local_leftovers(base_.local_root)) left.push_back(std::move(l));
   return left;

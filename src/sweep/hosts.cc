@@ -7,6 +7,7 @@
 #include "core/parallel.h"
 #include "engine/containers.h"
 #include "engine/docker_host.h"
+#include "engine/images.h"
 #include "engine/networks.h"
 #include "engine/system.h"
 #include "engine/volumes.h"
@@ -130,6 +131,12 @@ std::vector<std::string> leak_audit(HostPool& pool, const std::string& run_id) {
       for (const auto& n : *ns) left.push_back(e->address + ": network " + n.name);
     } else {
       left.push_back(e->address + ": networks could not be listed: " + ns.error().what());
+    }
+    engine::Filters snaps{{"label", {std::string(stack::kLabelSnapshot) + "=" + run_id}}};
+    if (auto is = engine::list_images(*e->client, snaps)) {
+      for (const auto& i : *is) left.push_back(e->address + ": snapshot image " + i.id);
+    } else {
+      left.push_back(e->address + ": images could not be listed: " + is.error().what());
     }
     if (auto vs = engine::list_volumes(*e->client, f)) {
       for (const auto& v : *vs) left.push_back(e->address + ": volume " + v.name);

@@ -29,6 +29,11 @@ Step TrialRun::setup() {
   progress("setup");
   PhaseTimer t(r_, "setup");
   if (local_) return local_->setup(r_);
+  SnapshotCache::Lease lease;
+  if (forks()) {
+    lease = env_.snapshots->acquire(docker_, task_.path + "\n" + up_->plan.runner.image);  // per engine: see acquire
+    if (const auto* f = lease.fork()) return fork_setup(*f);
+  }
   if (auto it = up_->containers.find("json-db"); it != up_->containers.end()) {
     db_ = std::make_unique<DbClient>(db_transport(it->second), control_token_, trial_id_);
     db_init_body_ = db_init_body(task_.initial_state);
@@ -43,14 +48,20 @@ Step TrialRun::setup() {
   r_.initial_files = std::move(*files);
   if (task_.harbor)
     if (auto f = setup_harbor()) return f;
+  if (auto f = setup_services()) return f;
+  if (auto f = run_setup_script()) return f;
+  if (lease.taking()) take_setup_snapshot(lease);
+  if (auto f = enter_agent_network()) return f;
+  if (task_.harbor && task_.harbor->environment.healthcheck) return harbor_healthcheck(*task_.harbor->environment.healthcheck);
+  return std::nullopt;
+}
+
+Step TrialRun::setup_services() {
   if (auto it = up_->containers.find("mock-web"); it != up_->containers.end())
     if (auto st = copy_mock_web(docker_, it->second, task_); !st)
       return classify_running(st.error(), InfraKind::kDaemon);
   if (auto st = load_rag_index(docker_, env_.engine_is_local, *up_, control_token_, trial_id_, task_); !st)
     return classify_running(st.error(), InfraKind::kSandbox);
-  if (auto f = run_setup_script()) return f;
-  if (auto f = enter_agent_network()) return f;
-  if (task_.harbor && task_.harbor->environment.healthcheck) return harbor_healthcheck(*task_.harbor->environment.healthcheck);
   return std::nullopt;
 }
 

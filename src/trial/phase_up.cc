@@ -25,8 +25,9 @@ Step TrialRun::up() {
   auto waited = Clock::now();
   progress("reserve");
   Slots::Hold hold(slot(env_.admission, &Admission::up), env_.up_priority);
+  if (env_.admission && !env_.admission->up_pace.wait(env_.interrupted)) return Fault::interruption();
   progress("up");
-  r_.phases["reserve"] = elapsed_since(waited);  // admission: waiting for a stack-creation slot
+  r_.phases["reserve"] = elapsed_since(waited);  // admission: a stack-creation slot, then --max-up-rate's turn
   if (interrupted()) return Fault::interruption();
   PhaseTimer t(r_, "up");
   // json-db's control token: in json-db's own environment and in this process, nowhere else.

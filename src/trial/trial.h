@@ -12,6 +12,7 @@
 #include "agent/budget.h"
 #include "agent/llm_client.h"
 #include "core/host_settings.h"
+#include "core/pace.h"
 #include "core/slots.h"
 #include "engine/client.h"
 #include "engine/system.h"
@@ -21,6 +22,7 @@
 #include "tools/local_guard.h"
 #include "trial/agent_choice.h"
 #include "trial/golden_cache.h"
+#include "trial/snapshot_cache.h"
 #include "trial/trial_result.h"
 
 namespace forge::trial {
@@ -36,6 +38,8 @@ struct Admission {
   Admission(int builds, int ups, int downs, int execs, int grades, int adaptive_max = 32)
       : build(builds), up(gate(ups, adaptive_max)), down(gate(downs, adaptive_max)), exec(execs), grade(grades) {}
   Slots build, up, down, exec, grade;  // each 0: no limit beyond the concurrency
+  // --max-up-rate: stacks started per second, once an up slot is held (none set: no pace).
+  Pace up_pace;
 
  private:
   static Slots gate(int n, int max) {
@@ -84,6 +88,9 @@ struct TrialEnv {
   // The run's golden states (golden_cache.h), shared by its trials; null: each trial replays its own
   // (--no-golden-cache).
   std::shared_ptr<GoldenCache> golden_cache;
+  // The run's set-up snapshots (snapshot_cache.h), shared by its trials; null: every trial runs
+  // its own setup (--no-fork).
+  std::shared_ptr<SnapshotCache> snapshots;
   // The trial's directory in the run (DIR/trials/<rel>), where its screenshots are written as the
   // agent takes them; empty: they are kept nowhere (tests, a trial without a run directory).
   std::string record_dir;

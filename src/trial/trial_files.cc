@@ -123,6 +123,9 @@ results::TrialRecord to_record(const TrialResult& t) {
   r.golden_source = t.golden.source;
   r.golden_key = t.golden.key;
   r.golden_replays = t.golden.replays;
+  r.snapshot_source = t.snapshot_source;
+  r.snapshot_image = t.snapshot_image;
+  r.workspace_sha256 = t.workspace_sha256;
   r.trial_dir = "trials/" + rel_dir_of(t);
   r.category = t.category;
   r.tags = t.tags;

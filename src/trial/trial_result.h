@@ -77,6 +77,9 @@ struct TrialResult {
   // the record's limits (results/screenshots.h).
   int screenshots = 0, screenshots_dropped = 0;
   GoldenUse golden;
+  // Its starting state, when setup was forked (snapshot.h): "taken" or "forked", the snapshot
+  // image's id and the starting workspace's SHA-256 (workspace_hash); empty: setup ran unforked.
+  std::string snapshot_source, snapshot_image, workspace_sha256;
   // Stopped by SIGINT/SIGTERM before it could end: no result at all; the sweep leaves it for --resume.
   bool interrupted = false;
   // No further trials: a setup error, or a provider key/account/model problem.

@@ -82,6 +82,11 @@ class TrialRun {
   void record_networks();      // the trial's networks by phase (trials.jsonl "networks")
   Step harbor_healthcheck(const manifest::HealthcheckConfig& hc, const std::string& who = "");
   Step harbor_env_fault(const Error& e);
+  Step setup_services();  // mock-web's pages and rag's index, forked or not
+  // snapshot.h: set up once, fork many.
+  bool forks() const;
+  Step fork_setup(const ForkState& f);
+  void take_setup_snapshot(SnapshotCache::Lease& lease);
 
   // phase_tools.cc
   Step open_tools();

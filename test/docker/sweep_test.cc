@@ -4,6 +4,7 @@
 // directory, and nothing left behind.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -293,4 +294,31 @@ TEST_CASE("sweep: --executor local grades test scripts in a grader container fro
   CHECK_FALSE(fs::exists(out + "/local"));
   auto runj = json_file(out + "/run.json");
   CHECK(std::string(runj["executor"].GetString()) == "local");
+}
+
+// --max-up-rate (docs/sweeps.md "Scheduling and admission"): stack creation paced, the trials over
+// the rate waiting their turn in reserve — backpressure, every trial still graded.
+TEST_CASE("sweep: --max-up-rate spaces stack creation; trials over the rate wait, none fails") {
+  TempDir dir;
+  const std::string task = copy_example_task("files-basic", dir.path() + "/files-basic");
+  const std::string out = dir.path() + "/run";
+  auto r = forgectl_run({"run", task, "--agent", "oracle", "--trials", "4", "--concurrency", "4", "--max-up-rate",
+                         "0.5", "--out", out});
+  REQUIRE_MESSAGE(r.code == 0, r.text());
+  auto trials = trials_of(out);
+  REQUIRE(trials.size() == 4);
+  std::vector<double> waits;
+  for (const auto& t : trials) {
+    CHECK(t.outcome == results::Outcome::kGraded);
+    double w = 0;
+    for (const char* k : {"reserve", "ahead_reserve"})
+      if (auto it = t.phases_s.find(k); it != t.phases_s.end()) w += it->second;
+    waits.push_back(w);
+  }
+  std::sort(waits.begin(), waits.end());
+  // Turns 2 s apart: the last of four waited about 6 s for its turn.
+  CHECK(waits.back() >= 5.0);
+  auto bad = forgectl_run({"run", task, "--agent", "oracle", "--max-up-rate", "fast", "--out", dir.path() + "/bad"});
+  CHECK(bad.code != 0);
+  CHECK_MESSAGE(bad.err.find("--max-up-rate 'fast'") != std::string::npos, bad.err);
 }

@@ -287,6 +287,20 @@ TEST_CASE("manifest: network_policy by phase: a string for setup and agent, or a
   }
 }
 
+TEST_CASE("manifest: setup_fork is a boolean, true unless given") {
+  forge::test::TempFiles d("forgectl-setup-fork-");
+  d.write("setup.sh", "echo hi\n");
+  Diagnostics diags;
+  auto on = parse_environment("setup_script: setup.sh\n", d.file("env.yaml"), diags);
+  CHECK(on.setup_fork);
+  auto off = parse_environment("setup_script: setup.sh\nsetup_fork: false\n", d.file("env.yaml"), diags);
+  CHECK(diags.empty());
+  CHECK_FALSE(off.setup_fork);
+  Diagnostics bad;
+  (void)parse_environment("setup_script: setup.sh\nsetup_fork: sometimes\n", d.file("env.yaml"), bad);
+  CHECK(only(bad, "setup_fork").line == 2);
+}
+
 TEST_CASE("manifest: setup_script is a file beneath the manifest's directory") {
   forge::test::TempFiles d("forgectl-setup-script-");
   d.write("setup.sh", "echo hi\n");

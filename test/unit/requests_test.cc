@@ -430,3 +430,28 @@ TEST_CASE("events: filters as JSON, since and until") {
   CHECK(canon(query_param(r, "filters")) == canon(R"({"label":["io.forgectl.project=demo"],"type":["container"]})"));
   check_golden("events", describe(r));
 }
+
+// A fork's snapshot (docs/sweeps.md "Forks"): the set-up container committed, unpaused, under
+// forgectl's snapshot labels; the image id comes back.
+TEST_CASE("container commit sends the container, the tag and the labels") {
+  Fx f;
+  f.fake->on(Method::kPost, "/commit", 201, R"({"Id":"sha256:5a5a"})");
+  CommitSpec s{"abc123", "forgectl-snapshot", "run1-0", "", {{"io.forgectl.snapshot", "run1"}}};
+  auto id = commit_container(f.c, s);
+  REQUIRE(id);
+  CHECK(*id == "sha256:5a5a");
+  const auto& r = only_request(f);
+  CHECK(query_param(r, "container") == "abc123");
+  CHECK(query_param(r, "pause") == "false");
+  CHECK(query_param(r, "repo") == "forgectl-snapshot");
+  CHECK(query_param(r, "tag") == "run1-0");
+  CHECK(canon(r.body) == canon(R"({"Labels":{"io.forgectl.snapshot":"run1"}})"));
+}
+
+TEST_CASE("container commit without an image id in the reply is an error") {
+  Fx f;
+  f.fake->on(Method::kPost, "/commit", 201, R"({})");
+  auto id = commit_container(f.c, CommitSpec{"abc123", "", "", "", {}});
+  REQUIRE_FALSE(id);
+  CHECK(id.error().code == Errc::kProtocol);
+}

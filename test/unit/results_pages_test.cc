@@ -250,3 +250,31 @@ TEST_CASE("forgectl show: the run per agent with the comparison, a task's trials
   CHECK(missing.error().what().find("no task 'nope'") != std::string::npos);
   CHECK(missing.error().what().find("task0") != std::string::npos);
 }
+
+// docs/sweeps.md "Forks": a trial's line round-trips its snapshot, and show says whether the
+// trials of one snapshot started identical.
+TEST_CASE("forgectl show: a forked trial names its snapshot and how many of its trials started identical") {
+  RunFixture run;
+  for (int i = 0; i < 3; ++i) {
+    auto t = record("forked", "oracle", i, true, "trials/forked/" + std::to_string(i));
+    t.snapshot_source = i == 0 ? "taken" : "forked";
+    t.snapshot_image = "sha256:aa";
+    t.workspace_sha256 = i == 2 ? "ff" : "ee";
+    auto back = parse_trial_line(to_json_line(t), "test");
+    REQUIRE(back.has_value());
+    CHECK(back->snapshot_source == t.snapshot_source);
+    CHECK(back->snapshot_image == "sha256:aa");
+    CHECK(back->workspace_sha256 == t.workspace_sha256);
+    run.add(t, nullptr);
+  }
+  ShowRequest r;
+  r.dir = run.dir.string();
+  r.task = "forked";
+  r.index = 1;
+  r.agent = "oracle";
+  auto one = show(r);
+  REQUIRE(one.has_value());
+  CHECK(one->find("setup: forked from sha256:aa") != std::string::npos);
+  CHECK(one->find("starting workspace sha256 ee: 2 of the 3 trial(s) of this snapshot started identical") !=
+        std::string::npos);
+}

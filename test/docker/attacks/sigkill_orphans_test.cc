@@ -19,12 +19,14 @@
 #include "core/strings.h"
 #include "core/subprocess.h"
 #include "engine/containers.h"
+#include "engine/images.h"
 #include "engine/networks.h"
 #include "engine/volumes.h"
 #include "stack/labels.h"
 #include "stack/teardown.h"
 #include "support/containers.h"
 #include "support/fake_llm_server.h"
+#include "support/fork_task.h"
 #include "support/paths.h"
 #include "support/process.h"
 #include "support/stack_env.h"
@@ -339,4 +341,28 @@ TEST_CASE("sigkill orphans: a sweep killed during golden replay on a network-les
 TEST_CASE("sigkill orphans: a sweep killed while a test grader runs leaves neither grader nor its volume") {
   TempDir dir;
   kill_oracle_sweep_at(dir, grader_task(dir), "grader", "running");
+}
+
+// A forked run (docs/sweeps.md "Forks") killed while its first trial's agent runs: the set-up
+// snapshot image exists, owned by the dead process; down --orphans removes it with the stacks.
+TEST_CASE("sigkill orphans: a sweep killed after its set-up snapshot was taken leaves no snapshot image") {
+  TempDir dir;
+  const std::string task = write_fork_task(fs::path(dir.path()) / "forked", 1, "", false, "; sleep 120");
+  KilledSweep run({"run", task, "--agent", "oracle", "--trials", "3", "--concurrency", "1", "--out", dir.path() + "/run"});
+  auto& c = *docker_env().client;
+  auto snapshots = [&] {
+    auto is = engine::list_images(c, {{"label", {std::string(stack::kLabelSnapshot) + "=" + run.run_id()}}});
+    REQUIRE(is.has_value());
+    return *is;
+  };
+  run.wait_for("the run's snapshot image", [&] { return !snapshots().empty(); });
+  for (const auto& i : snapshots()) CHECK(i.labels.at(stack::kLabelOwner).find(run.owner_mark()) != std::string::npos);
+  run.wait_for_role("runner", "running");
+  run.kill();
+  run.down_orphans_leaves_nothing();
+  CHECK(snapshots().empty());
+  auto left = engine::list_containers(c, {{"label", {stack::kLabelSnapshot}}});
+  REQUIRE(left.has_value());
+  for (const auto& ct : *left)
+    CHECK_MESSAGE(ct.labels.at(stack::kLabelOwner).find(run.owner_mark()) == std::string::npos, ct.id);
 }

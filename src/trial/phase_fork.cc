@@ -1,0 +1,85 @@
+// The setup phase forked (snapshot.h, docs/sweeps.md "Forks"): the first trial of a task with a
+// setup_script takes a snapshot of what setup left, before any agent process runs; every later
+// one starts from it, its starting workspace hashed and compared with the snapshot's.
+#include "core/json.h"
+#include "core/process_identity.h"
+#include "stack/labels.h"
+#include "trial/snapshot.h"
+#include "trial/trial_run.h"
+#include "trial/trial_setup.h"
+
+namespace forge::trial {
+
+using results::InfraKind;
+
+// A task with a setup_script that has not opted out (setup_fork: false), in a container run with
+// forks on. A Harbor task's setup is its own (steps, healthchecks) and is never forked.
+bool TrialRun::forks() const {
+  const auto& m = task_.environment.manifest;
+  return env_.snapshots && !task_.harbor && !m.setup_script.empty() && m.setup_fork;
+}
+
+// The fork: the workspace and json-db's namespace as setup left them in the snapshot's trial; the
+// services' own per-trial state (mock-web's pages, rag's index) as in any trial; then the agent's
+// network, as after a setup.
+Step TrialRun::fork_setup(const ForkState& f) {
+  auto db_body = fork_snapshot(docker_, f.image_id, runner_, workspace(), up_->labels.for_object("snapshot"));
+  if (!db_body) return classify_running(db_body.error().with_context("forking the set-up state"), InfraKind::kDaemon);
+  if (auto it = up_->containers.find("json-db"); it != up_->containers.end()) {
+    db_ = std::make_unique<DbClient>(db_transport(it->second), control_token_, trial_id_);
+    db_init_body_ = db_init_body(task_.initial_state);  // golden replay starts from the task's fixtures, as unforked
+    if (auto st = db_->init(db_body->empty() ? db_init_body_ : *db_body); !st)
+      return classify_running(st.error().with_context("initialising the trial's json-db namespace from the snapshot"),
+                              InfraKind::kSandbox);
+  }
+  r_.initial_files = f.initial_files;
+  if (auto s = setup_services()) return s;
+  auto hash = hash_workspace(docker_, runner_, workspace());
+  if (!hash) return classify_running(hash.error().with_context("hashing the forked workspace"), InfraKind::kDaemon);
+  if (*hash != f.workspace_sha256)
+    return Fault::infra(InfraKind::kSandbox, "the forked workspace (sha256 " + *hash + ") differs from snapshot " +
+                                                 f.image_id + "'s (" + f.workspace_sha256 +
+                                                 "); give the task setup_fork: false");
+  r_.snapshot_source = "forked";
+  r_.snapshot_image = f.image_id;
+  r_.workspace_sha256 = *hash;
+  note("INFO", "trial", "setup forked from snapshot " + f.image_id);
+  return enter_agent_network();
+}
+
+// Right after setup_script, before the agent's network and any agent process: the workspace and
+// json-db's namespace into a snapshot image. A snapshot that cannot be taken leaves this trial as
+// it is and every later one running setup itself.
+void TrialRun::take_setup_snapshot(SnapshotCache::Lease& lease) {
+  SnapshotSource s;
+  s.runner = runner_;
+  s.workspace = workspace();
+  s.runner_image = up_->plan.runner.image;
+  s.repo = "forgectl-snapshot";
+  s.tag = lease.tag();
+  s.labels = {{stack::kLabelSnapshot, env_.snapshots->run_id()},
+              {stack::kLabelOwner, ProcessIdentity::current().str()},
+              {stack::kLabelSource, task_.path}};
+  if (db_) {
+    auto state = db_->state_json();
+    if (!state) {
+      note("WARN", "trial", "setup not forked: reading json-db's set-up state: " + state.error().what());
+      return lease.refuse();
+    }
+    json::Writer w;
+    w.begin_object().key("tables").raw_value(*state).field("unstable_fields", task_.initial_state.unstable_fields).end_object();
+    s.db_init_body = w.take();
+  }
+  auto snap = take_snapshot(docker_, s);
+  if (!snap) {
+    note("WARN", "trial", "setup not forked: " + snap.error().what());
+    return lease.refuse();
+  }
+  lease.publish(ForkState{snap->image_id, snap->workspace_sha256, r_.initial_files});
+  r_.snapshot_source = "taken";
+  r_.snapshot_image = snap->image_id;
+  r_.workspace_sha256 = snap->workspace_sha256;
+  note("INFO", "trial", "set-up state snapshotted as " + snap->image_id);
+}
+
+}  // namespace forge::trial

@@ -1,0 +1,167 @@
+#include "trial/snapshot.h"
+
+#include <algorithm>
+#include <map>
+
+#include "core/scope_guard.h"
+#include "core/sha256.h"
+#include "engine/archive.h"
+#include "engine/containers.h"
+#include "engine/images.h"
+
+namespace forge::trial {
+
+namespace {
+
+constexpr const char* kWorkspaceTar = "workspace.tar";
+constexpr const char* kDbBody = "db.json";
+
+// "workspace/a/b" → "a/b"; "workspace/" and "workspace" → "".
+std::string below_top(const std::string& path) {
+  auto slash = path.find('/');
+  if (slash == std::string::npos) return "";
+  std::string rest = path.substr(slash + 1);
+  while (!rest.empty() && rest.back() == '/') rest.pop_back();
+  return rest;
+}
+
+const char* type_name(engine::EntryType t) {
+  switch (t) {
+    case engine::EntryType::kDirectory: return "d";
+    case engine::EntryType::kSymlink: return "l";
+    case engine::EntryType::kFile: break;
+  }
+  return "f";
+}
+
+// Streamed under a budget: a workspace past kMaxSnapshotBytes stops the read (kExceeded), never
+// held whole. Hard links come back as copies of their targets' content.
+Result<std::vector<engine::TarEntry>> read_workspace(engine::Client& c, const std::string& runner,
+                                                     const std::string& workspace) {
+  std::vector<engine::TarEntry> out;
+  std::map<std::string, std::size_t> by_path;
+  auto keep = [&](const engine::TarHeader& h, std::string data) {
+    engine::TarEntry e{h.path, h.type, h.mode, std::move(data), h.link_target, 0, h.uid, h.gid};
+    if (!h.hardlink.empty())
+      if (auto it = by_path.find(h.hardlink); it != by_path.end()) e.content = out[it->second].content;
+    by_path[h.path] = out.size();
+    out.push_back(std::move(e));
+  };
+  // Directories and links have no data (`got` never sees them); every file's is kept, an empty
+  // one's too (asked for one byte, given none).
+  auto want = [&](const engine::TarHeader& h) {
+    if (h.type != engine::EntryType::kFile) keep(h, "");
+    return engine::TarKeep{std::max<std::size_t>(1, static_cast<std::size_t>(h.size)), false};
+  };
+  auto got = [&](const engine::TarHeader& h, std::string data) -> Status {
+    keep(h, std::move(data));
+    return {};
+  };
+  auto st = engine::read_archive(c, runner, workspace, [&](const engine::TarSource& source) {
+    return engine::read_tar_stream(source, want, got, {kMaxSnapshotBytes, 0, "the set-up workspace"});
+  });
+  if (!st) return st.fail_with("reading the workspace");
+  return out;
+}
+
+// The workspace's entries re-rooted at the workspace itself, owners and modes kept.
+Result<std::string> relative_tar(const std::vector<engine::TarEntry>& entries) {
+  engine::TarWriter w;
+  for (auto e : entries) {
+    e.path = below_top(e.path);
+    if (e.path.empty()) continue;
+    if (auto st = w.add_entry(e); !st) return st.fail_with("packing the workspace");
+  }
+  return w.finish();
+}
+
+// A container of `image` that is only ever written to, read from and committed: its command never runs.
+Result<std::string> inert_container(engine::Client& c, const std::string& image,
+                                    const std::map<std::string, std::string>& labels) {
+  engine::ContainerSpec spec;
+  spec.image = image;
+  spec.entrypoint = std::vector<std::string>{"/.forgectl-snapshot-never-started"};
+  spec.cmd = std::vector<std::string>{};
+  spec.labels = labels;
+  spec.host.network_mode = "none";
+  auto made = engine::create_container(c, spec);
+  if (!made) return made.fail();
+  return made->id;
+}
+
+}  // namespace
+
+std::string workspace_hash(const std::vector<engine::TarEntry>& entries) {
+  std::vector<std::string> lines;
+  for (const auto& e : entries) {
+    std::string rel = below_top(e.path);
+    if (rel.empty()) continue;
+    const std::string body = e.type == engine::EntryType::kSymlink ? e.link_target : sha256_hex(e.content);
+    lines.push_back(rel + '\0' + type_name(e.type) + ' ' + std::to_string(e.mode) + ' ' + std::to_string(e.uid) +
+                    ':' + std::to_string(e.gid) + ' ' + std::to_string(e.content.size()) + ' ' + body);
+  }
+  std::sort(lines.begin(), lines.end());
+  std::string all;
+  for (const auto& l : lines) all += l + '\n';
+  return sha256_hex(all);
+}
+
+Result<std::string> hash_workspace(engine::Client& c, const std::string& runner, const std::string& workspace) {
+  auto entries = read_workspace(c, runner, workspace);
+  if (!entries) return entries.fail();
+  return workspace_hash(*entries);
+}
+
+Result<SnapshotImage> take_snapshot(engine::Client& c, const SnapshotSource& s) {
+  auto entries = read_workspace(c, s.runner, s.workspace);
+  if (!entries) return entries.fail();
+  SnapshotImage out;
+  out.workspace_sha256 = workspace_hash(*entries);
+  auto ws = relative_tar(*entries);
+  if (!ws) return ws.fail();
+  engine::TarWriter outer;
+  const std::string dir = std::string(kSnapshotDir).substr(1);
+  if (auto st = outer.add_directory(dir, 0700); !st) return st.fail();
+  if (auto st = outer.add_file(dir + "/" + kWorkspaceTar, *ws, 0600); !st) return st.fail();
+  if (auto st = outer.add_file(dir + "/" + kDbBody, s.db_init_body, 0600); !st) return st.fail();
+  auto bytes = outer.finish();
+  if (!bytes) return bytes.fail();
+
+  auto id = inert_container(c, s.runner_image, s.labels);
+  if (!id) return id.fail_with("creating the snapshot's container");
+  ScopeGuard remove([&] { (void)engine::remove_container(c, *id); });
+  if (auto st = engine::put_archive(c, *id, "/", std::move(*bytes)); !st) return st.fail_with("writing the snapshot");
+  engine::CommitSpec spec{*id, s.repo, s.tag, "forgectl: a set-up state to fork trials from", s.labels};
+  spec.labels["io.forgectl.image"] = "snapshot";  // not the runner image it was made from
+  auto image = engine::commit_container(c, spec);
+  if (!image) return image.fail();
+  out.image_id = *image;
+  return out;
+}
+
+Result<std::string> fork_snapshot(engine::Client& c, const std::string& image, const std::string& runner,
+                                  const std::string& workspace, const std::map<std::string, std::string>& labels) {
+  auto id = inert_container(c, image, labels);
+  if (!id) return id.fail_with("creating a container of snapshot " + image);
+  ScopeGuard remove([&] { (void)engine::remove_container(c, *id); });
+  auto a = engine::get_archive(c, *id, kSnapshotDir);
+  if (!a) return a.fail_with("reading snapshot " + image);
+  auto entries = engine::read_tar(a->tar);
+  if (!entries) return entries.fail_with("reading snapshot " + image);
+  std::string ws, db;
+  bool found = false;
+  for (auto& e : *entries) {
+    const std::string rel = below_top(e.path);
+    if (rel == kWorkspaceTar) ws = std::move(e.content), found = true;
+    else if (rel == kDbBody) db = std::move(e.content);
+  }
+  if (!found) return fail(Errc::kProtocol, "snapshot " + image + " holds no workspace");
+  auto inner = engine::read_tar(ws);
+  if (!inner) return inner.fail_with("reading snapshot " + image + "'s workspace");
+  if (inner->empty()) return db;  // setup left the workspace empty: nothing to write
+  if (auto st = engine::put_archive(c, runner, workspace, std::move(ws)); !st)
+    return st.fail_with("writing the snapshot's workspace");
+  return db;
+}
+
+}  // namespace forge::trial

@@ -1,0 +1,96 @@
+// Set up once, fork many (docs/sweeps.md "Forks"), through the forgectl binary against the real
+// daemon: a task's slow setup_script runs in one trial of the run, every other trial starts from
+// its snapshot with the same hashed workspace and json-db row, nothing an agent wrote reaches the
+// next trial, and the snapshot image is gone when the run ends; --no-fork and setup_fork: false
+// run setup in every trial.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <set>
+
+#include "engine/images.h"
+#include "results/trial_record.h"
+#include "stack/labels.h"
+#include "support/fork_task.h"
+#include "support/process.h"
+#include "support/run_files.h"
+#include "support/stack_env.h"
+
+using namespace forge;
+using namespace forge::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+double setup_seconds(const results::TrialRecord& r) {
+  for (const char* k : {"setup", "ahead_setup"})
+    if (auto it = r.phases_s.find(k); it != r.phases_s.end()) return it->second;
+  return -1;
+}
+
+std::size_t snapshot_images(const std::string& run_id) {
+  auto is = engine::list_images(*docker_env().client,
+                                {{"label", {std::string(stack::kLabelSnapshot) + "=" + run_id}}});
+  REQUIRE(is.has_value());
+  return is->size();
+}
+
+}  // namespace
+
+TEST_CASE("fork: 8 trials of a 5 s setup run it once; every fork starts byte-identical, json-db row in, agents' files out") {
+  TempDir dir;
+  const std::string task = write_fork_task(fs::path(dir.path()) / "fork_probe", 5);
+  const std::string out = dir.path() + "/run";
+  auto r = forgectl_run({"run", task, "--agent", "oracle", "--trials", "8", "--concurrency", "2", "--out", out});
+  REQUIRE_MESSAGE(r.code == 0, r.text());
+  auto trials = trials_of(out);
+  REQUIRE(trials.size() == 8);
+  std::size_t taken = 0, forked = 0, quick = 0;
+  std::set<std::string> images, hashes;
+  for (const auto& t : trials) {
+    CAPTURE(t.trial_index);
+    CHECK(t.outcome == results::Outcome::kGraded);
+    CHECK(t.score == doctest::Approx(1.0));  // the fixture row there, no earlier trial's plant seen
+    taken += t.snapshot_source == "taken";
+    forked += t.snapshot_source == "forked";
+    images.insert(t.snapshot_image);
+    hashes.insert(t.workspace_sha256);
+    quick += t.snapshot_source == "forked" && setup_seconds(t) < 4.0;
+  }
+  // setup.txt holds a nanosecond timestamp: one starting hash for all 8 means the script ran once.
+  CHECK(taken == 1);
+  CHECK(forked == 7);
+  // A fork's setup skips the 5 s script; only those that began beside the first trial (the other
+  // slot, a sandbox prepared ahead) waited for its snapshot.
+  CHECK(quick >= 5);
+  CHECK(images.size() == 1);
+  CHECK(hashes.size() == 1);
+  CHECK(hashes.begin()->size() == 64);
+  CHECK(images.begin()->starts_with("sha256:"));
+  auto run_id = json_file(out + "/run.json");
+  CHECK(snapshot_images(json::get_string(run_id, "run_id")) == 0);
+  CHECK_MESSAGE(r.out.find("leak audit: nothing") != std::string::npos, r.out);
+  auto shown = forgectl_run({"show", out, "fork_probe", "5"});
+  CHECK_MESSAGE(shown.out.find("8 of the 8 trial(s) of this snapshot started identical") != std::string::npos, shown.out);
+}
+
+TEST_CASE("fork: --no-fork and setup_fork: false run setup in every trial") {
+  TempDir dir;
+  const std::string opted = write_fork_task(fs::path(dir.path()) / "tasks" / "opted_out", 1, "  setup_fork: false\n");
+  const std::string plain = write_fork_task(fs::path(dir.path()) / "plain" / "plain", 1);
+  auto a = forgectl_run({"run", opted, "--agent", "oracle", "--trials", "2", "--out", dir.path() + "/a"});
+  REQUIRE_MESSAGE(a.code == 0, a.text());
+  auto b = forgectl_run(
+      {"run", plain, "--agent", "oracle", "--trials", "2", "--no-fork", "--out", dir.path() + "/b"});
+  REQUIRE_MESSAGE(b.code == 0, b.text());
+  for (const auto* run : {"/a", "/b"}) {
+    auto trials = trials_of(dir.path() + run);
+    REQUIRE(trials.size() == 2);
+    for (const auto& t : trials) {
+      CAPTURE(run);
+      CHECK(t.score == doctest::Approx(1.0));
+      CHECK(t.snapshot_source.empty());
+      CHECK(setup_seconds(t) >= 1.0);
+    }
+  }
+}

@@ -1,0 +1,91 @@
+// Set up once, fork many (docs/sweeps.md "Forks"): the starting workspace's hash, which proves two
+// forks alike, and the snapshot images' tags.
+#include <doctest/doctest.h>
+
+#include <thread>
+
+#include "support/fake_transport.h"
+#include "trial/snapshot.h"
+#include "trial/snapshot_cache.h"
+
+using namespace forge;
+using namespace forge::trial;
+using engine::EntryType;
+using engine::TarEntry;
+
+namespace {
+
+std::vector<TarEntry> workspace() {
+  return {{"workspace/", EntryType::kDirectory, 0755, "", "", 100, 1000, 1000},
+          {"workspace/a.txt", EntryType::kFile, 0644, "hello", "", 200, 1000, 1000},
+          {"workspace/d/", EntryType::kDirectory, 0755, "", "", 300, 1000, 1000},
+          {"workspace/d/link", EntryType::kSymlink, 0777, "", "../a.txt", 400, 1000, 1000}};
+}
+
+}  // namespace
+
+TEST_CASE("workspace hash: order, times and the base name do not count; content, mode, owner and links do") {
+  const std::string h = workspace_hash(workspace());
+  CHECK(h.size() == 64);
+  auto reordered = workspace();
+  std::swap(reordered[1], reordered[3]);
+  for (auto& e : reordered) e.mtime += 99;
+  for (auto& e : reordered) e.path.replace(0, 9, "work");  // another workdir's base name
+  CHECK(workspace_hash(reordered) == h);
+
+  auto content = workspace();
+  content[1].content = "hellO";
+  auto mode = workspace();
+  mode[1].mode = 0755;
+  auto owner = workspace();
+  owner[1].uid = 0;
+  auto link = workspace();
+  link[3].link_target = "/etc/passwd";
+  auto added = workspace();
+  added.push_back({"workspace/planted.txt", EntryType::kFile, 0644, "", "", 0, 1000, 1000});
+  for (const auto* v : {&content, &mode, &owner, &link, &added}) CHECK(workspace_hash(*v) != h);
+}
+
+TEST_CASE("snapshot tags: the run id made a valid tag, numbered") {
+  CHECK(snapshot_tag("37a13129f2dc", 1) == "37a13129f2dc-1");
+  CHECK(snapshot_tag("Run/ID:x", 2) == "runidx-2");
+  CHECK(snapshot_tag("-x", 3) == "run-x-3");
+  CHECK(snapshot_tag(std::string(300, 'a'), 4).size() == 102);
+}
+
+TEST_CASE("snapshot cache: one trial takes, the others wait and fork; a failed taker hands over; refused is setup") {
+  auto fake = std::make_shared<forge::test::FakeTransport>();
+  engine::Client c{fake}, other{fake};
+  SnapshotCache cache("run1");
+  auto first = cache.acquire(c, "task");
+  REQUIRE(first.taking());
+  CHECK(first.tag() == "run1-1");
+  std::string seen;
+  std::thread waiter([&] {
+    auto l = cache.acquire(c, "task");
+    if (l.fork()) seen = l.fork()->image_id;
+  });
+  std::this_thread::sleep_for(Millis(50));
+  CHECK(seen.empty());  // still waiting for the snapshot
+  first.publish(ForkState{"sha256:aa", "ee", {}});
+  waiter.join();
+  CHECK(seen == "sha256:aa");
+  CHECK(cache.acquire(c, "task").fork() != nullptr);
+  CHECK(cache.acquire(other, "task").taking());  // another engine: its own snapshot
+
+  { auto lost = cache.acquire(c, "abandoned"); REQUIRE(lost.taking()); }  // the taker failed before publishing
+  CHECK(cache.acquire(c, "abandoned").taking());
+  {
+    auto no = cache.acquire(c, "refused");
+    no.refuse();
+  }
+  auto after = cache.acquire(c, "refused");
+  CHECK_FALSE(after.taking());
+  CHECK(after.fork() == nullptr);
+
+  fake->on(engine::Method::kDelete, "/images/sha256:aa", 200, "[]");
+  CHECK(cache.remove_all().empty());
+  REQUIRE(fake->requests.size() == 1);
+  CHECK(fake->requests[0].target.find("/images/sha256:aa?force=1") != std::string::npos);
+  CHECK(cache.acquire(c, "task").fork() == nullptr);  // removed: no later trial forks from it
+}
