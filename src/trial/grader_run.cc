@@ -28,6 +28,9 @@ constexpr std::size_t kOutputCap = 1u << 20;
 constexpr std::int64_t kDefaultMemory = 2LL << 30;
 // Past the helper's own deadline: ours only backs it up.
 constexpr Millis kDeadlineGrace{10000};
+// On the as-agent server's command line, for --kill-token: it alone of the grader's root
+// processes dies before a file is read in place (the verifier's uid cannot signal root).
+constexpr const char* kAsAgentServerToken = "forgectl-as-agent-server";
 
 engine::ContainerSpec grader_spec(const VerifierRun& v, const std::string& helper_volume, std::int64_t nano_cpus) {
   const GraderSpec& g = v.where;
@@ -86,7 +89,9 @@ Status start_as_agent_server(engine::Client& c, const std::string& id, long long
               "--allow-uid",
               std::to_string(as.uid),
               "--timeout-ms",
-              std::to_string(timeout_ms)};
+              std::to_string(timeout_ms),
+              "--token",
+              kAsAgentServerToken};
   spec.user = "0:0";
   spec.workdir = "/";
   auto exec = engine::exec_create(c, id, spec);
@@ -209,6 +214,62 @@ Result<std::optional<std::string>> read_small_file(engine::Client& c, const std:
   return text;
 }
 
+// Run by root in the running grader: the as-agent server dies first (a command it was starting
+// dies with it: PR_SET_PDEATHSIG, or its check of the server's pid), then every process of the
+// verifier's uid (none is left to ask for a command as the agent), then every one of the agent's;
+// only root's init, `sleep` and this exec remain. The file is then read as the verifier: 4 when it
+// is missing, 3 when it is no regular file (or a directory on its way is closed to the
+// verifier), 5 (its size on stderr) when it is larger than the limit.
+constexpr const char* kReapAndRead = R"(H=$1 T=$2 A=$3 tok=$4; shift 4
+"$H" --kill-token "$tok" >/dev/null || exit 90
+"$H" --as "$T" --kill-all >/dev/null || exit 91
+"$H" --as "$A" --kill-all >/dev/null || exit 92
+exec "$H" --as "$T" -- sh -c '
+set -f
+f=$1 max=$2 d=
+for part in $(echo "${1%/*}" | tr / " "); do
+  d=$d/$part
+  [ -d "$d" ] && [ -x "$d" ] || exit 3
+done
+[ -L "$f" ] && exit 3
+[ -e "$f" ] || exit 4
+[ -f "$f" ] && [ -r "$f" ] || exit 3
+n=$(wc -c < "$f") || exit 3
+[ "$n" -le "$max" ] || { echo "$n" >&2; exit 5; }
+exec cat -- "$f"' sh "$@")";
+
+// The file at `path` read in place (kReapAndRead), with read_small_file's answers: nullopt when it
+// is missing, a kProtocol error when it is not a regular file or larger than `max`.
+Result<std::optional<std::string>> reap_and_read(engine::Client& c, const std::string& id, const VerifierRun& v,
+                                                 const std::string& path, std::size_t max) {
+  engine::ExecOptions o;
+  o.cmd = {"sh",        "-c",       kReapAndRead,        "sh", kGraderHelper,
+           v.as.user(), kAgentUser, kAsAgentServerToken, path, std::to_string(max)};
+  o.user = "0:0";
+  o.workdir = "/";
+  o.timeout = Millis(30000);
+  o.output_cap = max + 1;
+  auto r = engine::exec_run(c, id, o);
+  if (!r) return r.fail_with("stopping the grader's processes");
+  if (r->timed_out) return fail(Errc::kIo, "stopping the grader's processes: timed out");
+  switch (r->exit_code) {
+    case 0:
+      if (r->out.size() > max) break;
+      return std::optional<std::string>(std::move(r->out));
+    case 3:
+      return fail(Errc::kProtocol, "it is not a regular file the verifier can read");
+    case 4:
+      return std::optional<std::string>();
+    case 5:
+      return fail(Errc::kProtocol,
+                  "it is " + trim(r->err.substr(0, 40)) + " bytes; at most " + std::to_string(max) + " are read");
+    default:
+      break;
+  }
+  return fail(Errc::kIo, "stopping the grader's processes: exit code " + std::to_string(r->exit_code) +
+                             (r->err.empty() ? "" : ": " + trim(r->err.substr(0, 400))));
+}
+
 bool ended_on_its_own(const grading::TestRun& run) {
   return !run.timed_out && run.exit_code >= 0 && !(run.exit_code > 128 && run.exit_code <= 128 + 64);
 }
@@ -318,6 +379,34 @@ Result<std::string> prepare_verifier(engine::Client& c, const VerifierRun& v) {
   return id;
 }
 
+namespace {
+
+// The tests' verdict without stopping the grader: one exec kills everything else, then reads.
+Result<VerifierResult> read_in_place(engine::Client& c, const std::string& id, const VerifierRun& v,
+                                     grading::TestRun run) {
+  if (v.read_files.size() > 1 || v.collect_logs)
+    return fail(Errc::kInvalid, "reading in place: one file at most, and no logs");
+  VerifierResult out;
+  out.run = std::move(run);
+  out.ended_on_its_own = ended_on_its_own(out.run);
+  const std::string path = v.read_files.empty() ? std::string("/") : v.read_files.front();
+  // Run even when nothing is read: no process of the tests outlives the grade phase's reading.
+  auto text = reap_and_read(c, id, v, path, v.max_file_bytes);
+  if (!out.ended_on_its_own || v.read_files.empty()) {
+    if (!text && text.error().code != Errc::kProtocol) return text.fail();
+    return out;
+  }
+  if (!text && text.error().code == Errc::kProtocol)
+    out.unreadable[path] = text.error().what();
+  else if (!text)
+    return text.fail_with("reading '" + path + "'");
+  else
+    out.files[path] = std::move(*text);
+  return out;
+}
+
+}  // namespace
+
 Result<VerifierResult> run_verifier(engine::Client& c, const VerifierRun& v, const std::string& ahead) {
   std::string id = ahead;
   // One made ahead holds the verifier's files already: when the agent's (a Harbor task's artifacts
@@ -333,6 +422,7 @@ Result<VerifierResult> run_verifier(engine::Client& c, const VerifierRun& v, con
     id = *created;
   }
   ScopeGuard remove([&] { (void)engine::remove_container(c, id, engine::RemoveMode::kForce); });
+  if (v.where.leave_to_teardown) remove.dismiss();
 
   // The agent's files go into the grader only now, whether it was made now or ahead (started then,
   // running nothing but its init and `sleep`); the verifier's after them, also into a grader made
@@ -346,6 +436,7 @@ Result<VerifierResult> run_verifier(engine::Client& c, const VerifierRun& v, con
 
   auto run = run_tests_as_verifier(c, id, v);
   if (!run) return run.fail();
+  if (v.read_in_place) return read_in_place(c, id, v, std::move(*run));
   auto oom = kill_everything(c, id);
   if (!oom) return oom.fail();
   VerifierResult out;
@@ -390,6 +481,7 @@ Result<VerifierRun> test_script_verifier(const GraderSpec& g, const manifest::Ta
     v.verifier_tars.push_back(std::move(*bytes));
   }
   if (!cfg.reward_file.empty()) v.read_files.push_back(cfg.reward_file);
+  v.read_in_place = true;  // no OOM flag is wanted here: the stop and the GET archive are saved
   return v;
 }
 

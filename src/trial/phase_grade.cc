@@ -103,7 +103,9 @@ grading::Evidence TrialRun::evidence() {
   };
   ev.run_tests = [this]() {
     auto ahead = take_grader_ahead();
-    return run_grader(docker_, grader_spec(), task_, ahead ? ahead->id : "");
+    GraderSpec spec = grader_spec();
+    spec.leave_to_teardown = !local_;  // down removes the stack's containers by its labels
+    return run_grader(docker_, spec, task_, ahead ? ahead->id : "");
   };
   ev.run_checks = [this]() {
     auto ahead = take_grader_ahead();

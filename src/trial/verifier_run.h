@@ -44,6 +44,10 @@ struct VerifierRun {
   // Files under /logs/verifier read after the kill, when the tests ended on their own.
   std::vector<std::string> read_files;
   bool collect_logs = false;  // a tar of /logs/verifier (the verifier's own logs), after the kill
+  // One read_file at most, read by one exec that first kills every other process of the grader
+  // (the as-agent service, then the verifier's and the agent's uids) rather than by stopping the
+  // container and a GET archive: no oom_killed then (no collect_logs either).
+  bool read_in_place = false;
   std::size_t max_file_bytes = 64 * 1024;
 };
 
