@@ -86,7 +86,7 @@ Result<grading::TestRun> run_grader(engine::Client& c, const GraderSpec& spec, c
                                     const std::string& ahead = "");
 
 // The grader of the task's test scripts made ahead of the grade phase, for this one trial: created
-// and started with its tests but nothing of the agent's (verifier_run.h: prepare_verifier).
+// and started, empty: the tests go in with the agent's workspace (verifier_run.h: prepare_verifier).
 Result<std::string> prepare_grader(engine::Client& c, const GraderSpec& spec, const manifest::TaskConfig& task);
 
 // The same from a tar of the workspace (entries named "<base name of spec.workspace>/…", as the

@@ -71,8 +71,8 @@ struct VerifierResult {
 Result<VerifierResult> run_verifier(engine::Client& c, const VerifierRun& v, const std::string& ahead = "");
 
 // The grader of `v` made ahead of the trial's grade phase, like the warm pool's sandboxes: created
-// with the verifier's files only (its tests, /logs, its HOME), started, its as-agent service up; its id. Nothing of the
-// agent's is in it until run_verifier copies this trial's workspace in.
+// empty, started, its as-agent service up; its id. Nothing of the agent's (nor the verifier's
+// files) is in it until run_verifier copies this trial's workspace in, the verifier's files last.
 Result<std::string> prepare_verifier(engine::Client& c, const VerifierRun& v);
 
 // The regular files under `path` of container `id` (running or stopped) as a tar of plain 0644
