@@ -116,9 +116,9 @@ Status start_as_agent_server(engine::Client& c, const std::string& id, long long
   return {};
 }
 
-// The tests, as T, under the helper's deadline; they start in the workspace copy, or fail (the
-// agent's doing) when the agent left it closed to T.
-Result<grading::TestRun> run_tests_as_verifier(engine::Client& c, const std::string& id, const VerifierRun& v) {
+// The tests' exec, as T, under the helper's deadline; they start in the workspace copy, or fail
+// (the agent's doing) when the agent left it closed to T.
+engine::ExecOptions tests_exec(const VerifierRun& v) {
   const GraderSpec& g = v.where;
   const long long timeout_ms = static_cast<long long>(v.timeout_s * 1000);
   engine::ExecOptions o;
@@ -145,20 +145,30 @@ Result<grading::TestRun> run_tests_as_verifier(engine::Client& c, const std::str
   o.timeout = Millis(timeout_ms) + kDeadlineGrace;
   o.output_cap = kOutputCap;
   o.cancel = g.cancel;
-  auto r = engine::exec_run(c, id, o);
-  if (!r) return r.fail_with("running the tests");
-  if (r->cancelled) return fail(Errc::kCancelled, "running the tests: interrupted");
-  if (r->exit_code == 125 && r->err.find("forgectl-exec: cannot drop privileges") != std::string::npos)
-    return fail(Errc::kIo, "running the tests: " + trim(r->err.substr(0, 400)));
+  return o;
+}
+
+// What the tests' exec `r` tells, the tests having exited with `exit_code`.
+Result<grading::TestRun> test_run_of(engine::ExecResult& r, const VerifierRun& v, int exit_code) {
+  const long long timeout_ms = static_cast<long long>(v.timeout_s * 1000);
+  if (r.cancelled) return fail(Errc::kCancelled, "running the tests: interrupted");
+  if (exit_code == 125 && r.err.find("forgectl-exec: cannot drop privileges") != std::string::npos)
+    return fail(Errc::kIo, "running the tests: " + trim(r.err.substr(0, 400)));
   grading::TestRun run;
-  const auto note = r->err.rfind("forgectl-exec: timed out after");
+  const auto note = r.err.rfind("forgectl-exec: timed out after");
   const bool helper_deadline =
-      r->exit_code == engine::kHelperTimeoutExit && note != std::string::npos && r->elapsed >= Millis(timeout_ms);
-  run.timed_out = r->timed_out || helper_deadline;
-  if (helper_deadline) r->err.erase(note);  // the helper's note is not the tests' output
-  run.exit_code = run.timed_out ? -1 : r->exit_code;
-  run.output = r->out + r->err;
+      exit_code == engine::kHelperTimeoutExit && note != std::string::npos && r.elapsed >= Millis(timeout_ms);
+  run.timed_out = r.timed_out || helper_deadline;
+  if (helper_deadline) r.err.erase(note);  // the helper's note is not the tests' output
+  run.exit_code = run.timed_out ? -1 : exit_code;
+  run.output = r.out + r.err;
   return run;
+}
+
+Result<grading::TestRun> run_tests_as_verifier(engine::Client& c, const std::string& id, const VerifierRun& v) {
+  auto r = engine::exec_run(c, id, tests_exec(v));
+  if (!r) return r.fail_with("running the tests");
+  return test_run_of(*r, v, r->exit_code);
 }
 
 // Every process in the grader dies before its files are read: nothing can write the reward after.
@@ -214,13 +224,17 @@ Result<std::optional<std::string>> read_small_file(engine::Client& c, const std:
   return text;
 }
 
-// Run by root in the running grader: the as-agent server dies first (a command it was starting
+// The tests' exec made root's: the tests run as before (their output all on stderr), then, with
+// their exit code on stdout's first line, the as-agent server dies (a command it was starting
 // dies with it: PR_SET_PDEATHSIG, or its check of the server's pid), then every process of the
 // verifier's uid (none is left to ask for a command as the agent), then every one of the agent's;
-// only root's init, `sleep` and this exec remain. The file is then read as the verifier: 4 when it
-// is missing, 3 when it is no regular file (or a directory on its way is closed to the
-// verifier), 5 (its size on stderr) when it is larger than the limit.
-constexpr const char* kReapAndRead = R"(H=$1 T=$2 A=$3 tok=$4; shift 4
+// only root's init, `sleep` and this exec remain. The file is then read as the verifier onto
+// stdout, which nothing else in the grader could reach: exit 4 when it is missing, 3 when it is
+// no regular file (or a directory on its way is closed to the verifier), 5 (its size on stdout)
+// when it is larger than the limit.
+constexpr const char* kTestsThenRead = R"(H=$1 T=$2 A=$3 tok=$4 f=$5 max=$6; shift 6
+"$@" 1>&2
+echo "$?"
 "$H" --kill-token "$tok" >/dev/null || exit 90
 "$H" --as "$T" --kill-all >/dev/null || exit 91
 "$H" --as "$A" --kill-all >/dev/null || exit 92
@@ -235,39 +249,30 @@ done
 [ -e "$f" ] || exit 4
 [ -f "$f" ] && [ -r "$f" ] || exit 3
 n=$(wc -c < "$f") || exit 3
-[ "$n" -le "$max" ] || { echo "$n" >&2; exit 5; }
-exec cat -- "$f"' sh "$@")";
+[ "$n" -le "$max" ] || { echo "$n"; exit 5; }
+exec cat -- "$f"' sh "$f" "$max")";
 
-// The file at `path` read in place (kReapAndRead), with read_small_file's answers: nullopt when it
-// is missing, a kProtocol error when it is not a regular file or larger than `max`.
-Result<std::optional<std::string>> reap_and_read(engine::Client& c, const std::string& id, const VerifierRun& v,
-                                                 const std::string& path, std::size_t max) {
-  engine::ExecOptions o;
-  o.cmd = {"sh",        "-c",       kReapAndRead,        "sh", kGraderHelper,
-           v.as.user(), kAgentUser, kAsAgentServerToken, path, std::to_string(max)};
-  o.user = "0:0";
-  o.workdir = "/";
-  o.timeout = Millis(30000);
-  o.output_cap = max + 1;
-  auto r = engine::exec_run(c, id, o);
-  if (!r) return r.fail_with("stopping the grader's processes");
-  if (r->timed_out) return fail(Errc::kIo, "stopping the grader's processes: timed out");
-  switch (r->exit_code) {
+// The file as kTestsThenRead's exit code and stdout (past the first line) give it, with
+// read_small_file's answers: nullopt when it is missing, a kProtocol error when it is not a
+// regular file or larger than `max`.
+Result<std::optional<std::string>> file_read_in_place(int exit_code, std::string text, const std::string& err,
+                                                      std::size_t max) {
+  switch (exit_code) {
     case 0:
-      if (r->out.size() > max) break;
-      return std::optional<std::string>(std::move(r->out));
+      if (text.size() > max) break;
+      return std::optional<std::string>(std::move(text));
     case 3:
       return fail(Errc::kProtocol, "it is not a regular file the verifier can read");
     case 4:
       return std::optional<std::string>();
     case 5:
       return fail(Errc::kProtocol,
-                  "it is " + trim(r->err.substr(0, 40)) + " bytes; at most " + std::to_string(max) + " are read");
+                  "it is " + trim(text.substr(0, 24)) + " bytes; at most " + std::to_string(max) + " are read");
     default:
       break;
   }
-  return fail(Errc::kIo, "stopping the grader's processes: exit code " + std::to_string(r->exit_code) +
-                             (r->err.empty() ? "" : ": " + trim(r->err.substr(0, 400))));
+  return fail(Errc::kIo, "stopping the grader's processes: exit code " + std::to_string(exit_code) +
+                             (err.empty() ? "" : ": " + trim(err.substr(err.size() > 400 ? err.size() - 400 : 0))));
 }
 
 bool ended_on_its_own(const grading::TestRun& run) {
@@ -382,28 +387,48 @@ Result<std::string> prepare_verifier(engine::Client& c, const VerifierRun& v) {
 
 namespace {
 
-// The tests' verdict without stopping the grader: one exec kills everything else, then reads.
-Result<VerifierResult> read_in_place(engine::Client& c, const std::string& id, const VerifierRun& v,
-                                     grading::TestRun run) {
+// The tests and the verdict in one exec, the grader not stopped (kTestsThenRead).
+Result<VerifierResult> test_and_read_in_place(engine::Client& c, const std::string& id, const VerifierRun& v) {
   if (v.read_files.size() > 1 || v.collect_logs)
     return fail(Errc::kInvalid, "reading in place: one file at most, and no logs");
-  VerifierResult out;
-  out.run = std::move(run);
-  out.ended_on_its_own = ended_on_its_own(out.run);
   const std::string path = v.read_files.empty() ? std::string("/") : v.read_files.front();
-  // Run even when nothing is read: no process of the tests outlives the grade phase's reading.
-  auto text = reap_and_read(c, id, v, path, v.max_file_bytes);
-  if (!out.ended_on_its_own || v.read_files.empty()) {
-    if (!text && text.error().code != Errc::kProtocol) return text.fail();
-    return out;
+  engine::ExecOptions o = tests_exec(v);
+  std::vector<std::string> cmd = {"sh",        "-c",       kTestsThenRead,      "sh", kGraderHelper,
+                                  v.as.user(), kAgentUser, kAsAgentServerToken, path, std::to_string(v.max_file_bytes)};
+  cmd.insert(cmd.end(), o.cmd.begin(), o.cmd.end());
+  o.cmd = std::move(cmd);
+  o.user = "0:0";
+  auto r = engine::exec_run(c, id, o);
+  if (!r) return r.fail_with("running the tests");
+  // The tests' exit code, or nothing when the exec did not get past them (our deadline, SIGINT).
+  std::string out = std::move(r->out);
+  r->out.clear();
+  const auto eol = out.find('\n');
+  int code = -1;
+  const bool got_code =
+      !r->timed_out && eol != std::string::npos && eol > 0 && eol <= 4 && out.find_first_not_of("0123456789") == eol;
+  if (got_code) code = std::stoi(out.substr(0, eol));
+  auto run = test_run_of(*r, v, code);
+  if (!run) return run.fail();
+  VerifierResult res;
+  res.run = std::move(*run);
+  if (!got_code) {
+    // Nothing was killed in the grader: stopped whole, as for any other verifier.
+    if (auto oom = kill_everything(c, id); !oom) return oom.fail();
+    if (!res.run.timed_out)
+      return fail(Errc::kIo, "running the tests: the grader's exec ended without their exit code (exit code " +
+                                 std::to_string(r->exit_code) + ")");
+    return res;
   }
-  if (!text && text.error().code == Errc::kProtocol)
-    out.unreadable[path] = text.error().what();
-  else if (!text)
-    return text.fail_with("reading '" + path + "'");
+  res.ended_on_its_own = ended_on_its_own(res.run);
+  auto text = file_read_in_place(r->exit_code, out.substr(eol + 1), r->err, v.max_file_bytes);
+  if (!text && text.error().code != Errc::kProtocol) return text.fail_with("reading '" + path + "'");
+  if (!res.ended_on_its_own || v.read_files.empty()) return res;
+  if (!text)
+    res.unreadable[path] = text.error().what();
   else
-    out.files[path] = std::move(*text);
-  return out;
+    res.files[path] = std::move(*text);
+  return res;
 }
 
 }  // namespace
@@ -426,18 +451,17 @@ Result<VerifierResult> run_verifier(engine::Client& c, const VerifierRun& v, con
   if (v.where.leave_to_teardown) remove.dismiss();
 
   // The agent's files go into the grader only now, whether it was made now or ahead (started then,
-  // running nothing but its init and `sleep`); the verifier's after them, also into a grader made
-  // ahead (which has them already): whatever the agent's entries did, the tests and /logs are the
-  // verifier's as the task gave them.
+  // empty, running nothing but its init, `sleep` and the as-agent server); the verifier's after
+  // them: whatever the agent's entries did, the tests and /logs are the verifier's as the task gave them.
   if (auto st = put_evidence(c, id, v); !st) return st.fail();
   if (!made_ahead) {
     if (auto st = engine::start_container(c, id); !st) return st.fail();
     if (auto st = start_as_agent_server(c, id, static_cast<long long>(v.timeout_s * 1000), v.as); !st) return st.fail();
   }
 
+  if (v.read_in_place) return test_and_read_in_place(c, id, v);
   auto run = run_tests_as_verifier(c, id, v);
   if (!run) return run.fail();
-  if (v.read_in_place) return read_in_place(c, id, v, std::move(*run));
   auto oom = kill_everything(c, id);
   if (!oom) return oom.fail();
   VerifierResult out;
