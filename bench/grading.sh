@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/grading.sh [-t TRIALS] [-c CONCURRENCY]: the grade phase of a trial, before and after, in one run.
+# bench/grading.sh [-t TRIALS] [-c CONCURRENCY] [-k TASK]...: the grade phase of a trial, before and after, in one run.
 # `forgectl run TASK --agent oracle --trials 12 --concurrency 2` for examples/tasks/library-loans (a Python
 # tool server, golden replay), examples/tasks/script-tests (test scripts in a grader container), and two
 # tasks written here: checks-loans (library-loans graded by a checks.py alone) and harbor-marker (a Harbor
@@ -8,6 +8,7 @@
 # build/src/cli/forgectl), alternating. Prints the grade phase's p50 [p25-p75] per task and binary from
 # trials.jsonl's phases_s.grade (and ahead_grader's p50 when graders were made ahead), the load average
 # before and after, and the issue's targets (library-loans <= 300 ms, script-tests <= 500 ms, after).
+# -k TASK (repeatable) runs only those of the four tasks.
 # Each binary needs its forgectl-exec beside it.
 set -euo pipefail
 
@@ -15,13 +16,14 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
 BEFORE=${FORGECTL_BEFORE:-/work/main/build/src/cli/forgectl}
 AFTER=${FORGECTL_AFTER:-$ROOT/build/src/cli/forgectl}
-trials=12 conc=2
+trials=12 conc=2 tasks=()
 while (($#)); do
   case $1 in
     -t) trials=$2; shift ;;
     -c) conc=$2; shift ;;
-    -h | --help) sed -n 2,11p "$0"; exit 0 ;;
-    *) echo "usage: bench/grading.sh [-t TRIALS] [-c CONCURRENCY]" >&2; exit 2 ;;
+    -k) tasks+=("$2"); shift ;;
+    -h | --help) sed -n 2,12p "$0"; exit 0 ;;
+    *) echo "usage: bench/grading.sh [-t TRIALS] [-c CONCURRENCY] [-k TASK]..." >&2; exit 2 ;;
   esac
   shift
 done
@@ -77,7 +79,8 @@ echo 'if grep -q 42 answer.txt; then echo 1; else echo 0; fi > /logs/verifier/re
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 rows=()
-for task in library-loans script-tests checks-loans harbor-marker; do
+((${#tasks[@]})) || tasks=(library-loans script-tests checks-loans harbor-marker)
+for task in "${tasks[@]}"; do
   dir=$ROOT/examples/tasks/$task
   [[ -d $dir ]] || dir=$WORK/$task
   for way in before after; do

@@ -13,7 +13,7 @@ const char kUsage[] =
     "       forgectl-exec --serve --root DIR [--token T] [--as UID:GID [--groups G,...]]\n"
     "       forgectl-exec --kill-token T [--as UID:GID [--groups G,...]]\n"
     "       forgectl-exec --as-agent-server SOCKET --as UID:GID [--groups G,...] --allow-uid UID\n"
-    "                     [--timeout-ms N] [--max-children N]\n"
+    "                     [--timeout-ms N] [--max-children N] [--token T]\n"
     "       forgectl-exec --as-agent SOCKET [--cwd DIR] [--timeout-ms N] -- CMD [ARGS...]\n"
     "       forgectl-exec --kill-all [--as UID:GID]\n"
     "       forgectl-exec --version\n";
@@ -38,7 +38,7 @@ constexpr OptionDef kOptions[] = {
     {"--as-agent-server", true, kServer, kServer},
     {"--as-agent", true, kClient, kClient},
     {"--timeout-ms", true, kRun | kServer | kClient, 0},
-    {"--token", true, kRun | kServe, 0},
+    {"--token", true, kRun | kServe | kServer, 0},  // the server's: for --kill-token
     {"--root", true, kServe, 0},
     {"--cwd", true, kClient, 0},
     {"--as", true, kDropModes, 0},

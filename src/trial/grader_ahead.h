@@ -19,7 +19,7 @@
 namespace forge::trial {
 
 struct AheadGrader {
-  std::string id;                          // the grader container, started, holding only the verifier's files
+  std::string id;                          // the grader container, started, empty of anyone's files
   std::optional<VerifierNetwork> network;  // a Harbor verifier's own network, brought up for it
 };
 

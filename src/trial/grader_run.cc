@@ -28,6 +28,9 @@ constexpr std::size_t kOutputCap = 1u << 20;
 constexpr std::int64_t kDefaultMemory = 2LL << 30;
 // Past the helper's own deadline: ours only backs it up.
 constexpr Millis kDeadlineGrace{10000};
+// On the as-agent server's command line, for --kill-token: it alone of the grader's root
+// processes dies before a file is read in place (the verifier's uid cannot signal root).
+constexpr const char* kAsAgentServerToken = "forgectl-as-agent-server";
 
 engine::ContainerSpec grader_spec(const VerifierRun& v, const std::string& helper_volume, std::int64_t nano_cpus) {
   const GraderSpec& g = v.where;
@@ -86,7 +89,9 @@ Status start_as_agent_server(engine::Client& c, const std::string& id, long long
               "--allow-uid",
               std::to_string(as.uid),
               "--timeout-ms",
-              std::to_string(timeout_ms)};
+              std::to_string(timeout_ms),
+              "--token",
+              kAsAgentServerToken};
   spec.user = "0:0";
   spec.workdir = "/";
   auto exec = engine::exec_create(c, id, spec);
@@ -111,9 +116,9 @@ Status start_as_agent_server(engine::Client& c, const std::string& id, long long
   return {};
 }
 
-// The tests, as T, under the helper's deadline; they start in the workspace copy, or fail (the
-// agent's doing) when the agent left it closed to T.
-Result<grading::TestRun> run_tests_as_verifier(engine::Client& c, const std::string& id, const VerifierRun& v) {
+// The tests' exec, as T, under the helper's deadline; they start in the workspace copy, or fail
+// (the agent's doing) when the agent left it closed to T.
+engine::ExecOptions tests_exec(const VerifierRun& v) {
   const GraderSpec& g = v.where;
   const long long timeout_ms = static_cast<long long>(v.timeout_s * 1000);
   engine::ExecOptions o;
@@ -140,20 +145,30 @@ Result<grading::TestRun> run_tests_as_verifier(engine::Client& c, const std::str
   o.timeout = Millis(timeout_ms) + kDeadlineGrace;
   o.output_cap = kOutputCap;
   o.cancel = g.cancel;
-  auto r = engine::exec_run(c, id, o);
-  if (!r) return r.fail_with("running the tests");
-  if (r->cancelled) return fail(Errc::kCancelled, "running the tests: interrupted");
-  if (r->exit_code == 125 && r->err.find("forgectl-exec: cannot drop privileges") != std::string::npos)
-    return fail(Errc::kIo, "running the tests: " + trim(r->err.substr(0, 400)));
+  return o;
+}
+
+// What the tests' exec `r` tells, the tests having exited with `exit_code`.
+Result<grading::TestRun> test_run_of(engine::ExecResult& r, const VerifierRun& v, int exit_code) {
+  const long long timeout_ms = static_cast<long long>(v.timeout_s * 1000);
+  if (r.cancelled) return fail(Errc::kCancelled, "running the tests: interrupted");
+  if (exit_code == 125 && r.err.find("forgectl-exec: cannot drop privileges") != std::string::npos)
+    return fail(Errc::kIo, "running the tests: " + trim(r.err.substr(0, 400)));
   grading::TestRun run;
-  const auto note = r->err.rfind("forgectl-exec: timed out after");
+  const auto note = r.err.rfind("forgectl-exec: timed out after");
   const bool helper_deadline =
-      r->exit_code == engine::kHelperTimeoutExit && note != std::string::npos && r->elapsed >= Millis(timeout_ms);
-  run.timed_out = r->timed_out || helper_deadline;
-  if (helper_deadline) r->err.erase(note);  // the helper's note is not the tests' output
-  run.exit_code = run.timed_out ? -1 : r->exit_code;
-  run.output = r->out + r->err;
+      exit_code == engine::kHelperTimeoutExit && note != std::string::npos && r.elapsed >= Millis(timeout_ms);
+  run.timed_out = r.timed_out || helper_deadline;
+  if (helper_deadline) r.err.erase(note);  // the helper's note is not the tests' output
+  run.exit_code = run.timed_out ? -1 : exit_code;
+  run.output = r.out + r.err;
   return run;
+}
+
+Result<grading::TestRun> run_tests_as_verifier(engine::Client& c, const std::string& id, const VerifierRun& v) {
+  auto r = engine::exec_run(c, id, tests_exec(v));
+  if (!r) return r.fail_with("running the tests");
+  return test_run_of(*r, v, r->exit_code);
 }
 
 // Every process in the grader dies before its files are read: nothing can write the reward after.
@@ -207,6 +222,57 @@ Result<std::optional<std::string>> read_small_file(engine::Client& c, const std:
   if (!st) return fail(Errc::kIo, st.error().what());
   if (!text) return fail(Errc::kProtocol, "the archive holds no file");
   return text;
+}
+
+// The tests' exec made root's: the tests run as before (their output all on stderr), then, with
+// their exit code on stdout's first line, the as-agent server dies (a command it was starting
+// dies with it: PR_SET_PDEATHSIG, or its check of the server's pid), then every process of the
+// verifier's uid (none is left to ask for a command as the agent), then every one of the agent's;
+// only root's init, `sleep` and this exec remain. The file is then read as the verifier onto
+// stdout, which nothing else in the grader could reach: exit 4 when it is missing, 3 when it is
+// no regular file (or a directory on its way is closed to the verifier), 5 (its size on stdout)
+// when it is larger than the limit.
+constexpr const char* kTestsThenRead = R"(H=$1 T=$2 A=$3 tok=$4 f=$5 max=$6; shift 6
+"$@" 1>&2
+echo "$?"
+"$H" --kill-token "$tok" >/dev/null || exit 90
+"$H" --as "$T" --kill-all >/dev/null || exit 91
+"$H" --as "$A" --kill-all >/dev/null || exit 92
+exec "$H" --as "$T" -- sh -c '
+set -f
+f=$1 max=$2 d=
+for part in $(echo "${1%/*}" | tr / " "); do
+  d=$d/$part
+  [ -d "$d" ] && [ -x "$d" ] || exit 3
+done
+[ -L "$f" ] && exit 3
+[ -e "$f" ] || exit 4
+[ -f "$f" ] && [ -r "$f" ] || exit 3
+n=$(wc -c < "$f") || exit 3
+[ "$n" -le "$max" ] || { echo "$n"; exit 5; }
+exec cat -- "$f"' sh "$f" "$max")";
+
+// The file as kTestsThenRead's exit code and stdout (past the first line) give it, with
+// read_small_file's answers: nullopt when it is missing, a kProtocol error when it is not a
+// regular file or larger than `max`.
+Result<std::optional<std::string>> file_read_in_place(int exit_code, std::string text, const std::string& err,
+                                                      std::size_t max) {
+  switch (exit_code) {
+    case 0:
+      if (text.size() > max) break;
+      return std::optional<std::string>(std::move(text));
+    case 3:
+      return fail(Errc::kProtocol, "it is not a regular file the verifier can read");
+    case 4:
+      return std::optional<std::string>();
+    case 5:
+      return fail(Errc::kProtocol,
+                  "it is " + trim(text.substr(0, 24)) + " bytes; at most " + std::to_string(max) + " are read");
+    default:
+      break;
+  }
+  return fail(Errc::kIo, "stopping the grader's processes: exit code " + std::to_string(exit_code) +
+                             (err.empty() ? "" : ": " + trim(err.substr(err.size() > 400 ? err.size() - 400 : 0))));
 }
 
 bool ended_on_its_own(const grading::TestRun& run) {
@@ -309,7 +375,8 @@ Result<std::string> prepare_verifier(engine::Client& c, const VerifierRun& v) {
   auto id = create_verifier(c, v);
   if (!id) return id.fail_with(what);
   ScopeGuard remove([&] { (void)engine::remove_container(c, *id, engine::RemoveMode::kForce); });
-  if (auto st = put_verifier_files(c, *id, v); !st) return st.fail_with(what);
+  // Empty: the verifier's files go in at grading, over the agent's (put_evidence), as into a
+  // grader made then; a copy here as well would be one more archive PUT for the daemon.
   if (auto st = engine::start_container(c, *id); !st) return st.fail_with(what);
   // Its timeout bounds each command the tests have run as the agent, not its own life.
   if (auto st = start_as_agent_server(c, *id, static_cast<long long>(v.timeout_s * 1000), v.as); !st)
@@ -317,6 +384,54 @@ Result<std::string> prepare_verifier(engine::Client& c, const VerifierRun& v) {
   remove.dismiss();
   return id;
 }
+
+namespace {
+
+// The tests and the verdict in one exec, the grader not stopped (kTestsThenRead).
+Result<VerifierResult> test_and_read_in_place(engine::Client& c, const std::string& id, const VerifierRun& v) {
+  if (v.read_files.size() > 1 || v.collect_logs)
+    return fail(Errc::kInvalid, "reading in place: one file at most, and no logs");
+  const std::string path = v.read_files.empty() ? std::string("/") : v.read_files.front();
+  engine::ExecOptions o = tests_exec(v);
+  std::vector<std::string> cmd = {"sh",        "-c",       kTestsThenRead,      "sh", kGraderHelper,
+                                  v.as.user(), kAgentUser, kAsAgentServerToken, path, std::to_string(v.max_file_bytes)};
+  cmd.insert(cmd.end(), o.cmd.begin(), o.cmd.end());
+  o.cmd = std::move(cmd);
+  o.user = "0:0";
+  auto r = engine::exec_run(c, id, o);
+  if (!r) return r.fail_with("running the tests");
+  // The tests' exit code, or nothing when the exec did not get past them (our deadline, SIGINT).
+  std::string out = std::move(r->out);
+  r->out.clear();
+  const auto eol = out.find('\n');
+  int code = -1;
+  const bool got_code =
+      !r->timed_out && eol != std::string::npos && eol > 0 && eol <= 4 && out.find_first_not_of("0123456789") == eol;
+  if (got_code) code = std::stoi(out.substr(0, eol));
+  auto run = test_run_of(*r, v, code);
+  if (!run) return run.fail();
+  VerifierResult res;
+  res.run = std::move(*run);
+  if (!got_code) {
+    // Nothing was killed in the grader: stopped whole, as for any other verifier.
+    if (auto oom = kill_everything(c, id); !oom) return oom.fail();
+    if (!res.run.timed_out)
+      return fail(Errc::kIo, "running the tests: the grader's exec ended without their exit code (exit code " +
+                                 std::to_string(r->exit_code) + ")");
+    return res;
+  }
+  res.ended_on_its_own = ended_on_its_own(res.run);
+  auto text = file_read_in_place(r->exit_code, out.substr(eol + 1), r->err, v.max_file_bytes);
+  if (!text && text.error().code != Errc::kProtocol) return text.fail_with("reading '" + path + "'");
+  if (!res.ended_on_its_own || v.read_files.empty()) return res;
+  if (!text)
+    res.unreadable[path] = text.error().what();
+  else
+    res.files[path] = std::move(*text);
+  return res;
+}
+
+}  // namespace
 
 Result<VerifierResult> run_verifier(engine::Client& c, const VerifierRun& v, const std::string& ahead) {
   std::string id = ahead;
@@ -333,17 +448,18 @@ Result<VerifierResult> run_verifier(engine::Client& c, const VerifierRun& v, con
     id = *created;
   }
   ScopeGuard remove([&] { (void)engine::remove_container(c, id, engine::RemoveMode::kForce); });
+  if (v.where.leave_to_teardown) remove.dismiss();
 
   // The agent's files go into the grader only now, whether it was made now or ahead (started then,
-  // running nothing but its init and `sleep`); the verifier's after them, also into a grader made
-  // ahead (which has them already): whatever the agent's entries did, the tests and /logs are the
-  // verifier's as the task gave them.
+  // empty, running nothing but its init, `sleep` and the as-agent server); the verifier's after
+  // them: whatever the agent's entries did, the tests and /logs are the verifier's as the task gave them.
   if (auto st = put_evidence(c, id, v); !st) return st.fail();
   if (!made_ahead) {
     if (auto st = engine::start_container(c, id); !st) return st.fail();
     if (auto st = start_as_agent_server(c, id, static_cast<long long>(v.timeout_s * 1000), v.as); !st) return st.fail();
   }
 
+  if (v.read_in_place) return test_and_read_in_place(c, id, v);
   auto run = run_tests_as_verifier(c, id, v);
   if (!run) return run.fail();
   auto oom = kill_everything(c, id);
@@ -390,6 +506,7 @@ Result<VerifierRun> test_script_verifier(const GraderSpec& g, const manifest::Ta
     v.verifier_tars.push_back(std::move(*bytes));
   }
   if (!cfg.reward_file.empty()) v.read_files.push_back(cfg.reward_file);
+  v.read_in_place = true;  // no OOM flag is wanted here: the stop and the GET archive are saved
   return v;
 }
 

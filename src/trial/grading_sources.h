@@ -62,16 +62,19 @@ class WorkspaceFiles {
 };
 
 struct GraderSpec {
-  stack::StackLabels labels;    // the trial's stack: the grader carries its labels, so teardown removes it
-  std::string runner;           // whose workspace is copied
-  std::string workspace;        // "/work"
-  std::string image;            // the runner's image unless the task names one
+  stack::StackLabels labels;  // the trial's stack: the grader carries its labels, so teardown removes it
+  std::string runner;         // whose workspace is copied
+  std::string workspace;      // "/work"
+  std::string image;          // the runner's image unless the task names one
   HostSettings host;          // the helper volume the grader mounts read-only at /.forgectl
   std::string workspace_tar;  // non-empty: this workspace (the local executor's sandbox) instead of the runner's
   // The workspace's disk limit (runner.disk_mb): a copy declaring more (sparse files) is the agent's
   // doing (kExceeded), never written dense to the host's disk. 0: none.
   std::uint64_t workspace_limit = 0;
   const std::atomic<int>* cancel = nullptr;  // the run's interrupt count: a SIGINT stops the tests
+  // The grader, once read, left to the trial's teardown (which removes it by the stack's labels)
+  // rather than removed in the grade phase: a running one's removal is a kill and a wait.
+  bool leave_to_teardown = false;
 };
 
 // Copies the runner's workspace (owned by the agent's uid) and the task's tests (the verifier's
@@ -83,7 +86,7 @@ Result<grading::TestRun> run_grader(engine::Client& c, const GraderSpec& spec, c
                                     const std::string& ahead = "");
 
 // The grader of the task's test scripts made ahead of the grade phase, for this one trial: created
-// and started with its tests but nothing of the agent's (verifier_run.h: prepare_verifier).
+// and started, empty: the tests go in with the agent's workspace (verifier_run.h: prepare_verifier).
 Result<std::string> prepare_grader(engine::Client& c, const GraderSpec& spec, const manifest::TaskConfig& task);
 
 // The same from a tar of the workspace (entries named "<base name of spec.workspace>/…", as the

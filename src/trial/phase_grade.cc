@@ -103,7 +103,9 @@ grading::Evidence TrialRun::evidence() {
   };
   ev.run_tests = [this]() {
     auto ahead = take_grader_ahead();
-    return run_grader(docker_, grader_spec(), task_, ahead ? ahead->id : "");
+    GraderSpec spec = grader_spec();
+    spec.leave_to_teardown = !local_;  // down removes the stack's containers by its labels
+    return run_grader(docker_, spec, task_, ahead ? ahead->id : "");
   };
   ev.run_checks = [this]() {
     auto ahead = take_grader_ahead();
@@ -155,7 +157,7 @@ GraderSpec TrialRun::grader_spec() const {
 
 // The trial's grader made while its agent runs (or while it waits for its turn), so the grade
 // phase pays only for copying the evidence in and running: a fresh container for this trial
-// alone, holding the verifier's files and nothing of any agent's (grader_ahead.h).
+// alone, holding nothing of any agent's (grader_ahead.h).
 void TrialRun::prepare_grader_ahead() {
   if (local_ || !up_ || grader_ahead_.started()) return;
   if (task_.harbor) return prepare_harbor_ahead();

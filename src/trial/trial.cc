@@ -49,9 +49,12 @@ Step TrialRun::begin() {
   r_.started_at = iso_now();
   started_unix_ = static_cast<std::int64_t>(std::time(nullptr));
   Step s = up();
+  // A test-script or checks.py grader needs only the stack's labels and image: made while setup
+  // and the tools run too. A Harbor verifier reads what setup resolves (its env): made after.
+  if (!s && !task_.harbor) prepare_grader_ahead();
   if (!s) s = setup();
   if (!s) s = open_tools();
-  if (!s) prepare_grader_ahead();
+  if (!s) prepare_grader_ahead();  // once: a grader started above is not made again
   return s;
 }
 

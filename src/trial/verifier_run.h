@@ -44,6 +44,10 @@ struct VerifierRun {
   // Files under /logs/verifier read after the kill, when the tests ended on their own.
   std::vector<std::string> read_files;
   bool collect_logs = false;  // a tar of /logs/verifier (the verifier's own logs), after the kill
+  // One read_file at most, read by one exec that first kills every other process of the grader
+  // (the as-agent service, then the verifier's and the agent's uids) rather than by stopping the
+  // container and a GET archive: no oom_killed then (no collect_logs either).
+  bool read_in_place = false;
   std::size_t max_file_bytes = 64 * 1024;
 };
 
@@ -67,8 +71,8 @@ struct VerifierResult {
 Result<VerifierResult> run_verifier(engine::Client& c, const VerifierRun& v, const std::string& ahead = "");
 
 // The grader of `v` made ahead of the trial's grade phase, like the warm pool's sandboxes: created
-// with the verifier's files only (its tests, /logs, its HOME), started, its as-agent service up; its id. Nothing of the
-// agent's is in it until run_verifier copies this trial's workspace in.
+// empty, started, its as-agent service up; its id. Nothing of the agent's (nor the verifier's
+// files) is in it until run_verifier copies this trial's workspace in, the verifier's files last.
 Result<std::string> prepare_verifier(engine::Client& c, const VerifierRun& v);
 
 // The regular files under `path` of container `id` (running or stopped) as a tar of plain 0644

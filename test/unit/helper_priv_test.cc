@@ -99,6 +99,8 @@ TEST_CASE("helper command line: today's forms still parse, and the new modes wit
   CHECK(server.allow_uid == 2000);
   CHECK(server.max_children == 8);
   CHECK(must_parse({"--as-agent-server", "/tmp/aa/sock", "--as", "1:1", "--allow-uid", "0"}).max_children == 64);
+  // A token on the server's command line, for `--kill-token` (the grader's read in place).
+  CHECK(must_parse({"--as-agent-server", "/s", "--as", "1:1", "--allow-uid", "2", "--token", "tk"}).token == "tk");
 
   // Everything after "--" is the command's, even what looks like our options.
   CommandLine client = must_parse({"--as-agent", "/tmp/aa/sock", "--cwd", "/work", "--", "prog", "--as", "0:0"});
@@ -353,6 +355,7 @@ TEST_CASE("kill_token finds a helper by its --token argument and its command by 
   CHECK(kill_token(token) == 2);
   CHECK(waitpid(pid, nullptr, 0) == pid);
   // SIGKILL is delivered asynchronously: the orphaned sleep may need a moment to be gone.
-  for (int i = 0; i < 100 && !token_holders(token).empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 100 && !token_holders(token).empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   CHECK(token_holders(token).empty());
 }

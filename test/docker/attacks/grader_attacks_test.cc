@@ -183,7 +183,12 @@ namespace {
 
 // A task whose test.sh runs the agent's program directly, as the verifier (the unsafe pattern
 // docs/grading.md warns about), with `solve` as the oracle's one bash call.
-manifest::TaskConfig direct_run_task(const TempDir& dir, const std::string& solve) {
+constexpr const char* kDirectTests =
+    "got=$(./bin/tool)\nif [ \"$got\" = 42 ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n";
+
+// `tests`: test.sh, the one above unless given.
+manifest::TaskConfig direct_run_task(const TempDir& dir, const std::string& solve,
+                                     const std::string& tests = kDirectTests) {
   dir.write("task.yaml",
             "task_id: spoil_reward\nname: spoil\ncategory: c\ndescription: d\n"
             "initial_user_message: \"Write bin/tool that prints 42\"\n"
@@ -191,11 +196,11 @@ manifest::TaskConfig direct_run_task(const TempDir& dir, const std::string& solv
             "tools:\n  agent: {enabled: [bash]}\n  user: {enabled: []}\n"
             "user_simulator:\n  mode: scripted\n  scripted_flow:\n    - {default: \"ok ###STOP###\"}\n"
             "grading: grading.yaml\n"
-            "solution:\n  tool_calls:\n    - {name: bash, arguments: {command: \"" + solve + "\"}}\n");
+            "solution:\n  tool_calls:\n    - {name: bash, arguments: {command: \"" +
+                solve + "\"}}\n");
   dir.write("grading.yaml", "custom_checks:\n  dir: tests\n  reward_file: /logs/verifier/reward.txt\n");
   fs::create_directories(dir.path() + "/tests");
-  dir.write("tests/test.sh",
-            "got=$(./bin/tool)\nif [ \"$got\" = 42 ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n");
+  dir.write("tests/test.sh", tests);
   auto t = manifest::load_task(dir.path() + "/task.yaml");
   REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
   return std::move(*t);
@@ -209,9 +214,10 @@ manifest::TaskConfig direct_run_task(const TempDir& dir, const std::string& solv
 TEST_CASE("attack, grader: a program that spoils the reward file scores 0, never an uncounted infra error") {
   OracleRig rig;
   TempDir spoil_dir, honest_dir;
-  auto spoiled = rig.run(direct_run_task(
-      spoil_dir, "mkdir -p bin && printf '#!/bin/sh\\\\nrm -f /logs/verifier/reward.txt; mkdir -p "
-                 "/logs/verifier/reward.txt; echo 41\\\\n' > bin/tool && chmod +x bin/tool"));
+  auto spoiled =
+      rig.run(direct_run_task(spoil_dir,
+                              "mkdir -p bin && printf '#!/bin/sh\\\\nrm -f /logs/verifier/reward.txt; mkdir -p "
+                              "/logs/verifier/reward.txt; echo 41\\\\n' > bin/tool && chmod +x bin/tool"));
   CHECK_MESSAGE(custom_checks(spoiled) == doctest::Approx(0.0), reasons_of(spoiled));
   CHECK(reasons_of(spoiled).find("gave no value") != std::string::npos);
   CHECK_FALSE(spoiled.grade.binary_pass);
@@ -219,4 +225,54 @@ TEST_CASE("attack, grader: a program that spoils the reward file scores 0, never
       honest_dir, "mkdir -p bin && printf '#!/bin/sh\\\\necho 42\\\\n' > bin/tool && chmod +x bin/tool"));
   CHECK_MESSAGE(custom_checks(honest) == doctest::Approx(1.0), reasons_of(honest));
   CHECK(honest.grade.binary_pass);
+}
+
+namespace {
+
+constexpr const char* kHonestTool =
+    "mkdir -p bin && printf '#!/bin/sh\\\\necho 42\\\\n' > bin/tool && chmod +x bin/tool";
+
+// A program that prints 42 after running `cheat` (as the verifier: direct_run_task's unsafe tests).
+std::string tool_that(const std::string& cheat) {
+  return "mkdir -p bin && printf '#!/bin/sh\\\\n" + cheat + "; echo 42\\\\n' > bin/tool && chmod +x bin/tool";
+}
+
+}  // namespace
+
+// The reward is read in the running grader by one exec, after it has killed every other process
+// (docs/grading.md, "Reading the reward"), with the answers a read from a stopped container gave:
+// a link, a file behind a directory the verifier closed, or one too large gives no value (0); a
+// missing one leaves the verdict to the exit code; an honest one counts.
+TEST_CASE("grader: the reward read in place — a link, a closed directory or 70000 bytes give no value") {
+  OracleRig rig;
+  SUBCASE("a link to a file the tests then write") {
+    TempDir dir;
+    auto r = rig.run(direct_run_task(dir, tool_that("ln -sf /tmp/r /logs/verifier/reward.txt")));
+    CHECK_MESSAGE(custom_checks(r) == doctest::Approx(0.0), reasons_of(r));
+    CHECK(reasons_of(r).find("gave no value: it is not a regular file") != std::string::npos);
+  }
+  SUBCASE("the reward's directory closed to the verifier after the tests wrote it") {
+    TempDir dir;
+    auto r = rig.run(direct_run_task(dir, kHonestTool, std::string(kDirectTests) + "chmod 000 /logs/verifier\n"));
+    CHECK_MESSAGE(custom_checks(r) == doctest::Approx(0.0), reasons_of(r));
+    CHECK(reasons_of(r).find("gave no value: it is not a regular file") != std::string::npos);
+  }
+  SUBCASE("a reward file past 64 KiB") {
+    TempDir dir;
+    auto r = rig.run(direct_run_task(dir, kHonestTool, "head -c 70001 /dev/zero > /logs/verifier/reward.txt\n"));
+    CHECK_MESSAGE(custom_checks(r) == doctest::Approx(0.0), reasons_of(r));
+    CHECK(reasons_of(r).find("it is 70001 bytes; at most 65536 are read") != std::string::npos);
+  }
+  SUBCASE("no reward file: the exit code decides") {
+    TempDir dir;
+    auto r = rig.run(direct_run_task(dir, kHonestTool, "test \"$(./bin/tool)\" = 42\n"));
+    CHECK_MESSAGE(custom_checks(r) == doctest::Approx(1.0), reasons_of(r));
+    CHECK(reasons_of(r).find("PASS: exit code 0 (no value in reward file") != std::string::npos);
+  }
+  SUBCASE("the honest control") {
+    TempDir dir;
+    auto r = rig.run(direct_run_task(dir, kHonestTool));
+    CHECK_MESSAGE(custom_checks(r) == doctest::Approx(1.0), reasons_of(r));
+    CHECK(reasons_of(r).find("custom_checks: reward 1") != std::string::npos);
+  }
 }
