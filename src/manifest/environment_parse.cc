@@ -207,15 +207,6 @@ std::optional<NetworkPolicy> read_policy(YamlReader& r, const Field& f, const st
   return std::nullopt;
 }
 
-// What the phases may not do yet: give test-script graders a network.
-void check_phases(YamlReader& r, const Field& f, const std::string& what, const EnvironmentManifest& m) {
-  if (m.grade_network_policy != NetworkPolicy::kNoInternet)
-    r.error(f, subject(what, "network_policy") + ": grade is " + policy_name(m.grade_network_policy) +
-                   ": a grader with a network is not supported yet for this task format (test scripts and checks.py run "
-                   "with no network)",
-            "leave grade out, or give grade: no_internet", At::kKey);
-}
-
 // `network_policy`: a name (setup and agent; grading keeps no network), or a map by phase whose
 // missing setup is the agent's, missing agent no_internet, missing grade no_internet. False after an error.
 bool read_network_policy(YamlReader& r, const Field& k, const std::string& what, EnvironmentManifest& m) {
@@ -234,7 +225,6 @@ bool read_network_policy(YamlReader& r, const Field& k, const std::string& what,
     if (e.key == "agent") m.network_policy = *p;
     if (e.key == "grade") m.grade_network_policy = *p;
   }
-  if (valid) check_phases(r, k, what, m);
   return valid;
 }
 
@@ -366,7 +356,8 @@ ReadEnvironment read_environment(YamlReader& r, const Field& block, const std::s
   }
 
   const bool limited = m.network_policy == NetworkPolicy::kLimitedInternet ||
-                       phase_policy(m, Phase::kSetup) == NetworkPolicy::kLimitedInternet;
+                       phase_policy(m, Phase::kSetup) == NetworkPolicy::kLimitedInternet ||
+                       m.grade_network_policy == NetworkPolicy::kLimitedInternet;
   // A non-empty allowlist whose every entry was refused has been reported already.
   const bool allowlist_written = allowlist_at && allowlist_at->node.IsSequence() && allowlist_at->node.size() > 0;
   if (policy_valid && !limited) {

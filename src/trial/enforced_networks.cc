@@ -22,7 +22,9 @@ results::TaskNetworks enforced_networks(const manifest::TaskConfig& task, bool h
   out.setup = runs_locally(task) ? results::PhaseNetwork{"host", {}}
                                   : posture(manifest::phase_policy(m, manifest::Phase::kSetup), m.allowlist);
   out.agent = runs_locally(task) ? results::PhaseNetwork{"host", {}} : posture(m.network_policy, m.allowlist);
-  out.grade = {"none", {}};  // grade: no_internet, the only grade a task.yaml may give yet: no network at all
+  // A task.yaml's test scripts: no network at all under grade: no_internet, else one of their own.
+  out.grade = m.grade_network_policy == manifest::NetworkPolicy::kNoInternet ? results::PhaseNetwork{"none", {}}
+                                                                           : posture(m.grade_network_policy, m.allowlist);
   if (!task.harbor) return out;
   if (harbor_shared_verifier && manifest::shared_verifier_applies(*task.harbor)) {
     out.grade = out.agent;  // the tests run in the agent's own runner, on its network

@@ -17,6 +17,7 @@
 #include "stack/labels.h"
 #include "trial/grader_setup.h"
 #include "trial/grading_sources.h"
+#include "trial/verifier_network.h"
 #include "trial/verifier_run.h"
 
 namespace forge::trial {
@@ -506,6 +507,12 @@ Result<VerifierRun> test_script_verifier(const GraderSpec& g, const manifest::Ta
     v.verifier_tars.push_back(std::move(*bytes));
   }
   if (!cfg.reward_file.empty()) v.read_files.push_back(cfg.reward_file);
+  if (const VerifierNetwork* n = g.network) {  // network_policy's grade (docs/environment.md)
+    v.network = n->network;
+    v.env.insert(v.env.end(), n->env.begin(), n->env.end());
+    v.dns_options = n->dns_options;
+    v.dns = n->dns;
+  }
   v.read_in_place = true;  // no OOM flag is wanted here: the stop and the GET archive are saved
   return v;
 }

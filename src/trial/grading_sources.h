@@ -61,6 +61,8 @@ class WorkspaceFiles {
   std::string listing_cut_;  // set when a scan stopped at limits_.entries
 };
 
+struct VerifierNetwork;  // trial/verifier_network.h
+
 struct GraderSpec {
   stack::StackLabels labels;  // the trial's stack: the grader carries its labels, so teardown removes it
   std::string runner;         // whose workspace is copied
@@ -75,6 +77,8 @@ struct GraderSpec {
   // The grader, once read, left to the trial's teardown (which removes it by the stack's labels)
   // rather than removed in the grade phase: a running one's removal is a kill and a wait.
   bool leave_to_teardown = false;
+  // The network the grader joins (network_policy's grade: up_grader_network); null: none at all.
+  const VerifierNetwork* network = nullptr;
 };
 
 // Copies the runner's workspace (owned by the agent's uid) and the task's tests (the verifier's

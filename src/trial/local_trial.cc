@@ -169,6 +169,9 @@ std::vector<Problem> check_local(const manifest::TaskConfig& t) {
     add(at_env, std::string("network_policy ") +
                     manifest::policy_name(setup != manifest::NetworkPolicy::kNoInternet ? setup : m.network_policy) +
                     " is enforced only around a container stack; on the host, commands use the host's network");
+  if (m.grade_network_policy != manifest::NetworkPolicy::kNoInternet)
+    add(at_env, std::string("network_policy grade: ") + manifest::policy_name(m.grade_network_policy) +
+                    " is a network of the grader's own, which forgectl brings up beside a container trial's stack");
   if (env.tools.mcp_server)
     add(at_tools, "tools.agent.mcp_server runs in a runner container, and a local trial has none");
   if (!t.initial_state.mock_web_base_url.empty())

@@ -101,11 +101,24 @@ grading::Evidence TrialRun::evidence() {
   ev.judge = [this](const std::string& model_ref, const std::string& system, const std::string& user) {
     return judge(model_ref, system, user);
   };
-  ev.run_tests = [this]() {
+  ev.run_tests = [this]() -> Result<grading::TestRun> {
     auto ahead = take_grader_ahead();
     GraderSpec spec = grader_spec();
-    spec.leave_to_teardown = !local_;  // down removes the stack's containers by its labels
-    return run_grader(docker_, spec, task_, ahead ? ahead->id : "");
+    std::optional<VerifierNetwork> net = ahead ? std::move(ahead->network) : std::nullopt;
+    if (!ahead || !ahead->network) {
+      auto up = up_grade_network();
+      if (!up) return up.fail_with("running the task's tests");
+      net = std::move(*up);
+    }
+    if (net) spec.network = &*net;
+    // down removes the stack's containers by its labels; a grader on a network of its own goes
+    // first, so that its network can go right after it.
+    spec.leave_to_teardown = !local_ && !net;
+    auto run = run_grader(docker_, spec, task_, ahead ? ahead->id : "");
+    if (net)
+      if (auto why = remove_verifier_network(docker_, *net); !why.empty())
+        note("WARNING", "grading", "the grader's network: " + why);
+    return run;
   };
   ev.run_checks = [this]() {
     auto ahead = take_grader_ahead();
@@ -171,11 +184,28 @@ void TrialRun::prepare_grader_ahead() {
     });
     return;
   }
-  grader_ahead_.start([this, spec = grader_spec()]() -> Result<AheadGrader> {
+  grader_ahead_.start([this, spec = grader_spec()]() mutable -> Result<AheadGrader> {
+    auto net = up_grade_network();
+    if (!net) return net.fail();
+    AheadGrader g{"", std::move(*net)};
+    if (g.network) spec.network = &*g.network;
     auto id = prepare_grader(docker_, spec, task_);
-    if (!id) return id.fail();
-    return AheadGrader{*id, std::nullopt};
+    if (!id) {
+      if (g.network) (void)remove_verifier_network(docker_, *g.network);
+      return id.fail();
+    }
+    g.id = *id;
+    return g;
   });
+}
+
+// network_policy's grade for a task's test scripts (docs/environment.md "Per-phase policy"): a
+// network of the grader's own, never the trial's; none under no_internet.
+Result<std::optional<VerifierNetwork>> TrialRun::up_grade_network() const {
+  const auto& m = task_.environment.manifest;
+  if (m.grade_network_policy == manifest::NetworkPolicy::kNoInternet) return std::optional<VerifierNetwork>();
+  GraderNetworkSpec spec{task_.task_id, m.path, task_.dir, m.grade_network_policy, m.allowlist};
+  return up_grader_network(docker_, spec, verifier_network_options());
 }
 
 // The grader made ahead, once ready, timed as ahead_grader; nullopt when there is none (a fresh

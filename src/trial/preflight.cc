@@ -179,9 +179,25 @@ void check_harbor(const manifest::TaskConfig& t, const PreflightInput& in, std::
                            e.host_var + ")"});
 }
 
+namespace {
+
+// network_policy's grade is a network for a task's test scripts; a checks.py grader reads the
+// recorded states and keeps none, so asking it one is a mistake to name, not a silent no.
+void check_grade_network(const manifest::TaskConfig& t, std::vector<Problem>& out) {
+  const auto& m = t.environment.manifest;
+  if (t.harbor || m.grade_network_policy == manifest::NetworkPolicy::kNoInternet) return;
+  if (t.grading.custom_checks.present && t.grading.custom_checks.python())
+    out.push_back({location(m.where, t.path), std::string("network_policy grade: ") +
+                                                 manifest::policy_name(m.grade_network_policy) +
+                                                 " gives test scripts a network; checks.py graders run with none"});
+}
+
+}  // namespace
+
 std::vector<Problem> check_task(const manifest::TaskConfig& t, const PreflightInput& in) {
   std::vector<Problem> out;
   check_harbor(t, in, out);
+  check_grade_network(t, out);
   check_tools(t, out);
   check_user_calls(t, out);
   check_jsonpaths(t, out);

@@ -129,6 +129,7 @@ class TrialRun {
   Step keep_logs(std::vector<std::string>& tars, const std::string& prefix);
   Step step_artifacts();
   VerifierNetworkOptions verifier_network_options() const;
+  Result<std::optional<VerifierNetwork>> up_grade_network() const;
   void prepare_harbor_ahead();
 
   // phase_steps.cc: a multi-step Harbor task, in place of agent → after_agent → grade.

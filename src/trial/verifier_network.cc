@@ -19,20 +19,26 @@ bool proxy_variable(const std::string& kv) {
 Result<std::optional<VerifierNetwork>> up_verifier_network(engine::Client& c, const manifest::HarborTask& task,
                                                            const manifest::HarborNetwork& net,
                                                            const VerifierNetworkOptions& o) {
-  if (net.mode == manifest::NetworkMode::kNoNetwork) return std::optional<VerifierNetwork>();
+  GraderNetworkSpec spec{task.id, task.config_path, task.dir, manifest::harbor_posture(net.mode), net.allowed_hosts};
+  return up_grader_network(c, spec, o);
+}
+
+Result<std::optional<VerifierNetwork>> up_grader_network(engine::Client& c, const GraderNetworkSpec& spec,
+                                                         const VerifierNetworkOptions& o) {
+  if (spec.policy == manifest::NetworkPolicy::kNoInternet) return std::optional<VerifierNetwork>();
   // The stack's runner only holds the networks; the grader is a container of its own that joins
   // them. No compose services: the verifier reaches the internet its mode allows, not the task's
   // services nor the agent's runner, which the agent had in its hands.
   manifest::LoadedEnvironment env;
-  env.source = task.config_path;
-  env.task_id = task.id + "-verifier";
-  env.base_dir = task.dir;
+  env.source = spec.config_path;
+  env.task_id = spec.task_id + "-verifier";
+  env.base_dir = spec.dir;
   auto& m = env.manifest;
-  m.path = task.config_path;
-  m.where = manifest::SourceLocation{task.config_path, 0, 0};
+  m.path = spec.config_path;
+  m.where = manifest::SourceLocation{spec.config_path, 0, 0};
   m.stack = "none";
-  m.network_policy = manifest::harbor_posture(net.mode);
-  m.allowlist = net.allowed_hosts;
+  m.network_policy = spec.policy;
+  m.allowlist = spec.allowlist;
   m.allow_private = o.allow_private;
   // The holder writes nothing: the smallest workspace, at a path no image has, so nothing of
   // the image's own workdir is copied into it.
@@ -40,7 +46,7 @@ Result<std::optional<VerifierNetwork>> up_verifier_network(engine::Client& c, co
   m.runner.workdir = "/.forgectl-verifier-net";
   auto up = stack::up_stack(c, env, o.up);
   if (!up)
-    return up.fail_with("bringing up the verifier's network (" + std::string(manifest::to_string(net.mode)) + ")");
+    return up.fail_with("bringing up the grader's network (" + std::string(manifest::policy_name(spec.policy)) + ")");
   VerifierNetwork out;
   out.stack = up->name;
   out.networks = up->networks;

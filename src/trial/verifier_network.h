@@ -32,9 +32,20 @@ struct VerifierNetworkOptions {
   bool allow_private = false;
 };
 
-// nullopt for no-network; otherwise the verifier's stack, up, with the grader's network, its
+// Which grader network to bring up: a policy (no_internet: none) and, under limited_internet,
+// its allowlist; the task it is for, for the stack's name and messages.
+struct GraderNetworkSpec {
+  std::string task_id, config_path, dir;
+  manifest::NetworkPolicy policy = manifest::NetworkPolicy::kNoInternet;
+  std::vector<std::string> allowlist;
+};
+
+// nullopt for no_internet; otherwise the grader's stack, up, with the grader's network, its
 // proxy variables and DNS options. Its objects carry the run's labels, so `down --orphans` reaps
 // them should forgectl die before remove_verifier_network.
+Result<std::optional<VerifierNetwork>> up_grader_network(engine::Client& c, const GraderNetworkSpec& spec,
+                                                         const VerifierNetworkOptions& o);
+// A Harbor verifier's: its network mode as a policy (no-network: none).
 Result<std::optional<VerifierNetwork>> up_verifier_network(engine::Client& c, const manifest::HarborTask& task,
                                                            const manifest::HarborNetwork& net,
                                                            const VerifierNetworkOptions& o);

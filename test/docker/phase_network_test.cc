@@ -440,3 +440,65 @@ TEST_CASE("per-phase policy: Harbor steps with allowlists of their own and a pub
   inet.reset();
   CHECK(rig.left_nothing());
 }
+
+TEST_CASE("per-phase policy: grade: full_internet gives a task's test scripts a network of their own, not the trial's") {
+  Rig rig;
+  TempDir d;
+  std::filesystem::create_directories(d.path() + "/tests");
+  d.write("task.yaml",
+          "task_id: grade_net\nname: grade net\ncategory: test\ndescription: \"Nothing.\"\n"
+          "initial_user_message: \"Go.\"\n"
+          "tools:\n  agent: {enabled: [bash]}\n  user: {enabled: []}\n"
+          "user_simulator:\n  mode: scripted\n  scripted_flow:\n    - {default: \"Thanks. ###STOP###\"}\n"
+          "grading: grading.yaml\n"
+          "environment:\n  network_policy: {agent: no_internet, grade: full_internet}\n  stack: none\n");
+  d.write("grading.yaml", "custom_checks:\n  command: \"sh /tests/test.sh\"\n");
+  // The tests fetch the fake internet (its address in /tmp/go, written by this test) and pass on its page.
+  d.write("tests/test.sh",
+          "i=0; while [ ! -f /tmp/go ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done\n"
+          "printf 'GET /index.html HTTP/1.0\\r\\n\\r\\n' | nc -w 3 \"$(cat /tmp/go)\" 80 | grep -q hello-internet || exit 5\n");
+  auto task = manifest::load_task(d.path() + "/task.yaml");
+  REQUIRE_MESSAGE(task.has_value(), (task ? "" : task.error().what()));
+  const std::string trajectory = write_trajectory(d, {{"done", {}}});
+
+  trial::TrialResult r;
+  std::thread t([&] { r = rig.run(*task, replay(trajectory)); });
+  // The grader (made ahead) and its own outward network, then the fake internet on it.
+  auto* c = docker_env().client;
+  std::string grader, net;
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while ((grader.empty() || net.empty()) && std::chrono::steady_clock::now() < until) {
+    auto cs = engine::list_containers(*c, {{"label", {"io.forgectl.run=" + rig.env.run_id, "io.forgectl.role=grader"}}});
+    if (cs)
+      for (const auto& g : *cs)
+        if (g.state == "running") grader = g.id;
+    auto nets = engine::list_networks(*c, run_filter(rig.env.run_id));
+    if (nets)
+      for (const auto& n : *nets)
+        if (n.name.ends_with("-net")) net = n.name;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::optional<TestContainer> inet;
+  if (!grader.empty() && !net.empty()) {
+    engine::ContainerSpec s;
+    s.network = net;
+    s.cmd = std::vector<std::string>{"sh", "-c", "mkdir -p /tmp/w && echo hello-internet > /tmp/w/index.html && "
+                                                 "exec httpd -f -p 80 -h /tmp/w"};
+    inet.emplace(s);
+    auto info = engine::inspect_container(*c, inet->id);
+    REQUIRE(info.has_value());
+    engine::ExecOptions go{{"sh", "-c", "echo " + info->networks.begin()->second.ip_address + " > /tmp/go"}};
+    go.timeout = Millis(20000);
+    CHECK(engine::exec_run(*c, grader, go).has_value());
+  }
+  t.join();
+  REQUIRE_FALSE(grader.empty());
+  REQUIRE_FALSE(net.empty());
+  CAPTURE(reasons_of(r));
+  REQUIRE(r.outcome == results::Outcome::kGraded);
+  CHECK(r.grade.binary_pass);  // the tests reached the internet of their own network
+  CHECK(r.networks.at("grade") == "full_internet");
+  CHECK(r.networks.at("agent") == "no_internet");
+  inet.reset();
+  CHECK(rig.left_nothing());
+}

@@ -13,6 +13,7 @@
 #include "trial/grader_setup.h"
 #include "trial/harbor_steps.h"
 #include "trial/harbor_trial.h"
+#include "manifest/task_parse.h"
 #include "trial/preflight.h"
 
 using namespace forge;
@@ -425,4 +426,27 @@ TEST_CASE("harbor shared verifier: applies to a multi-step task's shared steps, 
   run.harbor_shared_verifier = true;
   CHECK(sweep::agent_fingerprint(oracle, run, mixed) != plain);  // a shared verdict is not a separate one
   CHECK(sweep::agent_fingerprint(oracle, run, *allsep) == sweep::agent_fingerprint(oracle, manifest::RunConfig{}, *allsep));
+}
+
+TEST_CASE("preflight: network_policy grade gives test scripts a network; a checks.py grader asked one is named") {
+  test::TempFiles d("forgectl-grade-net-");
+  auto load = [&](const std::string& grading) {
+    d.write("t/task.yaml",
+            "task_id: g\nname: g\ncategory: test\ndescription: \"x\"\ninitial_user_message: \"Go.\"\n"
+            "tools:\n  agent: {enabled: [bash]}\n  user: {enabled: []}\n"
+            "user_simulator:\n  mode: scripted\n  scripted_flow:\n    - {default: \"###STOP###\"}\n"
+            "grading: grading.yaml\n"
+            "environment:\n  network_policy: {agent: no_internet, grade: full_internet}\n  stack: none\n");
+    d.write("t/grading.yaml", grading);
+    d.write("t/checks.py", "def check(ctx):\n    return True\n");
+    d.write("t/tests/test.sh", "exit 0\n");
+    auto t = manifest::load_task(d.dir() + "/t/task.yaml");
+    REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
+    return std::move(*t);
+  };
+  CHECK(trial::check_task(load("custom_checks:\n  command: \"sh /tests/test.sh\"\n"), trial::PreflightInput{}).empty());
+  auto problems = trial::check_task(load("custom_checks:\n  file: checks.py\n"), trial::PreflightInput{});
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].text().find("network_policy grade: full_internet gives test scripts a network; checks.py graders run "
+                                "with none") != std::string::npos);
 }

@@ -265,7 +265,7 @@ TEST_CASE("manifest: network_policy by phase: a string for setup and agent, or a
     CHECK(typo.hint == "did you mean 'full_internet'?");
     CHECK(only(bad, "verify").line == 4);
   }
-  SUBCASE("limited_internet may change between phases; a grader may not have a network yet") {
+  SUBCASE("limited_internet may change between phases; a grader may have a network of its own") {
     Diagnostics diags;
     auto m = parse_environment(
         "network_policy: {setup: limited_internet, agent: no_internet}\nlimited_internet_allowlist: [pypi.org]\n",
@@ -277,8 +277,17 @@ TEST_CASE("manifest: network_policy by phase: a string for setup and agent, or a
     CHECK(env_errors("network_policy: {setup: full_internet, agent: limited_internet}\n"
                      "limited_internet_allowlist: [pypi.org]\n")
               .empty());
-    auto grade = env_errors("network_policy: {agent: no_internet, grade: full_internet}\n");
-    CHECK(has(only(grade, "grade is full_internet").message, "not supported yet"));
+    CHECK(env_errors("network_policy: {agent: no_internet, grade: full_internet}\n").empty());
+    Diagnostics gd;
+    auto g = parse_environment("network_policy: {agent: no_internet, grade: limited_internet}\n"
+                               "limited_internet_allowlist: [pkgs.example.org]\n",
+                               "env.yaml", gd);
+    CHECK(gd.empty());
+    CHECK(phase_policy(g, Phase::kGrade) == NetworkPolicy::kLimitedInternet);
+    CHECK_FALSE(runner_changes_network(g));  // the grader's network is its own, not the runner's
+    // A limited grade needs the allowlist like any limited phase.
+    CHECK(has(only(env_errors("network_policy: {grade: limited_internet}\n"), "non-empty").message,
+              "limited_internet needs a non-empty limited_internet_allowlist"));
   }
   SUBCASE("limited_internet_* keys apply when any runner phase is limited") {
     CHECK(env_errors("network_policy: {setup: limited_internet, agent: limited_internet}\n"
