@@ -12,6 +12,7 @@
 #include <memory>
 #include <set>
 
+#include "core/elf_build_id.h"
 #include "core/sha256.h"
 #include "core/strings.h"
 #include "engine/images.h"
@@ -247,7 +248,10 @@ Result<std::string> services_build_context(const ServicesSources& src) {
 }
 
 Result<std::string> services_tag_for(const std::string& forgectl_binary) {
-  auto digest = helper_digest(forgectl_binary);  // the same SHA-256 of a file
+  // The linker's build ID names the binary's contents at no cost; a binary linked without one is
+  // hashed whole (the same SHA-256 of a file as the helper's).
+  if (auto id = elf_build_id(forgectl_binary); id && id->size() >= 12) return "forgectl/services:" + id->substr(0, 12);
+  auto digest = helper_digest(forgectl_binary);
   if (!digest) return digest.fail_with("hashing " + forgectl_binary);
   return "forgectl/services:" + digest->substr(0, 12);
 }

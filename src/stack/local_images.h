@@ -82,8 +82,8 @@ struct ServicesSources {
 // with the few applets healthchecks use, /etc/passwd with nobody (65534), /tmp (1777) and an empty
 // /srv/www for mock-web. Runs as 65534:65534; the compose command picks the service.
 Result<std::string> services_build_context(const ServicesSources& src);
-// The services image a forgectl binary runs, tagged by the binary's digest
-// ("forgectl/services:<12 hex>"), so two forgectl builds sharing a daemon never run each other's
+// The services image a forgectl binary runs, tagged by the binary's identity (its ELF build ID,
+// else its SHA-256: "forgectl/services:<12 hex>"), so two forgectl builds sharing a daemon never run each other's
 // json-db: `host.services_image` when set, else the running binary's.
 std::string own_services_image(const HostSettings& host);
 // The tag of the services image holding `forgectl_binary`.
@@ -97,7 +97,7 @@ Result<std::string> build_services_image(engine::Client& c, const ServicesSource
                                          const std::function<void(std::string_view)>& progress = {});
 
 // Which of the local images a caller needs. The services image is named by a digest of this
-// forgectl binary (hashing a large binary takes a second or more), so it is checked only when
+// forgectl binary (hashing a large binary without a build ID takes a second or more), so it is checked only when
 // some task runs a built-in service.
 struct LocalImageNeeds {
   bool runner = true, squid = true, services = true;

@@ -298,8 +298,8 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
   }(), ", "));
   if (auto st = b.check_interrupt(); !st) return st.fail_with(what);
 
-  // The resolver, beside the proxy and the services: every container of a closed stack asks it for
-  // the names Docker's embedded DNS does not know; it runs before the runner starts.
+  // The resolver, beside the proxy, the services and the runner: every container of a closed stack
+  // asks it for the names Docker's embedded DNS does not know; it runs before up returns.
   std::future<Result<std::string>> resolver_up;
   if (plan->resolver)
     resolver_up = std::async(std::launch::async, [&] { return b.create_and_start(*plan->resolver, labels, net_names); });
@@ -312,43 +312,9 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
     return {};
   };
 
-  // The sidecar: created on the task network, its config put in, the edge attached, started, ready.
-  if (plan->proxy) {
-    auto& p = *plan->proxy;
-    auto id = b.create_verified(p, labels, net_names);
-    if (!id) return id.fail_with(what);
-    res.containers[p.key] = *id;
-    if (auto st = put_squid_conf(c, *id, plan->squid_conf); !st) return st.fail_with(what);
-    for (std::size_t i = 1; i < p.networks.size(); ++i)
-      if (auto st = engine::connect_network(c, net_names.at(p.networks[i].network_key), *id, p.networks[i].aliases); !st)
-        return st.fail_with(what);
-    if (auto st = engine::start_container(c, *id); !st) return st.fail_with(what);
-    if (auto st = wait_proxy_ready(c, *id, Deadline::in(Millis(30000)), o.interrupted); !st) return st.fail_with(what);
-    b.step("egress proxy ready (" + p.image + ")");
-  }
-
-  // Services: each starts once what it depends on has started (or is healthy, when asked).
-  struct Gate {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::map<std::string, int> state;  // 1 started, 2 healthy, -1 failed
-  } gate;
-  std::vector<Status> outcomes(plan->services.size());
-  auto wait_for = [&](const std::string& dep, manifest::DependCondition cond) -> Status {
-    std::unique_lock lock(gate.mu);
-    int need = cond == manifest::DependCondition::kHealthy ? 2 : 1;
-    gate.cv.wait(lock, [&] { return gate.state[dep] >= need || gate.state[dep] < 0; });
-    if (gate.state[dep] < 0) return fail(Errc::kCancelled, "dependency '" + dep + "' failed");
-    return {};
-  };
-  auto mark = [&](const std::string& key, int s) {
-    std::lock_guard lock(gate.mu);
-    gate.state[key] = s;
-    gate.cv.notify_all();
-  };
   std::mutex res_mu;
-  // The runner is created and verified while the services start; it starts last, as its running
-  // state marks a finished stack (see inventory.h). Another image's workdir is read first: the
+  // The runner is created and verified while the proxy and the services start; it starts last, as
+  // its running state marks a finished stack (see inventory.h). Another image's workdir is read first: the
   // tmpfs workspace takes its owner and mode now and its content once the runner runs.
   auto& runner_plan = plan->runner;
   WorkdirSeed seed;
@@ -380,6 +346,43 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
     if (!runner_plan.hardening.readonly_rootfs) install_agent_visible_link(c, *id, runner_plan.workdir);
     return id;
   });
+  // The sidecar: created on the task network, its config put in, the edge attached, started, ready.
+  if (plan->proxy) {
+    auto& p = *plan->proxy;
+    auto id = b.create_verified(p, labels, net_names);
+    if (!id) return id.fail_with(what);
+    {
+      std::lock_guard lock(res_mu);
+      res.containers[p.key] = *id;
+    }
+    if (auto st = put_squid_conf(c, *id, plan->squid_conf); !st) return st.fail_with(what);
+    for (std::size_t i = 1; i < p.networks.size(); ++i)
+      if (auto st = engine::connect_network(c, net_names.at(p.networks[i].network_key), *id, p.networks[i].aliases); !st)
+        return st.fail_with(what);
+    if (auto st = engine::start_container(c, *id); !st) return st.fail_with(what);
+    if (auto st = wait_proxy_ready(c, *id, Deadline::in(Millis(30000)), o.interrupted); !st) return st.fail_with(what);
+    b.step("egress proxy ready (" + p.image + ")");
+  }
+
+  // Services: each starts once what it depends on has started (or is healthy, when asked).
+  struct Gate {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::map<std::string, int> state;  // 1 started, 2 healthy, -1 failed
+  } gate;
+  std::vector<Status> outcomes(plan->services.size());
+  auto wait_for = [&](const std::string& dep, manifest::DependCondition cond) -> Status {
+    std::unique_lock lock(gate.mu);
+    int need = cond == manifest::DependCondition::kHealthy ? 2 : 1;
+    gate.cv.wait(lock, [&] { return gate.state[dep] >= need || gate.state[dep] < 0; });
+    if (gate.state[dep] < 0) return fail(Errc::kCancelled, "dependency '" + dep + "' failed");
+    return {};
+  };
+  auto mark = [&](const std::string& key, int s) {
+    std::lock_guard lock(gate.mu);
+    gate.state[key] = s;
+    gate.cv.notify_all();
+  };
   parallel_for(
       plan->services.size(),
       [&](std::size_t i) {
@@ -419,14 +422,15 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
   for (const auto& st : outcomes)
     if (!st) return st.fail_with(what);
   if (!runner_id) return runner_id.fail_with(what);
-  // Before the runner, whose agent is what the resolver is for; services started beside it (an
-  // outside name they ask for in that moment fails either way, later rather than at once).
-  if (auto st = resolver_started(); !st) return st.fail_with(what);
   if (auto st = b.check_interrupt(); !st) return st.fail_with(what);
   if (auto st = engine::start_container(c, *runner_id); !st) return st.fail_with(what);
   // Only now: a tmpfs volume keeps nothing put into it before the container runs.
   if (auto st = seed_workspace(c, *runner_id, runner_plan.workdir, seed); !st) return st.fail_with(what);
   b.step("runner started (" + runner_plan.image + ")");
+  // Before up returns: no process of the trial's (setup, the agent) runs before then, and the
+  // runner's own sleep asks no name, so its start need not wait for the resolver's. Services
+  // started beside it: an outside name they ask for in that moment fails either way.
+  if (auto st = resolver_started(); !st) return st.fail_with(what);
   if (auto st = b.check_interrupt(); !st) return st.fail_with(what);
 
   guard.dismiss();

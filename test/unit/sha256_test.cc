@@ -1,12 +1,14 @@
-// SHA-256 against the FIPS 180-4 / NIST example vectors, and the canonical state hash against
+// The ELF build ID reader; SHA-256 against the FIPS 180-4 / NIST example vectors, and the canonical state hash against
 // values computed with Python's json.dumps(sort_keys=True, separators=(",", ":")) + hashlib.
 #include <doctest/doctest.h>
 
 #include <string>
 
 #include "core/json.h"
+#include "core/elf_build_id.h"
 #include "core/sha256.h"
 #include "core/state_hash.h"
+#include "support/manifest_helpers.h"
 
 using namespace forge;
 
@@ -75,4 +77,18 @@ TEST_CASE("sha256: the state hash matches Tolokaforge's, with and without unstab
   // Key order never matters.
   auto reordered = doc(R"({"b":[{"y":2,"x":1}],"a":[]})");
   CHECK(state_hash(reordered) == state_hash(doc(R"({"a":[],"b":[{"x":1,"y":2}]})")));
+}
+
+TEST_CASE("elf build id: this test binary's, as the linker wrote it; none for a file that is not ELF") {
+  auto id = forge::elf_build_id("/proc/self/exe");
+  REQUIRE(id.has_value());  // Debian's gcc links with --build-id
+  CHECK(id->size() == 40);   // SHA-1
+  CHECK(id->find_first_not_of("0123456789abcdef") == std::string::npos);
+  CHECK(forge::elf_build_id("/proc/self/exe") == id);  // stable
+  forge::test::TempFiles d("forgectl-elf-");
+  d.write("text", "#!/bin/sh\necho not elf\n");
+  CHECK_FALSE(forge::elf_build_id(d.file("text")).has_value());
+  d.write("short", std::string("\x7f" "ELF\x02", 5));  // a header cut short
+  CHECK_FALSE(forge::elf_build_id(d.file("short")).has_value());
+  CHECK_FALSE(forge::elf_build_id(d.file("missing")).has_value());
 }
