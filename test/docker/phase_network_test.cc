@@ -195,6 +195,18 @@ TEST_CASE("per-phase policy: setup fetches from the fake internet; the agent and
 
 namespace {
 
+// A Harbor task's oracle trial, with the fake internet on the run's outward network once it is there.
+trial::TrialResult run_oracle_with_internet(HarborRig& rig, const manifest::TaskConfig& task) {
+  trial::TrialResult r;
+  std::thread t([&] { r = rig.run(task, trial::AgentChoice::Kind::kOracle); });
+  std::string net;
+  std::optional<TestContainer> inet;
+  fake_internet_for(rig.env.run_id, net, inet);
+  t.join();
+  REQUIRE_FALSE(net.empty());
+  return r;
+}
+
 // A step's oracle: waits for the fake internet's address, fetches its page into `file`.
 std::string fetch_into(const std::string& file) {
   return "i=0; while [ ! -f /tmp/go ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done\n"
@@ -225,13 +237,7 @@ TEST_CASE("per-phase policy: a Harbor step's own agent network is applied before
   auto task = rig.load(d.dir() + "/t");
   REQUIRE(trial::check_task(task, trial::PreflightInput{}).empty());
 
-  trial::TrialResult r;
-  std::thread t([&] { r = rig.run(task, trial::AgentChoice::Kind::kOracle); });
-  std::string net;
-  std::optional<TestContainer> inet;
-  fake_internet_for(rig.env.run_id, net, inet);
-  t.join();
-  REQUIRE_FALSE(net.empty());
+  auto r = run_oracle_with_internet(rig, task);
   CAPTURE(reasons_of(r));
   CAPTURE(r.verifier_output);
   REQUIRE(r.outcome == results::Outcome::kGraded);
@@ -239,7 +245,6 @@ TEST_CASE("per-phase policy: a Harbor step's own agent network is applied before
   CHECK(r.grade.components.at("step.two") == 1.0);  // public: fetched
   CHECK(r.networks.at("step.one") == "no_internet");
   CHECK(r.networks.at("step.two") == "full_internet");
-  inet.reset();
   CHECK(rig.left_nothing());
 }
 
@@ -422,13 +427,7 @@ TEST_CASE("per-phase policy: Harbor steps with allowlists of their own and a pub
   auto task = rig.load(d.dir() + "/t");
   REQUIRE(trial::check_task(task, trial::PreflightInput{}).empty());
 
-  trial::TrialResult r;
-  std::thread t([&] { r = rig.run(task, trial::AgentChoice::Kind::kOracle); });
-  std::string net;
-  std::optional<TestContainer> inet;
-  fake_internet_for(rig.env.run_id, net, inet);
-  t.join();
-  REQUIRE_FALSE(net.empty());
+  auto r = run_oracle_with_internet(rig, task);
   CAPTURE(reasons_of(r));
   CAPTURE(r.verifier_output);
   REQUIRE(r.outcome == results::Outcome::kGraded);
@@ -437,7 +436,6 @@ TEST_CASE("per-phase policy: Harbor steps with allowlists of their own and a pub
   CHECK(r.grade.components.at("step.three") == 1.0);  // both, through the open proxy, and the internet straight
   CHECK(r.networks.at("step.one") == "limited_internet");
   CHECK(r.networks.at("step.three") == "full_internet");
-  inet.reset();
   CHECK(rig.left_nothing());
 }
 
