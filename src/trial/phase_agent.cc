@@ -20,13 +20,18 @@ Step TrialRun::agent() {
     if (!st) return classify_running(st.error(), InfraKind::kDaemon);
     solution_owner_ = agent_ids_;
   }
-  auto agent = make_agent();
+  // Before the agent is taken: a discarded early turn's agent may still be in its call.
+  agent::EarlyTurn* early = join_early_turn();
+  auto agent = take_agent();
   if (!agent) return Fault::setup(agent.error().what());
   auto user = make_user();
   if (!user) return Fault::setup(user.error().what());
   watch_ = std::make_unique<SandboxWatch>(docker_, *up_, env_.log);
   watch_->start(started_unix_);
-  r_.episode = agent::run_episode(**agent, user->get(), *tools_.executor, episode_spec(), env_.interrupted);
+  auto spec = episode_spec();
+  spec.early = early;
+  r_.episode = agent::run_episode(**agent, user->get(), *tools_.executor, spec, env_.interrupted);
+  early_.reset();
   watch_->stop();
   if (shots_) {
     r_.screenshots = shots_->kept();
@@ -36,6 +41,15 @@ Step TrialRun::agent() {
        {{"turns", std::to_string(r_.episode.turns)}});
   if (!r_.episode.error.empty()) r_.error = r_.episode.error;
   return std::nullopt;
+}
+
+// The agent the early turn was asked of, else a new one (also after a discarded early turn,
+// whose call may still be running on the old).
+Result<std::shared_ptr<agent::Agent>> TrialRun::take_agent() {
+  if (agent_ && early_) return agent_;
+  auto made = make_agent();
+  if (!made) return made.fail();
+  return std::shared_ptr<agent::Agent>(std::move(*made));
 }
 
 Result<std::unique_ptr<agent::Agent>> TrialRun::make_agent() {

@@ -42,7 +42,12 @@ TrialRun::TrialRun(const manifest::TaskConfig& task, int index, int attempt, con
   trial_id_ = task.task_id + "_" + std::to_string(index);
 }
 
-TrialResult TrialRun::run() { return finish(begin()); }
+// A trial run at its turn with no sandbox prepared ahead: its first model turn overlaps up and
+// setup when that is safe (phase_early_turn.cc). A prepared trial's sandbox is ready already.
+TrialResult TrialRun::run() {
+  start_early_turn();
+  return finish(begin());
+}
 
 // Up → setup → tools: at the trial's turn, or ahead of it (prepare_trial).
 Step TrialRun::begin() {
@@ -65,6 +70,7 @@ TrialResult TrialRun::finish(Step s) {
     if (!s) s = grade();
   }
   if (s) end_with(*s);
+  discard_early_turn("the trial ended before its agent phase");  // a failed sandbox: not this episode's
   down();
   r_.finished_at = iso_now();
   return std::move(r_);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/early_turn.h"
 #include "core/clock.h"
 #include "grading/grader.h"
 #include "policy/egress_log.h"
@@ -96,8 +97,16 @@ class TrialRun {
   bool python_server() const;
   Step seed_server();
 
+  // phase_early_turn.cc: the first turn overlapping up and setup.
+  bool may_overlap_first_turn() const;
+  Result<std::vector<ToolDecl>> predicted_decls() const;
+  void start_early_turn();
+  agent::EarlyTurn* join_early_turn();
+  void discard_early_turn(const std::string& why);
+
   // phase_agent.cc
   Step agent();
+  Result<std::shared_ptr<agent::Agent>> take_agent();
   Result<std::unique_ptr<agent::Agent>> make_agent();
   Result<std::unique_ptr<agent::UserSimulator>> make_user();
   agent::EpisodeSpec episode_spec();
@@ -178,6 +187,8 @@ class TrialRun {
   std::int64_t started_unix_ = 0;
   std::vector<std::string> frozen_;  // containers paused until the trial's turn
   tools::StackTools tools_;
+  std::shared_ptr<agent::Agent> agent_;         // made ahead for the early turn; null: made in agent()
+  std::unique_ptr<agent::EarlyTurn> early_;     // the first turn, asked while up and setup ran
   std::shared_ptr<tools::BrowserSession> browser_;  // the trial's Chromium (browser_use.h); null: none
   std::unique_ptr<LocalTrial> local_;           // the local executor's sandbox; null for a container trial
   AgentIds agent_ids_;                          // a Harbor task's: who owns /logs/agent and /solution
