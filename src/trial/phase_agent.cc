@@ -88,21 +88,31 @@ std::string TrialRun::keep_screenshot(const ImagePart& image) {
   return "";
 }
 
-agent::EpisodeSpec TrialRun::episode_spec() {
+agent::EpisodeSpec task_episode_spec(const manifest::TaskConfig& task, const TrialEnv& env) {
   agent::EpisodeSpec spec;
-  spec.system_prompt = task_.system_prompt;
+  spec.system_prompt = task.system_prompt;
+  spec.initial_user_message = task.initial_user_message;
+  spec.max_turns = task.max_turns.value_or(env.run->max_turns);
+  spec.episode_timeout = env.run->episode_timeout;
+  // A Harbor task's [agent] timeout_sec is its agent's time, as Harbor gives it.
+  if (task.harbor && task.harbor->agent.timeout_sec)
+    spec.episode_timeout = Millis(static_cast<long long>(*task.harbor->agent.timeout_sec * 1000));
+  spec.turn_timeout = env.run->turn_timeout;
+  spec.stuck = env.run->stuck;
+  spec.exec_slots = slot(env.admission, &Admission::exec);
+  return spec;
+}
+
+agent::EpisodeSpec TrialRun::episode_spec() {
+  agent::EpisodeSpec spec = task_episode_spec(task_, env_);
   // The loader could not know the image's WORKDIR: name the directory the stack really gave.
   if (task_.harbor && up_) spec.system_prompt = manifest::harbor_system_prompt(workspace());
-  spec.initial_user_message = step_ ? step_->instruction : task_.initial_user_message;
-  spec.max_turns = task_.max_turns.value_or(env_.run->max_turns);
-  spec.episode_timeout = env_.run->episode_timeout;
-  // A Harbor task's [agent] timeout_sec is its agent's time, as Harbor gives it.
-  const auto& timeout = step_ ? step_->agent.timeout_sec : task_.harbor ? task_.harbor->agent.timeout_sec : std::nullopt;
-  if (timeout) spec.episode_timeout = Millis(static_cast<long long>(*timeout * 1000));
-  spec.turn_timeout = env_.run->turn_timeout;
-  spec.stuck = env_.run->stuck;
-  spec.exec_slots = slot(env_.admission, &Admission::exec);
-  if (step_) spec.call_id_prefix = "s" + std::to_string(step_index_ + 1) + "-";  // unique across the steps
+  if (step_) {
+    spec.initial_user_message = step_->instruction;
+    const auto& timeout = step_->agent.timeout_sec;  // the step's own, else the run's
+    spec.episode_timeout = timeout ? Millis(static_cast<long long>(*timeout * 1000)) : env_.run->episode_timeout;
+    spec.call_id_prefix = "s" + std::to_string(step_index_ + 1) + "-";  // unique across the steps
+  }
   spec.keep_image = [this](const ImagePart& image) { return keep_screenshot(image); };
   return spec;
 }

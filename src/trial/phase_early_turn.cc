@@ -1,55 +1,66 @@
-// The first wave's overlap (docs/sweeps.md "The first wave"): a trial with no sandbox prepared
-// ahead pays up + setup before its agent's first turn. When that turn's request depends on nothing
-// the sandbox produces, the model is asked while up and setup run; its tool calls still run only
-// in the agent phase, once setup is done and the agent's network verified.
-#include "trial/trial_run.h"
-
+// The first wave's overlap (docs/sweeps.md "The first wave"): a trial whose sandbox is not ready
+// at its turn pays up + setup before its agent's first turn. When that turn's request depends on
+// nothing the sandbox produces, the model is asked while up and setup run; its tool calls still
+// run only in the agent phase, once setup is done and the agent's network verified.
 #include <algorithm>
 
-#include "agent/early_turn.h"
 #include "tools/toolbox.h"
 #include "trial/browser_use.h"
 #include "trial/json_db_use.h"
 #include "trial/local_trial.h"
 #include "trial/trial_env.h"
+#include "trial/trial_run.h"
 
 namespace forge::trial {
+
+namespace {
 
 // Only an LLM agent calls a model. Its request must be known before the sandbox: no tool that a
 // running server declares (MCP over stdio or HTTP, a Python server), no browser (opened with the
 // tools), no Harbor task (its system prompt names the workdir the stack gives, its steps switch
-// users), no local executor.
-bool TrialRun::may_overlap_first_turn() const {
-  const auto& tools = task_.environment.tools;
-  return choice_.kind == AgentChoice::Kind::kLlm && !task_.harbor && !runs_locally(task_) && !tools.mcp_server &&
-         tools.http_mcp_servers.empty() && !uses_browser(task_);
+// users and instructions), no local executor.
+bool may_overlap(const manifest::TaskConfig& task, const AgentChoice& choice) {
+  const auto& tools = task.environment.tools;
+  return choice.kind == AgentChoice::Kind::kLlm && !task.harbor && !runs_locally(task) && !tools.mcp_server &&
+         tools.http_mcp_servers.empty() && !uses_browser(task);
 }
 
 // The agent's tools as open_tools will declare them, from the task alone: the built-ins (with the
-// database and knowledge-base tools when the stack has their services). agent() checks the
-// prediction against the opened tools and discards the turn on any difference.
-Result<std::vector<ToolDecl>> TrialRun::predicted_decls() const {
-  const auto& env = task_.environment;
+// database and knowledge-base tools when the stack has their services). The agent phase checks
+// the prediction against the tools opened and discards the turn on any difference.
+Result<std::vector<ToolDecl>> predicted_decls(const manifest::TaskConfig& task, const std::string& trial_id) {
+  const auto& env = task.environment;
   tools::BuiltinOptions b;  // no sandbox: these tools are only declared, never called
-  if (env.compose.find("json-db")) b.db.trial = trial_id_;
-  if (!task_.initial_state.rag_corpus_dir.empty() && env.compose.find("rag") && tool_enabled(env.tools, "search_kb"))
-    b.rag.trial = trial_id_;
+  if (env.compose.find("json-db")) b.db.trial = trial_id;
+  if (!task.initial_state.rag_corpus_dir.empty() && env.compose.find("rag") && tool_enabled(env.tools, "search_kb"))
+    b.rag.trial = trial_id;
   auto exec = tools::make_toolbox({env.tools, b, {}, nullptr, {}});
   if (!exec) return exec.fail();
   return agent::agent_decls(**exec);
 }
 
-void TrialRun::start_early_turn() {
-  if (!may_overlap_first_turn()) return;
-  auto spec = episode_spec();
-  if (!agent::may_start_early(spec)) return;
-  auto decls = predicted_decls();
-  if (!decls) return;  // open_tools reports the same problem as today
-  auto made = make_agent();
-  if (!made) return;  // agent() reports it as today
-  agent_ = std::shared_ptr<agent::Agent>(std::move(*made));
-  early_ = std::make_unique<agent::EarlyTurn>(agent_, spec, std::move(*decls));
-  note("INFO", "agent", "first turn started while the sandbox is brought up");
+}  // namespace
+
+std::unique_ptr<FirstTurn> start_first_turn(const manifest::TaskConfig& task, int trial_index,
+                                            const AgentChoice& choice, const TrialEnv& env) {
+  if (!may_overlap(task, choice) || !env.models) return nullptr;
+  auto spec = task_episode_spec(task, env);
+  if (!agent::may_start_early(spec)) return nullptr;
+  auto decls = predicted_decls(task, trial_id_of(task, trial_index));
+  if (!decls) return nullptr;  // open_tools reports the same problem as today
+  auto client = env.models(choice.model_key);
+  if (!client) return nullptr;  // the agent phase reports it as today
+  auto first = std::make_unique<FirstTurn>();
+  first->agent = agent::llm_agent(*client);
+  first->turn = std::make_unique<agent::EarlyTurn>(first->agent, spec, std::move(*decls));
+  return first;
+}
+
+void TrialRun::adopt_first_turn(std::unique_ptr<FirstTurn> first) {
+  if (!first) return;
+  agent_ = std::move(first->agent);
+  early_ = std::move(first->turn);
+  note("INFO", "agent", "first turn asked while the sandbox is not ready");
 }
 
 // At the agent phase: the early turn if it was asked what the episode would ask, with how long it

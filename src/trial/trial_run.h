@@ -53,12 +53,23 @@ class PhaseTimer {
 
 inline Slots* slot(Admission* a, Slots Admission::*which) { return a ? &(a->*which) : nullptr; }
 
+// "{task_id}_{trial_index}": the trial's name in its services (json-db, rag).
+inline std::string trial_id_of(const manifest::TaskConfig& task, int index) {
+  return task.task_id + "_" + std::to_string(index);
+}
+
+// phase_agent.cc: the episode's settings from the task and the run alone (no step, no stack),
+// which is all a first turn asked ahead of the sandbox may depend on.
+agent::EpisodeSpec task_episode_spec(const manifest::TaskConfig& task, const TrialEnv& env);
+
 class TrialRun {
  public:
   TrialRun(const manifest::TaskConfig& task, int index, int attempt, const AgentChoice& choice, TrialEnv& env);
 
   // trial.cc: the phases in order.
-  TrialResult run();
+  TrialResult run(std::unique_ptr<FirstTurn> first);
+  // phase_early_turn.cc: the first turn, asked ahead of the sandbox, becomes this trial's.
+  void adopt_first_turn(std::unique_ptr<FirstTurn> first);
   Step begin();
   TrialResult finish(Step s);
 
@@ -98,9 +109,6 @@ class TrialRun {
   Step seed_server();
 
   // phase_early_turn.cc: the first turn overlapping up and setup.
-  bool may_overlap_first_turn() const;
-  Result<std::vector<ToolDecl>> predicted_decls() const;
-  void start_early_turn();
   agent::EarlyTurn* join_early_turn();
   void discard_early_turn(const std::string& why);
 
