@@ -45,8 +45,11 @@ EarlyTurn::EarlyTurn(std::shared_ptr<Agent> agent, const EpisodeSpec& spec, std:
 
 EarlyTurn::~EarlyTurn() {
   if (!thread_.joinable()) return;
-  if (done()) thread_.join();
-  else thread_.detach();
+  if (done()) {
+    thread_.join();
+    return;
+  }
+  thread_.detach();
 }
 
 bool EarlyTurn::done() const { return shared_->done.load(); }

@@ -113,12 +113,15 @@ Episode run_episode(Agent& agent, UserSimulator* user, tools::ToolExecutor& exec
   StuckDetector stuck(spec.stuck);
   CallIntake intake(spec.call_id_prefix);
   for (ep.turns = 0; ep.turns < spec.max_turns; ++ep.turns) {
-    if (stopped()) return finish(Termination::kInterrupted);
-    if (episode_end.expired()) return finish(Termination::kTimeout);
+    // An early answer already paid for is taken and counted before anything ends the episode (the
+    // tool loop below still stops at an interrupt before any call).
     std::optional<Result<ChatResponse>> taken;
     if (ep.turns == 0 && early) {
       taken = early->take(interrupted);
       if (!taken) return finish(Termination::kInterrupted);
+    } else {
+      if (stopped()) return finish(Termination::kInterrupted);
+      if (episode_end.expired()) return finish(Termination::kTimeout);
     }
     auto resp = taken ? std::move(*taken)
                       : agent.next(ep.messages, decls, Deadline::in(spec.turn_timeout).earlier(episode_end));

@@ -105,7 +105,7 @@ TEST_CASE("early turn: the first model call runs before the sandbox is ready; it
   REQUIRE(agent::may_start_early(spec));
 
   agent::EarlyTurn early(model, spec, agent::agent_decls(**ex));
-  REQUIRE(model->wait_started(5s));  // the model is asked while the "sandbox" is not ready
+  REQUIRE(model->wait_started(5s));   // the model is asked while the "sandbox" is not ready
   std::this_thread::sleep_for(50ms);  // up and setup
   const auto ready = Clock::now();
   CHECK(tool->ran_at.empty());
@@ -157,6 +157,28 @@ TEST_CASE("early turn: a SIGINT while the model is still answering ends the epis
     CHECK(Clock::now() - t0 < 2s);
   }  // the call still runs: left behind, never waited for
   model->release();
+}
+
+TEST_CASE("early turn: an answer already paid for is counted when an interrupt ends the episode; its call never runs") {
+  auto tool = std::make_shared<TimedTool>();
+  tools::ExecutorConfig cfg;
+  cfg.tools = {tool};
+  cfg.agent_enabled = {"note"};
+  auto ex = tools::ToolExecutor::create(cfg);
+  REQUIRE(ex);
+  auto model = std::make_shared<GatedModel>();
+  model->release();
+  agent::EpisodeSpec spec;
+  spec.initial_user_message = "note it";
+  agent::EarlyTurn early(model, spec, agent::agent_decls(**ex));
+  for (auto until = Clock::now() + 5s; !early.done() && Clock::now() < until;) std::this_thread::sleep_for(10ms);
+  std::atomic<int> interrupted{1};
+  spec.early = &early;
+  auto ep = agent::run_episode(*model, nullptr, **ex, spec, &interrupted);
+  CHECK(ep.termination == agent::Termination::kInterrupted);
+  CHECK(ep.agent_calls == 1);
+  CHECK(ep.agent_usage.input_tokens == 100);
+  CHECK(tool->ran_at.empty());
 }
 
 TEST_CASE("early turn: an episode whose tools differ from those the call was asked with asks again") {
