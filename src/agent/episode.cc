@@ -3,6 +3,7 @@
 
 #include <map>
 
+#include "agent/early_turn.h"
 #include "agent/tool_calls.h"
 #include "core/strings.h"
 
@@ -71,8 +72,9 @@ class StuckDetector {
 Episode run_episode(Agent& agent, UserSimulator* user, tools::ToolExecutor& executor, const EpisodeSpec& spec,
                     const std::atomic<int>* interrupted) {
   Episode ep;
-  auto start = Clock::now();
-  Deadline episode_end = Deadline::in(spec.episode_timeout);
+  // An early first turn's time is the agent's: the episode began when that call did.
+  const auto start = spec.early ? spec.early->started() : Clock::now();
+  const Deadline episode_end(start + spec.episode_timeout);
   auto finish = [&](Termination t, std::string error = {}) {
     ep.termination = t;
     ep.error = std::move(error);
@@ -89,9 +91,8 @@ Episode run_episode(Agent& agent, UserSimulator* user, tools::ToolExecutor& exec
   };
   auto stopped = [&] { return interrupted && interrupted->load() > 0; };
 
-  if (!spec.system_prompt.empty()) ep.messages.push_back({ChatMessage::Role::kSystem, spec.system_prompt});
-  std::vector<ToolDecl> decls;
-  for (const auto& s : executor.specs(tools::Actor::kAgent)) decls.push_back({s.name, s.description, s.parameters});
+  ep.messages = opening_messages(spec);
+  const std::vector<ToolDecl> decls = agent_decls(executor);
 
   auto user_turn = [&]() -> std::optional<Episode> {
     auto r = user->reply(ep.messages, Deadline::in(spec.turn_timeout).earlier(episode_end));
@@ -104,18 +105,26 @@ Episode run_episode(Agent& agent, UserSimulator* user, tools::ToolExecutor& exec
     return std::nullopt;
   };
 
-  if (!spec.initial_user_message.empty()) {
-    ep.messages.push_back({ChatMessage::Role::kUser, spec.initial_user_message});
-  } else if (user) {
+  if (spec.initial_user_message.empty() && user)
     if (auto done = user_turn()) return *done;
-  }
+  // The early call is the first turn only when it was asked what this turn would ask.
+  EarlyTurn* early = spec.early && same_decls(spec.early->decls(), decls) ? spec.early : nullptr;
 
   StuckDetector stuck(spec.stuck);
   CallIntake intake(spec.call_id_prefix);
   for (ep.turns = 0; ep.turns < spec.max_turns; ++ep.turns) {
-    if (stopped()) return finish(Termination::kInterrupted);
-    if (episode_end.expired()) return finish(Termination::kTimeout);
-    auto resp = agent.next(ep.messages, decls, Deadline::in(spec.turn_timeout).earlier(episode_end));
+    // An early answer already paid for is taken and counted before anything ends the episode (the
+    // tool loop below still stops at an interrupt before any call).
+    std::optional<Result<ChatResponse>> taken;
+    if (ep.turns == 0 && early) {
+      taken = early->take(interrupted);
+      if (!taken) return finish(Termination::kInterrupted);
+    } else {
+      if (stopped()) return finish(Termination::kInterrupted);
+      if (episode_end.expired()) return finish(Termination::kTimeout);
+    }
+    auto resp = taken ? std::move(*taken)
+                      : agent.next(ep.messages, decls, Deadline::in(spec.turn_timeout).earlier(episode_end));
     if (!resp) return failed(resp.error());
     ++ep.agent_calls;
     ep.agent_usage += resp->usage;

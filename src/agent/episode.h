@@ -15,6 +15,8 @@
 
 namespace forge::agent {
 
+class EarlyTurn;
+
 // Why an episode ended. Infra failures (kInfraError) are retried by the sweep with a fresh
 // sandbox and never count as model failures.
 enum class Termination {
@@ -47,6 +49,10 @@ struct EpisodeSpec {
   // turn, so a trial that ends midway has kept it already): the path the trial's record keeps it
   // at, or empty when it is not kept. Empty function: images are kept nowhere but in memory.
   std::function<std::string(const ImagePart&)> keep_image;
+  // The first turn's model call, started before the sandbox was ready (early_turn.h), with the
+  // same opening messages and tool declarations: the episode takes its answer as its first turn
+  // and counts its time from when it started. Null: the first turn is called here.
+  EarlyTurn* early = nullptr;
 };
 
 struct Episode {

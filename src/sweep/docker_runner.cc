@@ -151,6 +151,12 @@ Result<int> DockerTrialRunner::admit(int concurrency, std::ostream& progress) {
 
 namespace {
 
+// The job's first turn, asked already, moved out for its trial (only one attempt takes it).
+std::unique_ptr<trial::FirstTurn> take_first_turn(const Job& job) {
+  if (!job.first_turn || !job.first_turn->turn) return nullptr;
+  return std::make_unique<trial::FirstTurn>(std::move(*job.first_turn));
+}
+
 // A trial the warm pool prepared for one job (its first phases run, its stack maybe frozen), on
 // the engine it was made on (counted busy there).
 struct DockerPrepared final : Prepared {
@@ -195,6 +201,12 @@ void DockerTrialRunner::discard(std::unique_ptr<Prepared> p) {
   hosts_.release(*d->engine);
 }
 
+std::unique_ptr<trial::FirstTurn> DockerTrialRunner::start_first_turn(const Job& job) {
+  trial::TrialEnv env = base_;
+  env.admission = &admission_;
+  return trial::start_first_turn(*job.task, job.index, job.agent, env);
+}
+
 Attempt DockerTrialRunner::run(const Job& job, int attempt) {
   EngineSlot& engine = hosts_.acquire();
   trial::TrialEnv env = base_;
@@ -205,7 +217,7 @@ Attempt DockerTrialRunner::run(const Job& job, int attempt) {
   env.record_dir = record_dir_of(job, dir_);
   ClaimClock clock(job.on_progress);
   env.on_progress = clock.ear();
-  trial::TrialResult r = trial::run_trial(*job.task, job.index, attempt, job.agent, env);
+  trial::TrialResult r = trial::run_trial(*job.task, job.index, attempt, job.agent, env, take_first_turn(job));
   clock.record(r);
   hosts_.release(engine);
   return finish_attempt(std::move(r), job, engine.address, dir_);
@@ -216,7 +228,7 @@ Attempt DockerTrialRunner::run_prepared(const Job& job, int attempt, std::unique
   if (!d) return run(job, attempt);
   EngineSlot& engine = *d->engine;  // the slot acquired in prepare
   ClaimClock clock(job.on_progress);
-  trial::TrialResult r = trial::finish_trial(std::move(d->trial), attempt, clock.ear());
+  trial::TrialResult r = trial::finish_trial(std::move(d->trial), attempt, clock.ear(), take_first_turn(job));
   clock.record(r);
   hosts_.release(engine);
   return finish_attempt(std::move(r), job, engine.address, dir_);

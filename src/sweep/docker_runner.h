@@ -46,6 +46,7 @@ class DockerTrialRunner final : public TrialRunner {
   int pool_capacity() override { return pool_capacity_; }
   std::unique_ptr<Prepared> prepare(const Job& job) override;
   Attempt run_prepared(const Job& job, int attempt, std::unique_ptr<Prepared> p) override;
+  std::unique_ptr<trial::FirstTurn> start_first_turn(const Job& job) override;
   bool freeze(Prepared& p) override;
   void discard(std::unique_ptr<Prepared> p) override;
 

@@ -104,6 +104,9 @@ class Scheduler {
       progress_.started(id, job.task->task_id, job.agent.label(), job.index);
       Job watched = job;
       watched.on_progress = [this, id](const trial::TrialProgress& p) { progress_.update(id, p); };
+      // The first wave waits here for sandboxes still in preparation: the model's first turn
+      // need not (docs/sweeps.md "The first wave"). A retry asks its own, in its own trial.
+      if (tries == 1 && pool_) watched.first_turn = runner_.start_first_turn(watched);
       // The first attempt takes its prepared sandbox, if any; a retry is always a fresh one.
       std::unique_ptr<Prepared> prepared = tries == 1 && pool_ ? pool_->take(n) : nullptr;
       took = true;

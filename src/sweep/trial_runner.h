@@ -25,6 +25,9 @@ struct Job {
   std::string rel_dir;  // under trials/
   // The live view's ear: the runner passes it to the trial (trial::TrialEnv::on_progress).
   std::function<void(const trial::TrialProgress&)> on_progress;
+  // The agent's first model turn, asked when the job's turn came (TrialRunner::start_first_turn),
+  // for the attempt's trial to take; null: the trial decides for itself.
+  std::shared_ptr<trial::FirstTurn> first_turn;
 };
 
 // What one attempt came to.
@@ -59,6 +62,9 @@ class TrialRunner {
   // A sandbox for exactly this job, made before its turn (called on the pool's threads); null
   // when the job gets none (it then brings up its own).
   virtual std::unique_ptr<Prepared> prepare(const Job&) { return nullptr; }
+  // The job's turn has come and its prepared sandbox may not be ready: the agent's first model
+  // turn, when it may be asked without the sandbox (trial::start_first_turn); null: none.
+  virtual std::unique_ptr<trial::FirstTurn> start_first_turn(const Job&) { return nullptr; }
   // run() in a prepared sandbox (never null). The default removes it and runs as usual.
   virtual Attempt run_prepared(const Job& job, int attempt, std::unique_ptr<Prepared> p) {
     discard(std::move(p));

@@ -20,13 +20,18 @@ Step TrialRun::agent() {
     if (!st) return classify_running(st.error(), InfraKind::kDaemon);
     solution_owner_ = agent_ids_;
   }
-  auto agent = make_agent();
+  // Before the agent is taken: a discarded early turn's agent may still be in its call.
+  agent::EarlyTurn* early = join_early_turn();
+  auto agent = take_agent();
   if (!agent) return Fault::setup(agent.error().what());
   auto user = make_user();
   if (!user) return Fault::setup(user.error().what());
   watch_ = std::make_unique<SandboxWatch>(docker_, *up_, env_.log);
   watch_->start(started_unix_);
-  r_.episode = agent::run_episode(**agent, user->get(), *tools_.executor, episode_spec(), env_.interrupted);
+  auto spec = episode_spec();
+  spec.early = early;
+  r_.episode = agent::run_episode(**agent, user->get(), *tools_.executor, spec, env_.interrupted);
+  early_.reset();
   watch_->stop();
   if (shots_) {
     r_.screenshots = shots_->kept();
@@ -36,6 +41,15 @@ Step TrialRun::agent() {
        {{"turns", std::to_string(r_.episode.turns)}});
   if (!r_.episode.error.empty()) r_.error = r_.episode.error;
   return std::nullopt;
+}
+
+// The agent the early turn was asked of, else a new one (also after a discarded early turn,
+// whose call may still be running on the old).
+Result<std::shared_ptr<agent::Agent>> TrialRun::take_agent() {
+  if (agent_ && early_) return agent_;
+  auto made = make_agent();
+  if (!made) return made.fail();
+  return std::shared_ptr<agent::Agent>(std::move(*made));
 }
 
 Result<std::unique_ptr<agent::Agent>> TrialRun::make_agent() {
@@ -74,21 +88,31 @@ std::string TrialRun::keep_screenshot(const ImagePart& image) {
   return "";
 }
 
-agent::EpisodeSpec TrialRun::episode_spec() {
+agent::EpisodeSpec task_episode_spec(const manifest::TaskConfig& task, const TrialEnv& env) {
   agent::EpisodeSpec spec;
-  spec.system_prompt = task_.system_prompt;
+  spec.system_prompt = task.system_prompt;
+  spec.initial_user_message = task.initial_user_message;
+  spec.max_turns = task.max_turns.value_or(env.run->max_turns);
+  spec.episode_timeout = env.run->episode_timeout;
+  // A Harbor task's [agent] timeout_sec is its agent's time, as Harbor gives it.
+  if (task.harbor && task.harbor->agent.timeout_sec)
+    spec.episode_timeout = Millis(static_cast<long long>(*task.harbor->agent.timeout_sec * 1000));
+  spec.turn_timeout = env.run->turn_timeout;
+  spec.stuck = env.run->stuck;
+  spec.exec_slots = slot(env.admission, &Admission::exec);
+  return spec;
+}
+
+agent::EpisodeSpec TrialRun::episode_spec() {
+  agent::EpisodeSpec spec = task_episode_spec(task_, env_);
   // The loader could not know the image's WORKDIR: name the directory the stack really gave.
   if (task_.harbor && up_) spec.system_prompt = manifest::harbor_system_prompt(workspace());
-  spec.initial_user_message = step_ ? step_->instruction : task_.initial_user_message;
-  spec.max_turns = task_.max_turns.value_or(env_.run->max_turns);
-  spec.episode_timeout = env_.run->episode_timeout;
-  // A Harbor task's [agent] timeout_sec is its agent's time, as Harbor gives it.
-  const auto& timeout = step_ ? step_->agent.timeout_sec : task_.harbor ? task_.harbor->agent.timeout_sec : std::nullopt;
-  if (timeout) spec.episode_timeout = Millis(static_cast<long long>(*timeout * 1000));
-  spec.turn_timeout = env_.run->turn_timeout;
-  spec.stuck = env_.run->stuck;
-  spec.exec_slots = slot(env_.admission, &Admission::exec);
-  if (step_) spec.call_id_prefix = "s" + std::to_string(step_index_ + 1) + "-";  // unique across the steps
+  if (step_) {
+    spec.initial_user_message = step_->instruction;
+    const auto& timeout = step_->agent.timeout_sec;  // the step's own, else the run's
+    spec.episode_timeout = timeout ? Millis(static_cast<long long>(*timeout * 1000)) : env_.run->episode_timeout;
+    spec.call_id_prefix = "s" + std::to_string(step_index_ + 1) + "-";  // unique across the steps
+  }
   spec.keep_image = [this](const ImagePart& image) { return keep_screenshot(image); };
   return spec;
 }

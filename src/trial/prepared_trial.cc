@@ -116,11 +116,12 @@ Result<std::unique_ptr<PreparedTrial>> prepare_trial(const manifest::TaskConfig&
 }
 
 TrialResult finish_trial(std::unique_ptr<PreparedTrial> p, int attempt,
-                         std::function<void(const TrialProgress&)> on_progress) {
+                         std::function<void(const TrialProgress&)> on_progress, std::unique_ptr<FirstTurn> first) {
   auto& impl = *p->impl;
   *impl.progress = std::move(on_progress);
   std::unique_ptr<TrialRun> run = std::move(impl.run);
   run->claim(attempt);
+  run->adopt_first_turn(std::move(first));
   TrialResult r = run->finish(run->thaw());
   return r;
 }

@@ -39,10 +39,15 @@ TrialRun::TrialRun(const manifest::TaskConfig& task, int index, int attempt, con
   r_.trial_index = index;
   r_.attempt = attempt;
   r_.agent = choice.label();
-  trial_id_ = task.task_id + "_" + std::to_string(index);
+  trial_id_ = trial_id_of(task, index);
 }
 
-TrialResult TrialRun::run() { return finish(begin()); }
+// A trial run at its turn with no sandbox prepared ahead: its first model turn overlaps up and
+// setup when that is safe (phase_early_turn.cc). A prepared trial's sandbox is ready already.
+TrialResult TrialRun::run(std::unique_ptr<FirstTurn> first) {
+  adopt_first_turn(first ? std::move(first) : start_first_turn(task_, r_.trial_index, choice_, env_));
+  return finish(begin());
+}
 
 // Up → setup → tools: at the trial's turn, or ahead of it (prepare_trial).
 Step TrialRun::begin() {
@@ -68,6 +73,7 @@ TrialResult TrialRun::finish(Step s) {
     if (!s) s = grade();
   }
   if (s) end_with(*s);
+  discard_early_turn("the trial ended before its agent phase");  // a failed sandbox: not this episode's
   down();
   r_.finished_at = iso_now();
   return std::move(r_);
@@ -137,8 +143,8 @@ void TrialRun::note(const char* level, const char* module, std::string message,
 }
 
 TrialResult run_trial(const manifest::TaskConfig& task, int trial_index, int attempt, const AgentChoice& choice,
-                      TrialEnv& env) {
-  return TrialRun(task, trial_index, attempt, choice, env).run();
+                      TrialEnv& env, std::unique_ptr<FirstTurn> first) {
+  return TrialRun(task, trial_index, attempt, choice, env).run(std::move(first));
 }
 
 }  // namespace forge::trial

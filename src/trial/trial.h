@@ -10,6 +10,7 @@
 #include <string>
 
 #include "agent/budget.h"
+#include "agent/early_turn.h"
 #include "agent/llm_client.h"
 #include "core/host_settings.h"
 #include "core/pace.h"
@@ -96,8 +97,24 @@ struct TrialEnv {
   std::string record_dir;
 };
 
+// An LLM agent's first model turn, started before its trial's sandbox is ready (docs/sweeps.md
+// "The first wave"): by the trial itself when it brings up its own sandbox, or by the sweep when
+// the trial's turn comes while the warm pool still prepares its sandbox.
+struct FirstTurn {
+  std::shared_ptr<agent::Agent> agent;     // the episode's agent: the turn was asked of it
+  std::unique_ptr<agent::EarlyTurn> turn;  // its call, running or answered
+};
+
+// Starts the first turn of trial `trial_index` when its request depends on nothing the sandbox
+// makes (an LLM agent, built-in tools only, a prompt and first message from the task); null
+// otherwise, and the trial keeps today's order.
+std::unique_ptr<FirstTurn> start_first_turn(const manifest::TaskConfig& task, int trial_index,
+                                            const AgentChoice& choice, const TrialEnv& env);
+
+// `first`: the agent's first turn, asked already (first_turn.h); null: the trial asks it ahead of
+// its sandbox itself when it may.
 TrialResult run_trial(const manifest::TaskConfig& task, int trial_index, int attempt, const AgentChoice& agent,
-                      TrialEnv& env);
+                      TrialEnv& env, std::unique_ptr<FirstTurn> first = nullptr);
 
 // One trial's first phases run ahead of its turn by the sweep's warm pool: its sandbox up, its
 // initial state in, its tools open and its helper started; then, when frozen, every container
@@ -127,6 +144,6 @@ Result<std::unique_ptr<PreparedTrial>> prepare_trial(const manifest::TaskConfig&
 // Its turn: the stack thawed, then agent → grade → down, as run_trial. The phases run ahead are
 // recorded as ahead_reserve, ahead_up, ahead_setup; `thaw` is the unpause.
 TrialResult finish_trial(std::unique_ptr<PreparedTrial> p, int attempt,
-                         std::function<void(const TrialProgress&)> on_progress);
+                         std::function<void(const TrialProgress&)> on_progress, std::unique_ptr<FirstTurn> first = nullptr);
 
 }  // namespace forge::trial

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/early_turn.h"
 #include "core/clock.h"
 #include "grading/grader.h"
 #include "policy/egress_log.h"
@@ -52,12 +53,23 @@ class PhaseTimer {
 
 inline Slots* slot(Admission* a, Slots Admission::*which) { return a ? &(a->*which) : nullptr; }
 
+// "{task_id}_{trial_index}": the trial's name in its services (json-db, rag).
+inline std::string trial_id_of(const manifest::TaskConfig& task, int index) {
+  return task.task_id + "_" + std::to_string(index);
+}
+
+// phase_agent.cc: the episode's settings from the task and the run alone (no step, no stack),
+// which is all a first turn asked ahead of the sandbox may depend on.
+agent::EpisodeSpec task_episode_spec(const manifest::TaskConfig& task, const TrialEnv& env);
+
 class TrialRun {
  public:
   TrialRun(const manifest::TaskConfig& task, int index, int attempt, const AgentChoice& choice, TrialEnv& env);
 
   // trial.cc: the phases in order.
-  TrialResult run();
+  TrialResult run(std::unique_ptr<FirstTurn> first);
+  // phase_early_turn.cc: the first turn, asked ahead of the sandbox, becomes this trial's.
+  void adopt_first_turn(std::unique_ptr<FirstTurn> first);
   Step begin();
   TrialResult finish(Step s);
 
@@ -96,8 +108,13 @@ class TrialRun {
   bool python_server() const;
   Step seed_server();
 
+  // phase_early_turn.cc: the first turn overlapping up and setup.
+  agent::EarlyTurn* join_early_turn();
+  void discard_early_turn(const std::string& why);
+
   // phase_agent.cc
   Step agent();
+  Result<std::shared_ptr<agent::Agent>> take_agent();
   Result<std::unique_ptr<agent::Agent>> make_agent();
   Result<std::unique_ptr<agent::UserSimulator>> make_user();
   agent::EpisodeSpec episode_spec();
@@ -179,6 +196,8 @@ class TrialRun {
   std::int64_t started_unix_ = 0;
   std::vector<std::string> frozen_;  // containers paused until the trial's turn
   tools::StackTools tools_;
+  std::shared_ptr<agent::Agent> agent_;         // made ahead for the early turn; null: made in agent()
+  std::unique_ptr<agent::EarlyTurn> early_;     // the first turn, asked while up and setup ran
   std::shared_ptr<tools::BrowserSession> browser_;  // the trial's Chromium (browser_use.h); null: none
   std::unique_ptr<LocalTrial> local_;           // the local executor's sandbox; null for a container trial
   AgentIds agent_ids_;                          // a Harbor task's: who owns /logs/agent and /solution

@@ -5,6 +5,9 @@
 // any container during the agent phase, no API key in any container or output file.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <atomic>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -141,7 +144,13 @@ TEST_CASE("trial (OpenAI protocol): 429 retried, malformed arguments answered as
   std::vector<std::pair<std::string, std::string>> scans;  // container name, scan output
   std::vector<std::string> envs;
   if (in_agent_phase) {
+    // The grader made ahead may still be created but not started (the first turn, asked while the
+    // sandbox came up, brings the agent phase here sooner): scanned once it runs.
     auto cs = rig.containers();
+    for (auto until = Clock::now() + std::chrono::seconds(60);
+         Clock::now() < until && std::any_of(cs.begin(), cs.end(), [](const auto& c) { return c.state != "running"; });
+         cs = rig.containers())
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
     scans = scan_containers(cs, kMarker);
     for (const auto& c : cs) {
       auto info = engine::inspect_container(*docker_env().client, c.id);
@@ -219,6 +228,14 @@ TEST_CASE("trial (Anthropic protocol): tool_use runs in the runner and the trial
   CHECK(s.requests()[0].path == FakeLlmServer::kAnthropicPath);
   CHECK(s.requests()[0].headers.at("x-api-key") == LlmHarness::kAnthropicKey);  // to the provider, from the host
   CHECK(rig.h.body(1).HasMember("messages"));
+  // The first turn was asked while the sandbox came up (docs/sweeps.md "The first wave"): recorded,
+  // its answer in the transcript once, its tool call run once, in the agent phase.
+  CHECK(r.phases.count("first_turn_overlap") == 1);
+  CHECK(r.episode.agent_calls == 2);
+  int first_answers = 0;
+  for (const auto& m : r.episode.messages) first_answers += m.role == ChatMessage::Role::kAssistant && !m.tool_calls.empty();
+  CHECK(first_answers == 1);
+  CHECK(r.tool_log.size() == 1);
   CHECK(rig.containers().empty());
 }
 
@@ -318,9 +335,18 @@ TEST_CASE("trial: a service that dies under the agent makes the trial an infra e
   auto task = load(example_task("orders-db") + "/task.yaml");
   auto& s = rig.h.server;
   s.push({200, {}, fake_llm::openai_text("Order O-001 is paid."), Millis(0), true});
+  // The first request comes while the sandbox is brought up (docs/sweeps.md "The first wave"):
+  // the kill waits for the agent phase as well.
+  std::atomic<bool> in_agent{false};
+  rig.env.on_progress = [&](const trial::TrialProgress& p) {
+    if (p.phase == "agent") in_agent = true;
+  };
   trial::TrialResult r;
   std::thread trial([&] { r = rig.run_llm(task); });
   rig.wait_for_requests(1, std::chrono::seconds(90));
+  for (auto until = Clock::now() + std::chrono::seconds(90); !in_agent && Clock::now() < until;)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(in_agent);
   bool killed = false;
   for (const auto& c : rig.containers())
     for (const auto& n : c.names)

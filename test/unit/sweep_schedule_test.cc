@@ -4,6 +4,7 @@
 // after an interruption at any trial ends with the same aggregate as one that never stopped.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <map>
@@ -70,11 +71,23 @@ class FakeRunner final : public TrialRunner {
   int sandbox_seq = 0;
   stack::BackgroundTeardown teardown{nullptr, 4, nullptr};
 
+  // The first wave's first turns (docs/sweeps.md "The first wave"): asked for every job when
+  // true; which were asked before their sandbox was prepared, and which attempts were handed one.
+  bool first_turns = false;
+  std::vector<std::string> turn_before_ready, handed_turn;
+
   struct FakePrepared final : Prepared {
     std::string sandbox, job;
   };
 
   Result<int> admit(int concurrency, std::ostream&) override { return concurrency; }
+  std::unique_ptr<trial::FirstTurn> start_first_turn(const Job& job) override {
+    if (!first_turns) return nullptr;
+    std::string id = job.task->task_id + "#" + std::to_string(job.index);
+    std::lock_guard lock(mu);
+    if (std::find(prepared_for.begin(), prepared_for.end(), id) == prepared_for.end()) turn_before_ready.push_back(id);
+    return std::make_unique<trial::FirstTurn>();
+  }
   std::vector<std::string> leak_audit() override {
     teardown.drain();
     std::lock_guard lock(mu);
@@ -148,6 +161,7 @@ class FakeRunner final : public TrialRunner {
     {
       std::lock_guard lock(mu);
       calls.push_back(id + "@" + std::to_string(attempt));
+      if (job.first_turn) handed_turn.push_back(id + "@" + std::to_string(attempt));
       auto it = scripts.find(id);
       int n = 0;
       for (const auto& c : calls) n += starts_with(c, id + "@");
@@ -359,6 +373,25 @@ TEST_CASE("schedule: with a warm pool the results equal a run without; each prep
   CHECK(b->pool.frozen == static_cast<int>(warm.frozen.size()));
   CHECK(warm.thawed_by_run == warm.frozen);
   CHECK(b->leaks.empty());
+}
+
+TEST_CASE("schedule: a first attempt is handed its first turn, asked before it waits for its sandbox; a retry is not") {
+  FakePlan p(2);  // 4 trials
+  FakeRunner warm;
+  warm.capacity = 2;
+  warm.first_turns = true;
+  warm.prepare_delay = Millis(150);
+  warm.scripts["alpha#0"] = {{Outcome::kInfraError, InfraKind::kDaemon}, {}};
+  Sweep s;
+  s.opts.concurrency = 2;
+  auto r = s.run(p.plan, warm);
+  REQUIRE(r.has_value());
+  CHECK(r->graded == 4);
+  // The first wave's turns came while the pool still prepared their sandboxes.
+  CHECK(warm.turn_before_ready.size() >= 2);
+  std::set<std::string> handed(warm.handed_turn.begin(), warm.handed_turn.end());
+  CHECK(handed == std::set<std::string>{"alpha#0@1", "alpha#1@1", "beta#0@1", "beta#1@1"});  // never alpha#0@2
+  CHECK(r->leaks.empty());
 }
 
 TEST_CASE("schedule: the pool is bounded by the remaining work: no more sandboxes than trials left") {
