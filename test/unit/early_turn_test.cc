@@ -88,15 +88,21 @@ class TimedTool : public tools::Tool {
   tools::ToolSpec spec_{"note", "notes", R"({"type":"object","properties":{},"additionalProperties":false})"};
 };
 
+// A tool executor whose agent has the one tool `note`.
+std::unique_ptr<tools::ToolExecutor> note_executor(std::shared_ptr<tools::Tool> tool) {
+  tools::ExecutorConfig cfg;
+  cfg.tools = {std::move(tool)};
+  cfg.agent_enabled = {"note"};
+  auto ex = tools::ToolExecutor::create(cfg);
+  REQUIRE(ex);
+  return std::move(*ex);
+}
+
 }  // namespace
 
 TEST_CASE("early turn: the first model call runs before the sandbox is ready; its tool call only after") {
   auto tool = std::make_shared<TimedTool>();
-  tools::ExecutorConfig cfg;
-  cfg.tools = {tool};
-  cfg.agent_enabled = {"note"};
-  auto ex = tools::ToolExecutor::create(cfg);
-  REQUIRE(ex);
+  auto ex = note_executor(tool);
   auto model = std::make_shared<GatedModel>();
   agent::EpisodeSpec spec;
   spec.system_prompt = "be brief";
@@ -104,14 +110,14 @@ TEST_CASE("early turn: the first model call runs before the sandbox is ready; it
   spec.max_turns = 4;
   REQUIRE(agent::may_start_early(spec));
 
-  agent::EarlyTurn early(model, spec, agent::agent_decls(**ex));
+  agent::EarlyTurn early(model, spec, agent::agent_decls(*ex));
   REQUIRE(model->wait_started(5s));   // the model is asked while the "sandbox" is not ready
   std::this_thread::sleep_for(50ms);  // up and setup
   const auto ready = Clock::now();
   CHECK(tool->ran_at.empty());
   model->release();
   spec.early = &early;
-  auto ep = agent::run_episode(*model, nullptr, **ex, spec);
+  auto ep = agent::run_episode(*model, nullptr, *ex, spec);
 
   CHECK(model->first_started < ready);
   REQUIRE(tool->ran_at.size() == 1);
@@ -132,17 +138,13 @@ TEST_CASE("early turn: the first model call runs before the sandbox is ready; it
 }
 
 TEST_CASE("early turn: a SIGINT while the model is still answering ends the episode without waiting for it") {
-  tools::ExecutorConfig cfg;
-  cfg.tools = {std::make_shared<TimedTool>()};
-  cfg.agent_enabled = {"note"};
-  auto ex = tools::ToolExecutor::create(cfg);
-  REQUIRE(ex);
+  auto ex = note_executor(std::make_shared<TimedTool>());
   auto model = std::make_shared<GatedModel>();
   agent::EpisodeSpec spec;
   spec.initial_user_message = "note it";
   std::atomic<int> interrupted{0};
   {
-    agent::EarlyTurn early(model, spec, agent::agent_decls(**ex));
+    agent::EarlyTurn early(model, spec, agent::agent_decls(*ex));
     REQUIRE(model->wait_started(5s));
     spec.early = &early;
     std::thread sigint([&] {
@@ -150,7 +152,7 @@ TEST_CASE("early turn: a SIGINT while the model is still answering ends the epis
       interrupted = 1;
     });
     const auto t0 = Clock::now();
-    auto ep = agent::run_episode(*model, nullptr, **ex, spec, &interrupted);
+    auto ep = agent::run_episode(*model, nullptr, *ex, spec, &interrupted);
     sigint.join();
     CHECK(ep.termination == agent::Termination::kInterrupted);
     CHECK(ep.agent_calls == 0);
@@ -161,20 +163,16 @@ TEST_CASE("early turn: a SIGINT while the model is still answering ends the epis
 
 TEST_CASE("early turn: an answer already paid for is counted when an interrupt ends the episode; its call never runs") {
   auto tool = std::make_shared<TimedTool>();
-  tools::ExecutorConfig cfg;
-  cfg.tools = {tool};
-  cfg.agent_enabled = {"note"};
-  auto ex = tools::ToolExecutor::create(cfg);
-  REQUIRE(ex);
+  auto ex = note_executor(tool);
   auto model = std::make_shared<GatedModel>();
   model->release();
   agent::EpisodeSpec spec;
   spec.initial_user_message = "note it";
-  agent::EarlyTurn early(model, spec, agent::agent_decls(**ex));
+  agent::EarlyTurn early(model, spec, agent::agent_decls(*ex));
   for (auto until = Clock::now() + 5s; !early.done() && Clock::now() < until;) std::this_thread::sleep_for(10ms);
   std::atomic<int> interrupted{1};
   spec.early = &early;
-  auto ep = agent::run_episode(*model, nullptr, **ex, spec, &interrupted);
+  auto ep = agent::run_episode(*model, nullptr, *ex, spec, &interrupted);
   CHECK(ep.termination == agent::Termination::kInterrupted);
   CHECK(ep.agent_calls == 1);
   CHECK(ep.agent_usage.input_tokens == 100);
@@ -182,11 +180,7 @@ TEST_CASE("early turn: an answer already paid for is counted when an interrupt e
 }
 
 TEST_CASE("early turn: an episode whose tools differ from those the call was asked with asks again") {
-  tools::ExecutorConfig cfg;
-  cfg.tools = {std::make_shared<TimedTool>()};
-  cfg.agent_enabled = {"note"};
-  auto ex = tools::ToolExecutor::create(cfg);
-  REQUIRE(ex);
+  auto ex = note_executor(std::make_shared<TimedTool>());
   auto early_model = std::make_shared<GatedModel>();
   agent::EpisodeSpec spec;
   spec.initial_user_message = "note it";
@@ -196,7 +190,7 @@ TEST_CASE("early turn: an episode whose tools differ from those the call was ask
   GatedModel fresh;
   fresh.release();
   spec.early = &early;
-  auto ep = agent::run_episode(fresh, nullptr, **ex, spec);
+  auto ep = agent::run_episode(fresh, nullptr, *ex, spec);
   CHECK(fresh.calls == 1);
   CHECK(fresh.asked_with == 1);
 }
