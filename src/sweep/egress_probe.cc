@@ -162,8 +162,9 @@ std::vector<manifest::NetworkPolicy> policies_to_probe(const std::vector<manifes
     if (!trial::runs_locally(t) && !policy::network_free(t.environment))
       for (auto p : {manifest::NetworkPolicy::kNoInternet, manifest::NetworkPolicy::kLimitedInternet})
         if (manifest::runner_ever(t.environment.manifest, p)) names.insert(manifest::policy_name(p));
-    // A Harbor verifier's own network (a shared verifier is the runner's, above).
-    if (t.harbor && !(harbor_shared_verifier && manifest::shared_verifier_applies(*t.harbor)))
+    // A grader's own network: a Harbor verifier's (a shared verifier is the runner's, above) or
+    // a task.yaml's `grade:` ("none" when it has none, which no policy here matches).
+    if (!t.harbor || !(harbor_shared_verifier && manifest::shared_verifier_applies(*t.harbor)))
       names.insert(trial::enforced_networks(t, harbor_shared_verifier).grade.policy);
   }
   std::vector<manifest::NetworkPolicy> out;

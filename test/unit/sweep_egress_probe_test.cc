@@ -80,3 +80,25 @@ TEST_CASE("egress probe failure: names the policy, the engine and the failed che
   CHECK(probe_failure({bad}).find("failed on unix:///var/run/docker.sock: cannot add the host firewall rule") !=
         std::string::npos);
 }
+
+TEST_CASE("egress probe: every closed policy a phase runs under is probed — setup's, the agent's and a grader's own") {
+  using manifest::NetworkPolicy;
+  auto task = [](NetworkPolicy setup, NetworkPolicy agent, NetworkPolicy grade) {
+    manifest::TaskConfig t;
+    t.environment.manifest.setup_network_policy = setup;
+    t.environment.manifest.network_policy = agent;
+    t.environment.manifest.grade_network_policy = grade;
+    return t;
+  };
+  const std::vector<NetworkPolicy> both{NetworkPolicy::kNoInternet, NetworkPolicy::kLimitedInternet};
+  // A limited setup before an offline agent: both stacks' policies.
+  CHECK(policies_to_probe({task(NetworkPolicy::kLimitedInternet, NetworkPolicy::kNoInternet, NetworkPolicy::kNoInternet)},
+                          false) == both);
+  // A network-free trial (offline, no services) whose test scripts have an allowlist of their own.
+  CHECK(policies_to_probe({task(NetworkPolicy::kNoInternet, NetworkPolicy::kNoInternet, NetworkPolicy::kLimitedInternet)},
+                          false) == std::vector<NetworkPolicy>{NetworkPolicy::kLimitedInternet});
+  // Open everywhere: nothing to probe.
+  CHECK(policies_to_probe({task(NetworkPolicy::kFullInternet, NetworkPolicy::kFullInternet, NetworkPolicy::kNoInternet)},
+                          false)
+            .empty());
+}
