@@ -155,6 +155,57 @@ ContainerPlan resolver_plan(const StackPlan& plan, const std::string& task_net, 
   return r;
 }
 
+// Whether the agent's processes get the proxy variables from the runner's environment (create's):
+// its phase, or one Harbor step, is limited_internet.
+bool agent_has_proxy(const manifest::EnvironmentManifest& m) {
+  const auto& steps = m.step_network_policies;
+  return m.network_policy == NetworkPolicy::kLimitedInternet ||
+         std::count(steps.begin(), steps.end(), NetworkPolicy::kLimitedInternet) > 0;
+}
+
+// The egress proxy of a stack whose runner is ever limited_internet, and its squid.conf: the first
+// allowlist's, each allowlist's when the phases switch between them, and an open one for a
+// full_internet phase of a runner that keeps the proxy variables (a Harbor public step beside
+// allowlist steps).
+void plan_proxy(StackPlan& plan, const manifest::EnvironmentManifest& m, const std::string& image, bool agent_proxied) {
+  const bool changes = manifest::runner_changes_network(m);
+  ContainerPlan p;
+  p.key = kProxyKey;
+  p.role = Role::kProxy;
+  p.name = plan.name + "-" + kProxyKey;
+  p.image = image;
+  p.hardening = proxy_hardening();
+  // On the task network only while the runner is limited_internet: in a stack whose runner moves,
+  // the trial attaches it for those phases and detaches it for the others.
+  p.networks = {{"edge", {}}};
+  if (!changes || manifest::phase_policy(m, manifest::Phase::kSetup) == NetworkPolicy::kLimitedInternet)
+    p.networks.insert(p.networks.begin(), {plan.networks.front().key, {kProxyKey}});
+  plan.proxy_switches = changes;
+  SquidOptions so;
+  so.internal_subnet = plan.networks.front().subnet.str();
+  so.allowlist = plan.allowlists.front();
+  so.deny_private = !m.allow_private;
+  so.allow_plain_http = m.allow_plain_http;
+  so.connect_ports = m.connect_ports;
+  for (const auto& n : plan.networks)
+    if (n.key == "upstream") {
+      p.networks.push_back({"upstream", {}});
+      so.upstream_subnet = n.subnet.str(), so.upstream_gateway = n.subnet.gateway();
+    }
+  p.volumes = {"/etc/squid"};  // the config goes in through the archive API before start
+  plan.proxy = std::move(p);
+  plan.squid_conf = squid_conf(so);
+  for (std::size_t k = 0; plan.allowlists.size() > 1 && k < plan.allowlists.size(); ++k) {
+    so.allowlist = plan.allowlists[k];
+    plan.squid_confs.push_back(squid_conf(so));
+  }
+  const auto& steps = m.step_network_policies;
+  if (agent_proxied && std::count(steps.begin(), steps.end(), NetworkPolicy::kFullInternet) > 0) {
+    so.open = true;
+    plan.squid_open_conf = squid_conf(so);
+  }
+}
+
 }  // namespace
 
 int allowlist_index(const StackPlan& plan, const std::vector<std::string>& allowlist) {
@@ -213,9 +264,7 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
   const NetworkPolicy setup = manifest::phase_policy(m, manifest::Phase::kSetup);
   // The agent's processes get the proxy variables from the runner's environment (create's): a
   // task whose agent phase, or one Harbor step, is limited_internet.
-  const bool agent_proxied = m.network_policy == NetworkPolicy::kLimitedInternet ||
-                             std::count(m.step_network_policies.begin(), m.step_network_policies.end(),
-                                        NetworkPolicy::kLimitedInternet) > 0;
+  const bool agent_proxied = agent_has_proxy(m);
 
   // Every name a container answers to on the task network: services, their aliases, the runner.
   // An upstream's names are on the upstream network only, where just the proxy resolves them.
@@ -264,7 +313,6 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
                                         ") is on limited_internet_allowlist, so the proxy would never let anyone reach it");
     }
   }
-  const bool has_upstreams = std::find(keys.begin(), keys.end(), "upstream") != keys.end();
   if (closed) plan.resolver = resolver_plan(plan, task_net, m.allow_private, limited);
   // A runner that moves: the resolver follows it (the trial switches it with the runner), starting
   // as setup has it — every name, through the outward network, in a full_internet phase; none in a
@@ -368,42 +416,7 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
   if (closed) r.dns_options = kFastDnsOptions;
   r.dns = dns;
 
-  if (limited) {
-    ContainerPlan p;
-    p.key = kProxyKey;
-    p.role = Role::kProxy;
-    p.name = plan.name + "-" + kProxyKey;
-    p.image = opts.proxy_image;
-    p.hardening = proxy_hardening();
-    // On the task network only while the runner is limited_internet: in a stack whose runner
-    // moves, the trial attaches it for those phases and detaches it for the others.
-    p.networks = {{"edge", {}}};
-    if (!changes || setup == NetworkPolicy::kLimitedInternet) p.networks.insert(p.networks.begin(), {task_net, {kProxyKey}});
-    plan.proxy_switches = changes;
-    if (has_upstreams) p.networks.push_back({"upstream", {}});
-    p.volumes = {"/etc/squid"};  // the config goes in through the archive API before start
-    plan.proxy = std::move(p);
-    SquidOptions so;
-    so.internal_subnet = plan.networks.front().subnet.str();
-    so.allowlist = plan.allowlists.front();
-    so.deny_private = !m.allow_private;
-    so.allow_plain_http = m.allow_plain_http;
-    so.connect_ports = m.connect_ports;
-    for (const auto& n : plan.networks)
-      if (n.key == "upstream") so.upstream_subnet = n.subnet.str(), so.upstream_gateway = n.subnet.gateway();
-    plan.squid_conf = squid_conf(so);
-    // Switched between phases: each allowlist's, and an open one for a full_internet phase of a
-    // runner that keeps the proxy variables (a Harbor public step beside allowlist steps).
-    for (std::size_t k = 0; plan.allowlists.size() > 1 && k < plan.allowlists.size(); ++k) {
-      so.allowlist = plan.allowlists[k];
-      plan.squid_confs.push_back(squid_conf(so));
-    }
-    if (agent_proxied && std::count(m.step_network_policies.begin(), m.step_network_policies.end(),
-                                    NetworkPolicy::kFullInternet) > 0) {
-      so.open = true;
-      plan.squid_open_conf = squid_conf(so);
-    }
-  }
+  if (limited) plan_proxy(plan, m, opts.proxy_image, agent_proxied);
   return plan;
 }
 
