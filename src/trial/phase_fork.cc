@@ -16,7 +16,7 @@ using results::InfraKind;
 // forks on. A Harbor task's setup is its own (steps, healthchecks) and is never forked.
 bool TrialRun::forks() const {
   const auto& m = task_.environment.manifest;
-  return env_.snapshots && !task_.harbor && !m.setup_script.empty() && m.setup_fork;
+  return env_.snapshots && !task_.harbor && !m.setup_script.empty() && m.setup_fork && fork_unsafe_because(task_).empty();
 }
 
 // The fork: the workspace and json-db's namespace as setup left them in the snapshot's trial; the

@@ -91,6 +91,15 @@ Result<std::string> inert_container(engine::Client& c, const std::string& image,
 
 }  // namespace
 
+std::string fork_unsafe_because(const manifest::TaskConfig& task) {
+  const auto& mcp = task.environment.tools.mcp_server;
+  if (mcp && mcp->python()) return "its Python tool server's state is not in a snapshot";
+  for (const auto& svc : task.environment.compose.services)
+    if (svc.name != "json-db" && svc.name != "mock-web" && svc.name != "rag")
+      return "service '" + svc.name + "''s state is not in a snapshot";
+  return {};
+}
+
 std::string workspace_hash(const std::vector<engine::TarEntry>& entries) {
   std::vector<std::string> lines;
   for (const auto& e : entries) {

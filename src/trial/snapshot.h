@@ -12,6 +12,7 @@
 #include "core/result.h"
 #include "engine/client.h"
 #include "engine/tar.h"
+#include "manifest/task_config.h"
 
 namespace forge::trial {
 
@@ -20,6 +21,12 @@ namespace forge::trial {
 inline constexpr const char* kSnapshotDir = "/.forgectl-snapshot";
 // The most a snapshot carries, the workspace's tar: a larger set-up workspace is not forked.
 inline constexpr std::size_t kMaxSnapshotBytes = std::size_t{256} << 20;
+
+// Why a task's trials may not start from a snapshot although its setup_script would allow it:
+// setup may have changed state the snapshot does not hold — a Python tool server's, or a compose
+// service's other than forgectl's json-db (captured), mock-web and rag (filled per trial from the
+// task's files). Empty when they may. Every trial of such a task runs its own setup.
+std::string fork_unsafe_because(const manifest::TaskConfig& task);
 
 // The SHA-256 of a workspace as GET archive returns it (entries under its base name, which is
 // dropped): over every entry sorted by path, its type, path, mode, owner, size and content's

@@ -89,3 +89,22 @@ TEST_CASE("snapshot cache: one trial takes, the others wait and fork; a failed t
   CHECK(fake->requests[0].target.find("/images/sha256:aa?force=1") != std::string::npos);
   CHECK(cache.acquire(c, "task").fork() == nullptr);  // removed: no later trial forks from it
 }
+
+TEST_CASE("forks: a task whose setup may change a service's state a snapshot does not hold is never forked") {
+  manifest::TaskConfig t;
+  for (const char* own : {"json-db", "mock-web", "rag"}) {
+    manifest::ComposeService s;
+    s.name = own;
+    t.environment.compose.services.push_back(s);
+  }
+  CHECK(fork_unsafe_because(t).empty());  // json-db is captured; mock-web and rag are filled per trial
+  manifest::ComposeService db;
+  db.name = "postgres";
+  t.environment.compose.services.push_back(db);
+  CHECK(fork_unsafe_because(t) == "service 'postgres''s state is not in a snapshot");
+  t.environment.compose.services.pop_back();
+  manifest::McpServerConfig py;
+  py.script = "server.py";
+  t.environment.tools.mcp_server = py;
+  CHECK(fork_unsafe_because(t) == "its Python tool server's state is not in a snapshot");
+}
