@@ -129,16 +129,22 @@ Result<std::vector<std::vector<std::string>>> allowlist_sets(const manifest::Env
   return sets;
 }
 
+// One of forgectl's own containers in the stack (the resolver, the proxy): named after its key.
+ContainerPlan own_container(const StackPlan& plan, const char* key, Role role, std::string image, Hardening hardening) {
+  ContainerPlan c;
+  c.key = key;
+  c.role = role;
+  c.name = plan.name + "-" + key;
+  c.image = std::move(image);
+  c.hardening = std::move(hardening);
+  return c;
+}
+
 // The trial's resolver: on the task network at the subnet's last address; under limited_internet
 // also on the edge, to look up the allowlist's exact names (a ".domain" entry answers the domain
 // itself, never a subdomain: the label would be the agent's).
 ContainerPlan resolver_plan(const StackPlan& plan, const std::string& task_net, bool allow_private, bool limited) {
-  ContainerPlan r;
-  r.key = kResolverKey;
-  r.role = Role::kResolver;
-  r.name = plan.name + "-" + kResolverKey;
-  r.image = kResolverImage;
-  r.hardening = resolver_hardening();
+  ContainerPlan r = own_container(plan, kResolverKey, Role::kResolver, kResolverImage, resolver_hardening());
   std::vector<std::string> cmd{"forgectl", "serve", "dns", "--port", "53"};
   // The first allowlist's names as they are, another's as "K:name" (serve dns switches by K).
   bool any = false;
@@ -169,12 +175,7 @@ bool agent_has_proxy(const manifest::EnvironmentManifest& m) {
 // allowlist steps).
 void plan_proxy(StackPlan& plan, const manifest::EnvironmentManifest& m, const std::string& image, bool agent_proxied) {
   const bool changes = manifest::runner_changes_network(m);
-  ContainerPlan p;
-  p.key = kProxyKey;
-  p.role = Role::kProxy;
-  p.name = plan.name + "-" + kProxyKey;
-  p.image = image;
-  p.hardening = proxy_hardening();
+  ContainerPlan p = own_container(plan, kProxyKey, Role::kProxy, image, proxy_hardening());
   // On the task network only while the runner is limited_internet: in a stack whose runner moves,
   // the trial attaches it for those phases and detaches it for the others.
   p.networks = {{"edge", {}}};
