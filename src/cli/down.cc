@@ -27,7 +27,9 @@ void print_removed(Context& ctx, int* rc, const std::string& name, const stack::
 
 // --orphans: the orphaned stacks, then what their dead owners left on this host.
 void down_orphans(Context& ctx, int* rc, engine::Client& c) {
-  auto rep = stack::reap_orphans(c, ctx.host);
+  // Two seconds' watch for a create the daemon finishes for a just-killed owner (down --orphans
+  // right after a SIGKILL is its common use).
+  auto rep = stack::reap_orphans(c, ctx.host, Millis(2000));
   for (const auto& s : rep.stacks) print_removed(ctx, rc, s.name, s.removed, stack::orphan_reason_text(s.why));
   for (const auto& name : rep.unowned)
     ctx.err << "forgectl: kept " << name << ": " << stack::orphan_reason_text(stack::OrphanReason::kUnowned)
@@ -37,7 +39,7 @@ void down_orphans(Context& ctx, int* rc, engine::Client& c) {
   for (const auto& id : rep.snapshots)
     ctx.out << "removed snapshot image " << id << " (its run's forgectl is gone)\n";
   for (const auto& name : rep.stale_rules)
-    ctx.out << "removed the host firewall rules of " << name << " (its bridge is gone)\n";
+    ctx.out << "removed leftover host firewall rules of " << name << '\n';
   for (const auto& e : rep.errors) *rc = ctx.report(make_error(Errc::kServer, e));
 }
 

@@ -1,9 +1,11 @@
 // Host firewall rules through the iptables command.
 #include "stack/host_firewall.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
+#include <thread>
 
 #include "core/strings.h"
 #include "core/subprocess.h"
@@ -43,7 +45,10 @@ Status reopen_host(const std::string& bridge, const std::string& stack) {
         ++deleted;
         continue;
       }
-      if (r && r->exit_code == kXtablesLockBusy && ++busy < 5) continue;
+      if (r && r->exit_code == kXtablesLockBusy && ++busy < 5) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50 * busy));
+        continue;
+      }
       if (v4 && r && r->exit_code == kXtablesLockBusy)
         return fail(Errc::kUnavailable, "could not remove the host firewall rule for bridge " + bridge +
                                             ": the xtables lock stayed busy; remove it with: iptables -D INPUT " +
@@ -54,7 +59,8 @@ Status reopen_host(const std::string& bridge, const std::string& stack) {
   return {};
 }
 
-Result<std::vector<std::string>> remove_stale_host_rules(const std::string& net_dir) {
+Result<std::vector<std::string>> remove_stale_host_rules(const std::set<std::string>& removed,
+                                                         const std::string& net_dir) {
   std::set<std::string> stacks;
   for (const char* tool : {"iptables", "ip6tables"}) {
     auto listed = run_process({tool, "-w", "5", "-S", "INPUT"});
@@ -66,7 +72,8 @@ Result<std::vector<std::string>> remove_stale_host_rules(const std::string& net_
     }
     for (const auto& r : policy::forgectl_rules(listed->out)) {
       std::error_code ec;
-      if (std::filesystem::exists(std::filesystem::path(net_dir) / r.bridge, ec) || ec) continue;
+      if (!removed.count(r.stack) && (std::filesystem::exists(std::filesystem::path(net_dir) / r.bridge, ec) || ec))
+        continue;
       if (auto st = reopen_host(r.bridge, r.stack); !st) return st.fail();
       stacks.insert(r.stack);
     }

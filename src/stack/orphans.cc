@@ -2,7 +2,10 @@
 #include "stack/orphans.h"
 
 #include <ctime>
+#include <set>
+#include <thread>
 
+#include "core/clock.h"
 #include "engine/containers.h"
 #include "engine/images.h"
 #include "policy/subnets.h"
@@ -43,9 +46,27 @@ void reap_snapshots(engine::Client& c, ReapReport& rep) {
   }
 }
 
+// Watches the reaped stacks for `settle`; one a container appears in is removed again.
+void remove_late_creates(engine::Client& c, ReapReport& rep, Millis settle) {
+  std::set<std::string> names;
+  for (const auto& s : rep.stacks) names.insert(s.name);
+  if (names.empty()) return;
+  constexpr Millis kLook{250};
+  for (auto until = Deadline::in(settle); !until.expired();) {
+    std::this_thread::sleep_for(kLook);
+    auto cs = engine::list_containers(c, {{"label", {kLabelStack}}});
+    if (!cs) return rep.errors.push_back(cs.error().with_context("listing the reaped stacks' containers").what());
+    std::set<std::string> again;
+    for (const auto& ct : *cs)
+      if (auto s = ct.labels.find(kLabelStack); s != ct.labels.end() && names.count(s->second)) again.insert(s->second);
+    for (const auto& name : again)
+      for (const auto& e : remove_stack(c, name).errors) rep.errors.push_back(name + ": " + e);
+  }
+}
+
 }  // namespace
 
-ReapReport reap_orphans(engine::Client& c, const HostSettings& host) {
+ReapReport reap_orphans(engine::Client& c, const HostSettings& host, Millis settle) {
   ReapReport rep;
   if (auto stacks = list_stacks(c)) {
     rep.listed = true;
@@ -58,6 +79,7 @@ ReapReport reap_orphans(engine::Client& c, const HostSettings& host) {
   } else {
     rep.errors.push_back(stacks.error().with_context("listing stacks").what());
   }
+  remove_late_creates(c, rep, settle);
   reap_snapshots(c, rep);
   // A forgectl killed between reserving its subnets and creating the networks left reservations.
   auto pool = policy::SubnetPool::from_settings(host);
@@ -67,7 +89,10 @@ ReapReport reap_orphans(engine::Client& c, const HostSettings& host) {
   else
     rep.errors.push_back(pruned.error().what());
   if (host.host_firewall && c.transport().is_local()) {
-    if (auto stale = remove_stale_host_rules())
+    std::set<std::string> removed;
+    for (const auto& s : rep.stacks)  // never a stack whose containers may still run
+      if (s.removed.clean()) removed.insert(s.name);
+    if (auto stale = remove_stale_host_rules(removed))
       rep.stale_rules = std::move(*stale);
     else
       rep.errors.push_back(stale.error().what());

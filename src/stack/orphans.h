@@ -29,7 +29,10 @@ struct ReapReport {
 
 // Removes every orphaned stack on the daemon (orphan_reason), drops the subnet reservations of
 // owners that are gone (host.state_dir) and, where the daemon is local and the host firewall on,
-// the host rules whose bridge is gone. Unowned stacks are reported, never removed.
-ReapReport reap_orphans(engine::Client& c, const HostSettings& host);
+// the host rules whose bridge is gone. Unowned stacks are reported, never removed. `settle`: how
+// long to keep watching the removed stacks for a container the daemon was still creating for
+// their dead owner (it finishes a request whose client died); zero leaves such a late one to the
+// next reaper.
+ReapReport reap_orphans(engine::Client& c, const HostSettings& host, Millis settle = Millis(0));
 
 }  // namespace forge::stack

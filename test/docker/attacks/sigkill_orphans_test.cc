@@ -245,7 +245,16 @@ class KilledSweep {
     auto left = run_objects(run_id_);
     CHECK_MESSAGE(left.total() == 0, "left after down --orphans:" << left.text() << "\n" << down->text());
     if (docker_env().host.host_firewall) {
+      // Another forgectl of the suite reaping the same stacks may be between a network and its
+      // rule: a rule may outlive down by that moment, never longer.
       std::string rules = input_rules();
+      auto ours_left = [&] {
+        for (const auto& s : stacks_)
+          if (rules.find("forgectl:" + s) != std::string::npos) return true;
+        return false;
+      };
+      for (auto until = Deadline::in(Millis(5000)); ours_left() && !until.expired(); rules = input_rules())
+        std::this_thread::sleep_for(Millis(50));
       for (const auto& s : stacks_)
         CHECK_MESSAGE(rules.find("forgectl:" + s) == std::string::npos, s << ":\n" << rules);
     }
