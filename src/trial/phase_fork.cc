@@ -23,12 +23,14 @@ bool TrialRun::forks() const {
 // services' own per-trial state (mock-web's pages, rag's index) as in any trial; then the agent's
 // network, as after a setup.
 Step TrialRun::fork_setup(const ForkState& f) {
-  auto db_body = fork_snapshot(docker_, f.image_id, runner_, workspace(), up_->labels.for_object("snapshot"));
-  if (!db_body) return classify_running(db_body.error().with_context("forking the set-up state"), InfraKind::kDaemon);
+  auto held = fork_snapshot(docker_, f.image_id, runner_, workspace(), up_->labels.for_object("snapshot"));
+  if (!held) return classify_running(held.error().with_context("forking the set-up state"), InfraKind::kDaemon);
+  const std::string& db_body = held->db_init_body;
+  fork_server_state_ = held->server_state;  // seeded into this trial's server once it starts (seed_server)
   if (auto it = up_->containers.find("json-db"); it != up_->containers.end()) {
     db_ = std::make_unique<DbClient>(db_transport(it->second), control_token_, trial_id_);
     db_init_body_ = db_init_body(task_.initial_state);  // golden replay starts from the task's fixtures, as unforked
-    if (auto st = db_->init(db_body->empty() ? db_init_body_ : *db_body); !st)
+    if (auto st = db_->init(db_body.empty() ? db_init_body_ : db_body); !st)
       return classify_running(st.error().with_context("initialising the trial's json-db namespace from the snapshot"),
                               InfraKind::kSandbox);
   }
@@ -47,14 +49,17 @@ Step TrialRun::fork_setup(const ForkState& f) {
   return enter_agent_network();
 }
 
-// Right after setup_script, before the agent's network and any agent process: the workspace and
-// json-db's namespace into a snapshot image. A snapshot that cannot be taken leaves this trial as
-// it is and every later one running setup itself.
-void TrialRun::take_setup_snapshot(SnapshotCache::Lease& lease) {
+// Right after setup_script, before any agent process (a Python server's task: once its server is
+// seeded, still before the agent): the workspace, json-db's namespace and the server's state into
+// a snapshot image. A snapshot that cannot be taken leaves this trial as it is and every later one
+// running setup itself.
+void TrialRun::take_setup_snapshot(const std::string& server_state) {
+  auto& lease = snapshot_lease_;
   SnapshotSource s;
   s.runner = runner_;
   s.workspace = workspace();
   s.runner_image = up_->plan.runner.image;
+  s.server_state = server_state;
   s.repo = "forgectl-snapshot";
   s.tag = lease.tag();
   s.labels = {{stack::kLabelSnapshot, env_.snapshots->run_id()},
@@ -75,7 +80,7 @@ void TrialRun::take_setup_snapshot(SnapshotCache::Lease& lease) {
     note("WARN", "trial", "setup not forked: " + snap.error().what());
     return lease.refuse();
   }
-  lease.publish(ForkState{snap->image_id, snap->workspace_sha256, r_.initial_files});
+  lease.publish(ForkState{snap->image_id, snap->workspace_sha256, r_.initial_files, server_state});
   r_.snapshot_source = "taken";
   r_.snapshot_image = snap->image_id;
   r_.workspace_sha256 = snap->workspace_sha256;

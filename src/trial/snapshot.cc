@@ -15,6 +15,7 @@ namespace {
 
 constexpr const char* kWorkspaceTar = "workspace.tar";
 constexpr const char* kDbBody = "db.json";
+constexpr const char* kServerState = "server.json";
 
 // "workspace/a/b" → "a/b"; "workspace/" and "workspace" → "".
 std::string below_top(const std::string& path) {
@@ -92,8 +93,6 @@ Result<std::string> inert_container(engine::Client& c, const std::string& image,
 }  // namespace
 
 std::string fork_unsafe_because(const manifest::TaskConfig& task) {
-  const auto& mcp = task.environment.tools.mcp_server;
-  if (mcp && mcp->python()) return "its Python tool server's state is not in a snapshot";
   for (const auto& svc : task.environment.compose.services)
     if (svc.name != "json-db" && svc.name != "mock-web" && svc.name != "rag")
       return "service '" + svc.name + "''s state is not in a snapshot";
@@ -133,6 +132,7 @@ Result<SnapshotImage> take_snapshot(engine::Client& c, const SnapshotSource& s) 
   if (auto st = outer.add_directory(dir, 0700); !st) return st.fail();
   if (auto st = outer.add_file(dir + "/" + kWorkspaceTar, *ws, 0600); !st) return st.fail();
   if (auto st = outer.add_file(dir + "/" + kDbBody, s.db_init_body, 0600); !st) return st.fail();
+  if (auto st = outer.add_file(dir + "/" + kServerState, s.server_state, 0600); !st) return st.fail();
   auto bytes = outer.finish();
   if (!bytes) return bytes.fail();
 
@@ -148,7 +148,7 @@ Result<SnapshotImage> take_snapshot(engine::Client& c, const SnapshotSource& s) 
   return out;
 }
 
-Result<std::string> fork_snapshot(engine::Client& c, const std::string& image, const std::string& runner,
+Result<SnapshotState> fork_snapshot(engine::Client& c, const std::string& image, const std::string& runner,
                                   const std::string& workspace, const std::map<std::string, std::string>& labels) {
   auto id = inert_container(c, image, labels);
   if (!id) return id.fail_with("creating a container of snapshot " + image);
@@ -157,20 +157,22 @@ Result<std::string> fork_snapshot(engine::Client& c, const std::string& image, c
   if (!a) return a.fail_with("reading snapshot " + image);
   auto entries = engine::read_tar(a->tar);
   if (!entries) return entries.fail_with("reading snapshot " + image);
-  std::string ws, db;
+  std::string ws;
+  SnapshotState held;
   bool found = false;
   for (auto& e : *entries) {
     const std::string rel = below_top(e.path);
     if (rel == kWorkspaceTar) ws = std::move(e.content), found = true;
-    else if (rel == kDbBody) db = std::move(e.content);
+    else if (rel == kDbBody) held.db_init_body = std::move(e.content);
+    else if (rel == kServerState) held.server_state = std::move(e.content);
   }
   if (!found) return fail(Errc::kProtocol, "snapshot " + image + " holds no workspace");
   auto inner = engine::read_tar(ws);
   if (!inner) return inner.fail_with("reading snapshot " + image + "'s workspace");
-  if (inner->empty()) return db;  // setup left the workspace empty: nothing to write
+  if (inner->empty()) return held;  // setup left the workspace empty: nothing to write
   if (auto st = engine::put_archive(c, runner, workspace, std::move(ws)); !st)
     return st.fail_with("writing the snapshot's workspace");
-  return db;
+  return held;
 }
 
 }  // namespace forge::trial

@@ -17,15 +17,17 @@
 namespace forge::trial {
 
 // Inside a snapshot image: the workspace as a tar of its entries (relative paths, owners and modes
-// kept) and the json-db init body; nothing else differs from the runner's image.
+// kept), the json-db init body and a Python tool server's state; nothing else differs from the
+// runner's image.
 inline constexpr const char* kSnapshotDir = "/.forgectl-snapshot";
 // The most a snapshot carries, the workspace's tar: a larger set-up workspace is not forked.
 inline constexpr std::size_t kMaxSnapshotBytes = std::size_t{256} << 20;
 
 // Why a task's trials may not start from a snapshot although its setup_script would allow it:
-// setup may have changed state the snapshot does not hold — a Python tool server's, or a compose
-// service's other than forgectl's json-db (captured), mock-web and rag (filled per trial from the
-// task's files). Empty when they may. Every trial of such a task runs its own setup.
+// setup may have changed state the snapshot does not hold — a compose service's other than
+// forgectl's json-db (captured), mock-web and rag (filled per trial from the task's files). A
+// Python tool server's state is captured (read through its internal state tool, seeded into each
+// fork's fresh server). Empty when they may. Every trial of such a task runs its own setup.
 std::string fork_unsafe_because(const manifest::TaskConfig& task);
 
 // The SHA-256 of a workspace as GET archive returns it (entries under its base name, which is
@@ -38,6 +40,7 @@ Result<std::string> hash_workspace(engine::Client& c, const std::string& runner,
 struct SnapshotSource {
   std::string runner, workspace, runner_image;
   std::string db_init_body;  // json-db's namespace as setup left it ("" with no json-db)
+  std::string server_state;  // a Python tool server's state once set up ("" with none)
   std::string repo, tag;     // the image's name ("forgectl-snapshot", "<run>-<n>")
   std::map<std::string, std::string> labels;
 };
@@ -50,10 +53,15 @@ struct SnapshotImage {
 // created (never started) from the runner's image, commits that and removes it.
 Result<SnapshotImage> take_snapshot(engine::Client& c, const SnapshotSource& s);
 
+// What a snapshot holds besides the workspace ("" when it holds none).
+struct SnapshotState {
+  std::string db_init_body, server_state;
+};
+
 // A fork: the snapshot's workspace read out of a container created from `image` (labelled
 // `labels`: the trial's stack owns it while it exists) and written into the runner's workspace.
-// Returns the json-db init body the snapshot holds ("" when none).
-Result<std::string> fork_snapshot(engine::Client& c, const std::string& image, const std::string& runner,
+// Returns the json-db init body and the Python server's state the snapshot holds.
+Result<SnapshotState> fork_snapshot(engine::Client& c, const std::string& image, const std::string& runner,
                                   const std::string& workspace, const std::map<std::string, std::string>& labels);
 
 }  // namespace forge::trial

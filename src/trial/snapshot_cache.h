@@ -19,6 +19,7 @@ namespace forge::trial {
 struct ForkState {
   std::string image_id, workspace_sha256;
   std::map<std::string, std::string> initial_files;  // the task's files as setup copied them (env.yaml)
+  std::string server_state;  // a Python tool server's set-up state, seeded into each fork's ("" none)
 };
 
 class SnapshotCache {

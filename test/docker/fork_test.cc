@@ -94,3 +94,46 @@ TEST_CASE("fork: --no-fork and setup_fork: false run setup in every trial") {
     }
   }
 }
+
+namespace {
+
+// The "BOOT-<ns>" mark of the server's state as the trial's env.yaml shows it.
+std::string boot_mark(const std::string& run_dir, const results::TrialRecord& t) {
+  const std::string env = slurp(fs::path(run_dir) / t.trial_dir / "env.yaml");
+  auto at = env.find("BOOT-");
+  if (at == std::string::npos) return "";
+  auto end = env.find_first_not_of("0123456789", at + 5);
+  return env.substr(at, end == std::string::npos ? std::string::npos : end - at);
+}
+
+}  // namespace
+
+TEST_CASE("fork: a Python tool server's set-up state is in the snapshot; every fork's server starts from it, no agent's change carried") {
+  TempDir dir;
+  const std::string task = write_python_fork_task(fs::path(dir.path()) / "py_fork");
+  const std::string out = dir.path() + "/run";
+  auto r = forgectl_run({"run", task, "--agent", "oracle", "--trials", "3", "--concurrency", "1", "--out", out});
+  REQUIRE_MESSAGE(r.code == 0, r.text());
+  auto trials = trials_of(out);
+  REQUIRE(trials.size() == 3);
+  std::size_t taken = 0, forked = 0;
+  std::set<std::string> boots, hashes;
+  for (const auto& t : trials) {
+    CAPTURE(t.trial_index);
+    CHECK(t.outcome == results::Outcome::kGraded);
+    CHECK(t.score == doctest::Approx(1.0));  // notes == [by-agent]: no earlier trial's note in its server
+    taken += t.snapshot_source == "taken";
+    forked += t.snapshot_source == "forked";
+    hashes.insert(t.workspace_sha256);
+    boots.insert(boot_mark(out, t));
+  }
+  CHECK(taken == 1);  // setup ran once: one set-up workspace (setup.txt's timestamp) for all three
+  CHECK(forked == 2);
+  CHECK(hashes.size() == 1);
+  // Each trial's server started in its own container at its own time: one mark for all three
+  // means every fork's server was seeded with the snapshot trial's set-up state.
+  REQUIRE(boots.size() == 1);
+  CHECK(boots.begin()->size() > 10);
+  CHECK(snapshot_images(json::get_string(json_file(out + "/run.json"), "run_id")) == 0);
+  CHECK_MESSAGE(r.out.find("leak audit: nothing") != std::string::npos, r.out);
+}
