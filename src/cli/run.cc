@@ -83,6 +83,7 @@ struct RunArgs {
   bool resume = false, keep_local = false, allow_local = false;
   bool no_golden_cache = false;  // --no-golden-cache: every trial replays its own golden state
   bool no_fork = false;          // --no-fork: every trial runs its task's setup_script itself
+  bool keep_snapshots = false;   // --keep-snapshots: set-up snapshots outlive the run, reused by content key
   bool build_images = false;  // --build-images: what the tasks need and this node lacks is built first
   std::string max_infra_rate;  // --max-infra-rate as given: a percentage ("5", "2.5%")
   std::string max_up_rate;     // --max-up-rate as given: stacks started per second ("2", "0.5"); "": no pace
@@ -191,6 +192,10 @@ void add_flags(Command cmd, RunArgs& a) {
   cmd.flag("--no-fork", a.no_fork,
            "run each trial's setup_script in the trial instead of once per task with every trial forked from a "
            "snapshot of it (docs/sweeps.md \"Forks\")");
+  cmd.flag("--keep-snapshots", a.keep_snapshots,
+           "keep each task's set-up snapshot after the run, labelled with a content key (task files, setup "
+           "script, runner image, engine), and fork from a kept one of the same key instead of running setup; "
+           "remove them with forgectl down --snapshots (docs/sweeps.md \"Forks\")");
   cmd.flag("--keep-local", a.keep_local, "keep each local trial's sandbox directory (DIR/local/...) after grading");
   cmd.option("--max-builds", a.limits.builds, "image builds at once").default_val(a.limits.builds);
   // "auto": an adaptive limit that follows the daemon's create/remove latencies (docs/sweeps.md).
@@ -622,7 +627,9 @@ int run_verb(Context& ctx, RunArgs& a, const Command& cmd) {
     env.golden_cache = std::make_shared<trial::GoldenCache>((fs::path(dir->dir()) / "golden").string(),
                                                             secret ? *secret : std::string(), &trial_log);
   }
-  if (!a.no_fork) env.snapshots = std::make_shared<trial::SnapshotCache>(env.run_id);
+  if (!a.no_fork)
+    env.snapshots = std::make_shared<trial::SnapshotCache>(
+        env.run_id, trial::SnapshotKeeping{a.keep_snapshots, [](const std::string& dir) { return sweep::task_content_hash(dir); }});
   env.local_warning = std::make_shared<tools::LocalWarning>(&ctx.log, ctx.host.require_container);
   trial::Admission admission(a.limits.builds, a.limits.ups, a.limits.downs, a.limits.execs, a.limits.grades,
                              std::max(8, s.concurrency / 2));

@@ -34,7 +34,7 @@ void reap_snapshots(engine::Client& c, ReapReport& rep) {
   }
   if (auto is = engine::list_images(c, f)) {
     for (const auto& i : *is) {
-      if (!dead_owner(i.labels)) continue;
+      if (!dead_owner(i.labels) || i.labels.count(kLabelSnapshotKey)) continue;  // kept: its owner is gone by design
       if (auto st = engine::remove_image(c, i.id, true); st) rep.snapshots.push_back(i.id);
       else if (st.error().code != Errc::kNotFound) rep.errors.push_back(st.error().what());
     }
@@ -44,6 +44,20 @@ void reap_snapshots(engine::Client& c, ReapReport& rep) {
 }
 
 }  // namespace
+
+KeptSnapshotsRemoval remove_kept_snapshots(engine::Client& c) {
+  KeptSnapshotsRemoval out;
+  auto is = engine::list_images(c, {{"label", {kLabelSnapshotKey}}});
+  if (!is) {
+    out.errors.push_back(is.error().with_context("listing kept snapshot images").what());
+    return out;
+  }
+  for (const auto& i : *is) {
+    if (auto st = engine::remove_image(c, i.id, true); st) out.removed.push_back(i.id);
+    else if (st.error().code != Errc::kNotFound) out.errors.push_back(st.error().what());
+  }
+  return out;
+}
 
 ReapReport reap_orphans(engine::Client& c, const HostSettings& host) {
   ReapReport rep;

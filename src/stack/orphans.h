@@ -32,4 +32,12 @@ struct ReapReport {
 // the host rules whose bridge is gone. Unowned stacks are reported, never removed.
 ReapReport reap_orphans(engine::Client& c, const HostSettings& host);
 
+// `down --snapshots`: every snapshot image kept past its run (run --keep-snapshots,
+// kLabelSnapshotKey) removed from the daemon, which reaping never does.
+struct KeptSnapshotsRemoval {
+  std::vector<std::string> removed;  // image ids
+  std::vector<std::string> errors;
+};
+KeptSnapshotsRemoval remove_kept_snapshots(engine::Client& c);
+
 }  // namespace forge::stack

@@ -30,7 +30,8 @@ Step TrialRun::setup() {
   PhaseTimer t(r_, "setup");
   if (local_) return local_->setup(r_);
   if (forks()) {
-    snapshot_lease_ = env_.snapshots->acquire(docker_, task_.path + "\n" + up_->plan.runner.image);  // per engine: see acquire
+    snapshot_lease_ = env_.snapshots->acquire(docker_, task_.path + "\n" + up_->plan.runner.image,  // per engine: see acquire
+                                              snapshot_content_key());
     if (const auto* f = snapshot_lease_.fork()) return fork_setup(*f);
   }
   if (auto it = up_->containers.find("json-db"); it != up_->containers.end()) {

@@ -5,9 +5,11 @@
 
 #include "core/scope_guard.h"
 #include "core/sha256.h"
+#include "core/strings.h"
 #include "engine/archive.h"
 #include "engine/containers.h"
 #include "engine/images.h"
+#include "stack/labels.h"
 
 namespace forge::trial {
 
@@ -16,6 +18,7 @@ namespace {
 constexpr const char* kWorkspaceTar = "workspace.tar";
 constexpr const char* kDbBody = "db.json";
 constexpr const char* kServerState = "server.json";
+constexpr const char* kInitialFiles = "files.txt";
 
 // "workspace/a/b" → "a/b"; "workspace/" and "workspace" → "".
 std::string below_top(const std::string& path) {
@@ -114,6 +117,27 @@ std::string workspace_hash(const std::vector<engine::TarEntry>& entries) {
   return sha256_hex(all);
 }
 
+std::string encode_initial_files(const std::map<std::string, std::string>& files) {
+  std::string out;
+  for (const auto& [path, content] : files) out += base64_encode(path) + ' ' + base64_encode(content) + '\n';
+  return out;
+}
+
+Result<std::map<std::string, std::string>> decode_initial_files(std::string_view text) {
+  std::map<std::string, std::string> out;
+  while (!text.empty()) {
+    const auto nl = text.find('\n');
+    const std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    const auto sp = line.find(' ');
+    auto path = base64_decode(line.substr(0, sp));
+    auto content = sp == std::string_view::npos ? std::nullopt : base64_decode(line.substr(sp + 1));
+    if (!path || !content) return fail(Errc::kProtocol, "a malformed line in its list of initial files");
+    out[*path] = std::move(*content);
+  }
+  return out;
+}
+
 Result<std::string> hash_workspace(engine::Client& c, const std::string& runner, const std::string& workspace) {
   auto entries = read_workspace(c, runner, workspace);
   if (!entries) return entries.fail();
@@ -133,6 +157,8 @@ Result<SnapshotImage> take_snapshot(engine::Client& c, const SnapshotSource& s) 
   if (auto st = outer.add_file(dir + "/" + kWorkspaceTar, *ws, 0600); !st) return st.fail();
   if (auto st = outer.add_file(dir + "/" + kDbBody, s.db_init_body, 0600); !st) return st.fail();
   if (auto st = outer.add_file(dir + "/" + kServerState, s.server_state, 0600); !st) return st.fail();
+  if (auto st = outer.add_file(dir + "/" + kInitialFiles, encode_initial_files(s.initial_files), 0600); !st)
+    return st.fail();
   auto bytes = outer.finish();
   if (!bytes) return bytes.fail();
 
@@ -142,6 +168,7 @@ Result<SnapshotImage> take_snapshot(engine::Client& c, const SnapshotSource& s) 
   if (auto st = engine::put_archive(c, *id, "/", std::move(*bytes)); !st) return st.fail_with("writing the snapshot");
   engine::CommitSpec spec{*id, s.repo, s.tag, "forgectl: a set-up state to fork trials from", s.labels};
   spec.labels["io.forgectl.image"] = "snapshot";  // not the runner image it was made from
+  spec.labels[stack::kLabelSnapshotWorkspace] = out.workspace_sha256;  // a later run's fork checks it
   auto image = engine::commit_container(c, spec);
   if (!image) return image.fail();
   out.image_id = *image;
@@ -165,6 +192,11 @@ Result<SnapshotState> fork_snapshot(engine::Client& c, const std::string& image,
     if (rel == kWorkspaceTar) ws = std::move(e.content), found = true;
     else if (rel == kDbBody) held.db_init_body = std::move(e.content);
     else if (rel == kServerState) held.server_state = std::move(e.content);
+    else if (rel == kInitialFiles) {
+      auto files = decode_initial_files(e.content);
+      if (!files) return files.fail_with("reading snapshot " + image);
+      held.initial_files = std::move(*files);
+    }
   }
   if (!found) return fail(Errc::kProtocol, "snapshot " + image + " holds no workspace");
   auto inner = engine::read_tar(ws);

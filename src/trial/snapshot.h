@@ -34,6 +34,10 @@ std::string fork_unsafe_because(const manifest::TaskConfig& task);
 // dropped): over every entry sorted by path, its type, path, mode, owner, size and content's
 // SHA-256 (a symlink's target). Times are left out: a copy of the same files hashes alike.
 std::string workspace_hash(const std::vector<engine::TarEntry>& entries);
+
+// initial_files as a snapshot holds them (one "<base64 path> <base64 content>" line each), and back.
+std::string encode_initial_files(const std::map<std::string, std::string>& files);
+Result<std::map<std::string, std::string>> decode_initial_files(std::string_view text);
 // The same, read from `workspace` in the runner.
 Result<std::string> hash_workspace(engine::Client& c, const std::string& runner, const std::string& workspace);
 
@@ -41,6 +45,7 @@ struct SnapshotSource {
   std::string runner, workspace, runner_image;
   std::string db_init_body;  // json-db's namespace as setup left it ("" with no json-db)
   std::string server_state;  // a Python tool server's state once set up ("" with none)
+  std::map<std::string, std::string> initial_files;  // the task's files setup copied (env.yaml)
   std::string repo, tag;     // the image's name ("forgectl-snapshot", "<run>-<n>")
   std::map<std::string, std::string> labels;
 };
@@ -56,6 +61,7 @@ Result<SnapshotImage> take_snapshot(engine::Client& c, const SnapshotSource& s);
 // What a snapshot holds besides the workspace ("" when it holds none).
 struct SnapshotState {
   std::string db_init_body, server_state;
+  std::map<std::string, std::string> initial_files;
 };
 
 // A fork: the snapshot's workspace read out of a container created from `image` (labelled

@@ -97,6 +97,7 @@ class TrialRun {
   Step setup_services();  // mock-web's pages and rag's index, forked or not
   // snapshot.h: set up once, fork many.
   bool forks() const;
+  std::string snapshot_content_key();  // --keep-snapshots: what setup reads, hashed; "" when not kept
   Step fork_setup(const ForkState& f);
   // Right after setup (a Python server's task: once its server is seeded): `server_state` its state.
   void take_setup_snapshot(const std::string& server_state = "");

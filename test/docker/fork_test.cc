@@ -137,3 +137,54 @@ TEST_CASE("fork: a Python tool server's set-up state is in the snapshot; every f
   CHECK(snapshot_images(json::get_string(json_file(out + "/run.json"), "run_id")) == 0);
   CHECK_MESSAGE(r.out.find("leak audit: nothing") != std::string::npos, r.out);
 }
+
+TEST_CASE("fork: --keep-snapshots keeps a task's snapshot for the next run, which runs no setup; a changed setup script runs it again") {
+  TempDir dir;
+  const fs::path task_dir = fs::path(dir.path()) / "kept_probe";
+  const std::string task = write_fork_task(task_dir, 1, "", false);
+  auto run = [&](const std::string& name) {
+    auto r = forgectl_run({"run", task, "--agent", "oracle", "--trials", "2", "--concurrency", "1", "--keep-snapshots",
+                           "--out", dir.path() + "/" + name});
+    REQUIRE_MESSAGE(r.code == 0, r.text());
+    CHECK_MESSAGE(r.out.find("leak audit: nothing") != std::string::npos, r.out);  // a kept snapshot is no leak
+    return trials_of(dir.path() + "/" + name);
+  };
+  auto sources = [](const std::vector<results::TrialRecord>& ts) {
+    std::multiset<std::string> out;
+    for (const auto& t : ts) {
+      CHECK(t.score == doctest::Approx(1.0));
+      out.insert(t.snapshot_source);
+    }
+    return out;
+  };
+  auto first = run("a");
+  CHECK(sources(first) == std::multiset<std::string>{"forked", "taken"});
+  const std::string image = first[0].snapshot_image;
+  REQUIRE(image.starts_with("sha256:"));
+  // Kept past the run, and not a dead owner's orphan.
+  auto orphans = forgectl_run({"down", "--orphans"});
+  CHECK(engine::inspect_image(*docker_env().client, image).has_value());
+
+  auto second = run("b");
+  CHECK(sources(second) == std::multiset<std::string>{"kept", "kept"});  // setup ran in no trial
+  for (const auto& t : second) {
+    CHECK(t.snapshot_image == image);
+    CHECK(t.workspace_sha256 == first[0].workspace_sha256);
+    CHECK(setup_seconds(t) < 1.0);
+  }
+
+  std::ofstream(task_dir / "setup.sh", std::ios::app) << "echo changed >> setup.txt\n";
+  auto third = run("c");
+  CHECK(sources(third) == std::multiset<std::string>{"forked", "taken"});  // a new content key: setup ran once
+  std::set<std::string> images;
+  for (const auto& t : third) images.insert(t.snapshot_image);
+  REQUIRE(images.size() == 1);
+  CHECK(*images.begin() != image);
+
+  auto down = forgectl_run({"down", "--snapshots"});
+  REQUIRE_MESSAGE(down.code == 0, down.text());
+  CHECK(down.out.find("removed kept snapshot image " + image) != std::string::npos);
+  CHECK(down.out.find("removed kept snapshot image " + *images.begin()) != std::string::npos);
+  CHECK_FALSE(engine::inspect_image(*docker_env().client, image).has_value());
+  CHECK_FALSE(engine::inspect_image(*docker_env().client, *images.begin()).has_value());
+}
