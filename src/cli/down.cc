@@ -1,4 +1,4 @@
-// `forgectl down STACK... | --all | --orphans`: remove stacks by label, containers first.
+// `forgectl down STACK... | --all | --orphans | --snapshots`: remove stacks by label, containers first.
 #include <memory>
 #include <ostream>
 

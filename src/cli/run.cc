@@ -19,6 +19,7 @@
 #include "agent/secrets.h"
 #include "cli/app.h"
 #include "cli/run_models.h"
+#include "cli/run_resume_flags.h"
 #include "cli/verbs.h"
 #include "core/files.h"
 #include "core/limits.h"
@@ -131,6 +132,11 @@ Status fill_from_run_json(RunArgs& a, const Command& cmd) {
   if (cmd.given("--runtime") == 0) a.runtime = inv.runtime;
   if (cmd.given("--max-infra-rate") == 0 && inv.max_infra_rate) a.max_infra_rate = format_percent(*inv.max_infra_rate);
   if (cmd.given("--canary") == 0) a.canary = inv.canary;
+  ForkPaceFlags fork{a.no_fork, a.keep_snapshots, a.max_up_rate};
+  resume_fork_pace(inv, [&cmd](const char* flag) { return cmd.given(flag) > 0; }, fork);
+  a.no_fork = fork.no_fork;
+  a.keep_snapshots = fork.keep_snapshots;
+  a.max_up_rate = fork.max_up_rate;
   auto keep = [&](const char* flag, const char* key, int& field) {
     if (cmd.given(flag) == 0 && inv.limits.count(key)) field = inv.limits.at(key);
   };
@@ -354,6 +360,7 @@ results::RunJson describe(const RunArgs& a, const Setup& s, const sweep::Plan& p
                   a.trials,      a.concurrency,     a.limits.as_map(), a.executor,        a.keep_local,
                   a.allow_local, a.env_passthrough, a.harbor_verifier, a.no_golden_cache, a.runtime};
   r.invocation.canary = a.canary;
+  record_fork_pace({a.no_fork, a.keep_snapshots, a.max_up_rate}, r.invocation);
   for (const auto& [k, m] : s.cfg.models) r.models[k] = {m.provider, m.name, m.base_url, m.temperature};
   r.limits = {{"max_turns", static_cast<double>(s.cfg.max_turns)},
               {"episode_timeout_s", static_cast<double>(s.cfg.episode_timeout.count() / 1000)},
