@@ -1,4 +1,4 @@
-// `forgectl down STACK... | --all | --orphans`: remove stacks by label, containers first.
+// `forgectl down STACK... | --all | --orphans | --snapshots`: remove stacks by label, containers first.
 #include <memory>
 #include <ostream>
 
@@ -13,7 +13,7 @@ namespace {
 
 struct DownArgs {
   std::vector<std::string> stacks;
-  bool all = false, orphans = false;
+  bool all = false, orphans = false, snapshots = false;
 };
 
 void print_removed(Context& ctx, int* rc, const std::string& name, const stack::TeardownReport& rep,
@@ -43,6 +43,14 @@ void down_orphans(Context& ctx, int* rc, engine::Client& c) {
   for (const auto& e : rep.errors) *rc = ctx.report(make_error(Errc::kServer, e));
 }
 
+// --snapshots: the set-up snapshots runs kept (run --keep-snapshots).
+void down_snapshots(Context& ctx, int* rc, engine::Client& c) {
+  auto rep = stack::remove_kept_snapshots(c);
+  for (const auto& id : rep.removed) ctx.out << "removed kept snapshot image " << id << '\n';
+  if (rep.removed.empty() && rep.errors.empty()) ctx.out << "no kept snapshot images\n";
+  for (const auto& e : rep.errors) *rc = ctx.report(make_error(Errc::kServer, e));
+}
+
 }  // namespace
 
 void add_down(Command app, Context& ctx, int* rc) {
@@ -53,10 +61,14 @@ void add_down(Command app, Context& ctx, int* rc) {
   cmd.flag("--orphans", args->orphans,
            "remove only stacks whose owner died (a sweep's, or an up's before it finished) or whose lease "
            "expired, and what dead owners left on this host (never a live process's stack)");
+  cmd.flag("--snapshots", args->snapshots,
+           "remove the set-up snapshot images runs kept with run --keep-snapshots (docs/sweeps.md \"Forks\"); "
+           "--orphans never does");
   cmd.on_run([&ctx, rc, args] {
-    int modes = !args->stacks.empty() + args->all + args->orphans;
+    int modes = !args->stacks.empty() + args->all + args->orphans + args->snapshots;
     if (modes != 1) {
-      *rc = ctx.report(make_error(Errc::kInvalid, "down takes stack names, or --all, or --orphans (exactly one of them)"));
+      *rc = ctx.report(
+          make_error(Errc::kInvalid, "down takes stack names, or --all, or --orphans, or --snapshots (exactly one of them)"));
       return;
     }
     auto c = ctx.client();
@@ -66,6 +78,7 @@ void add_down(Command app, Context& ctx, int* rc) {
     }
     *rc = kExitOk;
     if (args->orphans) return down_orphans(ctx, rc, **c);
+    if (args->snapshots) return down_snapshots(ctx, rc, **c);
     std::vector<std::string> targets = args->stacks;
     if (args->all) {
       auto stacks = stack::list_stacks(**c);

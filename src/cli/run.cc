@@ -19,6 +19,7 @@
 #include "agent/secrets.h"
 #include "cli/app.h"
 #include "cli/run_models.h"
+#include "cli/run_resume_flags.h"
 #include "cli/verbs.h"
 #include "core/files.h"
 #include "core/limits.h"
@@ -83,6 +84,7 @@ struct RunArgs {
   bool resume = false, keep_local = false, allow_local = false;
   bool no_golden_cache = false;  // --no-golden-cache: every trial replays its own golden state
   bool no_fork = false;          // --no-fork: every trial runs its task's setup_script itself
+  bool keep_snapshots = false;   // --keep-snapshots: set-up snapshots outlive the run, reused by content key
   bool build_images = false;  // --build-images: what the tasks need and this node lacks is built first
   std::string max_infra_rate;  // --max-infra-rate as given: a percentage ("5", "2.5%")
   std::string max_up_rate;     // --max-up-rate as given: stacks started per second ("2", "0.5"); "": no pace
@@ -130,6 +132,11 @@ Status fill_from_run_json(RunArgs& a, const Command& cmd) {
   if (cmd.given("--runtime") == 0) a.runtime = inv.runtime;
   if (cmd.given("--max-infra-rate") == 0 && inv.max_infra_rate) a.max_infra_rate = format_percent(*inv.max_infra_rate);
   if (cmd.given("--canary") == 0) a.canary = inv.canary;
+  ForkPaceFlags fork{a.no_fork, a.keep_snapshots, a.max_up_rate};
+  resume_fork_pace(inv, [&cmd](const char* flag) { return cmd.given(flag) > 0; }, fork);
+  a.no_fork = fork.no_fork;
+  a.keep_snapshots = fork.keep_snapshots;
+  a.max_up_rate = fork.max_up_rate;
   auto keep = [&](const char* flag, const char* key, int& field) {
     if (cmd.given(flag) == 0 && inv.limits.count(key)) field = inv.limits.at(key);
   };
@@ -191,6 +198,10 @@ void add_flags(Command cmd, RunArgs& a) {
   cmd.flag("--no-fork", a.no_fork,
            "run each trial's setup_script in the trial instead of once per task with every trial forked from a "
            "snapshot of it (docs/sweeps.md \"Forks\")");
+  cmd.flag("--keep-snapshots", a.keep_snapshots,
+           "keep each task's set-up snapshot after the run, labelled with a content key (task files, setup "
+           "script, runner image, engine), and fork from a kept one of the same key instead of running setup; "
+           "remove them with forgectl down --snapshots (docs/sweeps.md \"Forks\")");
   cmd.flag("--keep-local", a.keep_local, "keep each local trial's sandbox directory (DIR/local/...) after grading");
   cmd.option("--max-builds", a.limits.builds, "image builds at once").default_val(a.limits.builds);
   // "auto": an adaptive limit that follows the daemon's create/remove latencies (docs/sweeps.md).
@@ -349,6 +360,7 @@ results::RunJson describe(const RunArgs& a, const Setup& s, const sweep::Plan& p
                   a.trials,      a.concurrency,     a.limits.as_map(), a.executor,        a.keep_local,
                   a.allow_local, a.env_passthrough, a.harbor_verifier, a.no_golden_cache, a.runtime};
   r.invocation.canary = a.canary;
+  record_fork_pace({a.no_fork, a.keep_snapshots, a.max_up_rate}, r.invocation);
   for (const auto& [k, m] : s.cfg.models) r.models[k] = {m.provider, m.name, m.base_url, m.temperature};
   r.limits = {{"max_turns", static_cast<double>(s.cfg.max_turns)},
               {"episode_timeout_s", static_cast<double>(s.cfg.episode_timeout.count() / 1000)},
@@ -622,7 +634,9 @@ int run_verb(Context& ctx, RunArgs& a, const Command& cmd) {
     env.golden_cache = std::make_shared<trial::GoldenCache>((fs::path(dir->dir()) / "golden").string(),
                                                             secret ? *secret : std::string(), &trial_log);
   }
-  if (!a.no_fork) env.snapshots = std::make_shared<trial::SnapshotCache>(env.run_id);
+  if (!a.no_fork)
+    env.snapshots = std::make_shared<trial::SnapshotCache>(
+        env.run_id, trial::SnapshotKeeping{a.keep_snapshots, [](const std::string& dir) { return sweep::task_content_hash(dir); }});
   env.local_warning = std::make_shared<tools::LocalWarning>(&ctx.log, ctx.host.require_container);
   trial::Admission admission(a.limits.builds, a.limits.ups, a.limits.downs, a.limits.execs, a.limits.grades,
                              std::max(8, s.concurrency / 2));

@@ -121,6 +121,9 @@ static ImageInfo parse_image(const json::Value& v) {
   i.repo_digests = json::get_strings(v, "RepoDigests");
   i.size = json::get_int(v, "Size");
   i.created = json::get_string(v, "Created");
+  // The list endpoint gives unix seconds where inspect gives RFC 3339 text.
+  if (i.created.empty())
+    if (auto secs = json::get_int(v, "Created"); secs > 0) i.created = std::to_string(secs);
   if (auto* cfg = json::get_object(v, "Config")) {
     i.labels = json::get_string_map(*cfg, "Labels");
     i.working_dir = json::get_string(*cfg, "WorkingDir");

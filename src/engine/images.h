@@ -39,7 +39,7 @@ struct ImageInfo {
   std::vector<std::string> repo_tags, repo_digests;
   std::map<std::string, std::string> labels;
   std::int64_t size = 0;
-  std::string created;
+  std::string created;  // inspect: RFC 3339; list: unix seconds, in decimal
   std::string working_dir, user;  // Config.WorkingDir and Config.User (inspect only)
 };
 Result<ImageInfo> inspect_image(Client& c, std::string_view name);

@@ -27,6 +27,9 @@ void write_invocation(json::Writer& w, const RunInvocation& inv) {
   if (!inv.runtime.empty()) w.field("runtime", inv.runtime);
   if (inv.max_infra_rate) w.key("max_infra_rate").num(*inv.max_infra_rate);
   if (inv.canary) w.field("canary", true);
+  if (inv.no_fork) w.field("no_fork", true);
+  if (inv.keep_snapshots) w.field("keep_snapshots", true);
+  if (!inv.max_up_rate.empty()) w.field("max_up_rate", inv.max_up_rate);
   w.key("limits").begin_object();
   for (const auto& [k, v] : inv.limits) w.field(k, v);
   w.end_object().end_object();
@@ -133,6 +136,9 @@ RunInvocation read_invocation(const json::Value& d) {
   inv.runtime = json::get_string(*v, "runtime");
   inv.max_infra_rate = number_of(*v, "max_infra_rate");
   inv.canary = json::get_bool(*v, "canary");
+  inv.no_fork = json::get_bool(*v, "no_fork");
+  inv.keep_snapshots = json::get_bool(*v, "keep_snapshots");
+  inv.max_up_rate = json::get_string(*v, "max_up_rate");
   if (const json::Value* l = json::get_object(*v, "limits"))
     for (const auto& m : l->GetObject())
       if (m.value.IsInt()) inv.limits[std::string(m.name.GetString(), m.name.GetStringLength())] = m.value.GetInt();

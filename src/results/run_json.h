@@ -32,6 +32,9 @@ struct RunInvocation {
   std::string runtime;                       // --runtime (written only when set)
   std::optional<double> max_infra_rate;      // --max-infra-rate in % (written only when given)
   bool canary = false;                       // --canary (written only when set)
+  bool no_fork = false;                      // --no-fork (written only when set)
+  bool keep_snapshots = false;               // --keep-snapshots (written only when set)
+  std::string max_up_rate;                   // --max-up-rate as given ("2", "0.5"; written only when given)
 };
 
 struct RunModel {

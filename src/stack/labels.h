@@ -26,6 +26,11 @@ inline constexpr const char* kLabelSource = "io.forgectl.source";    // the task
 // Snapshot images of forked setups and the containers they are made in: the run's id. No stack
 // label, since containers inherit their image's labels (docs/sweeps.md "Forks").
 inline constexpr const char* kLabelSnapshot = "io.forgectl.snapshot";
+// A snapshot kept past its run (`run --keep-snapshots`): its content key (SHA-256 of what setup
+// read), which a later run looks it up by; and its workspace's SHA-256. Such an image is not the
+// run's leftover, nor a dead owner's orphan: only `down --snapshots` removes it.
+inline constexpr const char* kLabelSnapshotKey = "io.forgectl.snapshot-key";
+inline constexpr const char* kLabelSnapshotWorkspace = "io.forgectl.snapshot-workspace";
 inline constexpr const char* kLabelBridge = "io.forgectl.bridge";    // networks: the host bridge, for firewall cleanup
 
 enum class OwnerMode { kDetached, kAttached };

@@ -37,7 +37,7 @@ void reap_snapshots(engine::Client& c, ReapReport& rep) {
   }
   if (auto is = engine::list_images(c, f)) {
     for (const auto& i : *is) {
-      if (!dead_owner(i.labels)) continue;
+      if (!dead_owner(i.labels) || i.labels.count(kLabelSnapshotKey)) continue;  // kept: its owner is gone by design
       if (auto st = engine::remove_image(c, i.id, true); st) rep.snapshots.push_back(i.id);
       else if (st.error().code != Errc::kNotFound) rep.errors.push_back(st.error().what());
     }
@@ -65,6 +65,25 @@ void remove_late_creates(engine::Client& c, ReapReport& rep, Millis settle) {
 }
 
 }  // namespace
+
+KeptSnapshotsRemoval remove_kept_snapshots(engine::Client& c) {
+  KeptSnapshotsRemoval out;
+  auto is = engine::list_images(c, {{"label", {kLabelSnapshotKey}}});
+  if (!is) {
+    out.errors.push_back(is.error().with_context("listing kept snapshot images").what());
+    return out;
+  }
+  for (const auto& i : *is) {
+    // Never forced: a container forking from it (a live run's) keeps it, named.
+    auto st = engine::remove_image(c, i.id, false);
+    if (st) out.removed.push_back(i.id);
+    else if (st.error().code == Errc::kConflict)
+      out.errors.push_back("kept snapshot image " + i.id + " is in use by a container (a run forking from it?); kept");
+    else if (st.error().code != Errc::kNotFound)
+      out.errors.push_back(st.error().what());
+  }
+  return out;
+}
 
 ReapReport reap_orphans(engine::Client& c, const HostSettings& host, Millis settle) {
   ReapReport rep;

@@ -35,4 +35,12 @@ struct ReapReport {
 // next reaper.
 ReapReport reap_orphans(engine::Client& c, const HostSettings& host, Millis settle = Millis(0));
 
+// `down --snapshots`: every snapshot image kept past its run (run --keep-snapshots,
+// kLabelSnapshotKey) removed from the daemon, which reaping never does.
+struct KeptSnapshotsRemoval {
+  std::vector<std::string> removed;  // image ids
+  std::vector<std::string> errors;
+};
+KeptSnapshotsRemoval remove_kept_snapshots(engine::Client& c);
+
 }  // namespace forge::stack

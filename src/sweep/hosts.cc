@@ -134,7 +134,9 @@ std::vector<std::string> leak_audit(HostPool& pool, const std::string& run_id) {
     }
     engine::Filters snaps{{"label", {std::string(stack::kLabelSnapshot) + "=" + run_id}}};
     if (auto is = engine::list_images(*e->client, snaps)) {
-      for (const auto& i : *is) left.push_back(e->address + ": snapshot image " + i.id);
+      for (const auto& i : *is)
+        if (!i.labels.count(stack::kLabelSnapshotKey))  // kept (--keep-snapshots): meant to outlive the run
+          left.push_back(e->address + ": snapshot image " + i.id);
     } else {
       left.push_back(e->address + ": images could not be listed: " + is.error().what());
     }

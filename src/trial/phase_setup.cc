@@ -29,10 +29,10 @@ Step TrialRun::setup() {
   progress("setup");
   PhaseTimer t(r_, "setup");
   if (local_) return local_->setup(r_);
-  SnapshotCache::Lease lease;
   if (forks()) {
-    lease = env_.snapshots->acquire(docker_, task_.path + "\n" + up_->plan.runner.image);  // per engine: see acquire
-    if (const auto* f = lease.fork()) return fork_setup(*f);
+    snapshot_lease_ = env_.snapshots->acquire(docker_, task_.path + "\n" + up_->plan.runner.image,  // per engine: see acquire
+                                              snapshot_content_key());
+    if (const auto* f = snapshot_lease_.fork()) return fork_setup(*f);
   }
   if (auto it = up_->containers.find("json-db"); it != up_->containers.end()) {
     db_ = std::make_unique<DbClient>(db_transport(it->second), control_token_, trial_id_);
@@ -50,7 +50,8 @@ Step TrialRun::setup() {
     if (auto f = setup_harbor()) return f;
   if (auto f = setup_services()) return f;
   if (auto f = run_setup_script()) return f;
-  if (lease.taking()) take_setup_snapshot(lease);
+  // A Python server's state is had once it is seeded (seed_server), its snapshot taken then.
+  if (snapshot_lease_.taking() && !python_server()) take_setup_snapshot();
   if (auto f = enter_agent_network()) return f;
   if (task_.harbor && task_.harbor->environment.healthcheck) return harbor_healthcheck(*task_.harbor->environment.healthcheck);
   return std::nullopt;

@@ -111,19 +111,22 @@ bool TrialRun::python_server() const {
 }
 
 // A Python server holds the domain state: seeded with json_db as written (else it keeps what
-// its script loaded), and read back before the agent runs, which golden replay starts from.
+// its script loaded) — a fork's with the snapshot's set-up state instead — and read back before
+// the agent runs, which golden replay starts from. The snapshot's trial snapshots it then.
 Step TrialRun::seed_server() {
   if (!tools_.mcp) return Fault::setup("the task's Python server did not start");
   if (task_.grading.state_checks.present)
     if (auto st = check_server_golden_actions(task_.grading.state_checks.hash, tools_.mcp_tool_names); !st)
       return Fault::setup(st.error().with_context("grading " + task_.grading.path).what());
   const Deadline d = Deadline::in(Millis(30000));
-  if (!task_.initial_state.json_db_json.empty())
-    if (auto st = tools::set_server_state(*tools_.mcp, task_.initial_state.json_db_json, d); !st)
+  const std::string& seed = fork_server_state_.empty() ? task_.initial_state.json_db_json : fork_server_state_;
+  if (!seed.empty())
+    if (auto st = tools::set_server_state(*tools_.mcp, seed, d); !st)
       return classify_running(st.error(), InfraKind::kSandbox);
   auto state = tools::server_state(*tools_.mcp, d);
   if (!state) return classify_running(state.error(), InfraKind::kSandbox);
   server_initial_state_ = std::move(*state);
+  if (snapshot_lease_.taking()) take_setup_snapshot(server_initial_state_);
   return std::nullopt;
 }
 

@@ -5,9 +5,11 @@
 
 #include "core/scope_guard.h"
 #include "core/sha256.h"
+#include "core/strings.h"
 #include "engine/archive.h"
 #include "engine/containers.h"
 #include "engine/images.h"
+#include "stack/labels.h"
 
 namespace forge::trial {
 
@@ -15,6 +17,8 @@ namespace {
 
 constexpr const char* kWorkspaceTar = "workspace.tar";
 constexpr const char* kDbBody = "db.json";
+constexpr const char* kServerState = "server.json";
+constexpr const char* kInitialFiles = "files.txt";
 
 // "workspace/a/b" → "a/b"; "workspace/" and "workspace" → "".
 std::string below_top(const std::string& path) {
@@ -92,8 +96,6 @@ Result<std::string> inert_container(engine::Client& c, const std::string& image,
 }  // namespace
 
 std::string fork_unsafe_because(const manifest::TaskConfig& task) {
-  const auto& mcp = task.environment.tools.mcp_server;
-  if (mcp && mcp->python()) return "its Python tool server's state is not in a snapshot";
   for (const auto& svc : task.environment.compose.services)
     if (svc.name != "json-db" && svc.name != "mock-web" && svc.name != "rag")
       return "service '" + svc.name + "''s state is not in a snapshot";
@@ -115,6 +117,27 @@ std::string workspace_hash(const std::vector<engine::TarEntry>& entries) {
   return sha256_hex(all);
 }
 
+std::string encode_initial_files(const std::map<std::string, std::string>& files) {
+  std::string out;
+  for (const auto& [path, content] : files) out += base64_encode(path) + ' ' + base64_encode(content) + '\n';
+  return out;
+}
+
+Result<std::map<std::string, std::string>> decode_initial_files(std::string_view text) {
+  std::map<std::string, std::string> out;
+  while (!text.empty()) {
+    const auto nl = text.find('\n');
+    const std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    const auto sp = line.find(' ');
+    auto path = base64_decode(line.substr(0, sp));
+    auto content = sp == std::string_view::npos ? std::nullopt : base64_decode(line.substr(sp + 1));
+    if (!path || !content) return fail(Errc::kProtocol, "a malformed line in its list of initial files");
+    out[*path] = std::move(*content);
+  }
+  return out;
+}
+
 Result<std::string> hash_workspace(engine::Client& c, const std::string& runner, const std::string& workspace) {
   auto entries = read_workspace(c, runner, workspace);
   if (!entries) return entries.fail();
@@ -133,6 +156,9 @@ Result<SnapshotImage> take_snapshot(engine::Client& c, const SnapshotSource& s) 
   if (auto st = outer.add_directory(dir, 0700); !st) return st.fail();
   if (auto st = outer.add_file(dir + "/" + kWorkspaceTar, *ws, 0600); !st) return st.fail();
   if (auto st = outer.add_file(dir + "/" + kDbBody, s.db_init_body, 0600); !st) return st.fail();
+  if (auto st = outer.add_file(dir + "/" + kServerState, s.server_state, 0600); !st) return st.fail();
+  if (auto st = outer.add_file(dir + "/" + kInitialFiles, encode_initial_files(s.initial_files), 0600); !st)
+    return st.fail();
   auto bytes = outer.finish();
   if (!bytes) return bytes.fail();
 
@@ -142,13 +168,14 @@ Result<SnapshotImage> take_snapshot(engine::Client& c, const SnapshotSource& s) 
   if (auto st = engine::put_archive(c, *id, "/", std::move(*bytes)); !st) return st.fail_with("writing the snapshot");
   engine::CommitSpec spec{*id, s.repo, s.tag, "forgectl: a set-up state to fork trials from", s.labels};
   spec.labels["io.forgectl.image"] = "snapshot";  // not the runner image it was made from
+  spec.labels[stack::kLabelSnapshotWorkspace] = out.workspace_sha256;  // a later run's fork checks it
   auto image = engine::commit_container(c, spec);
   if (!image) return image.fail();
   out.image_id = *image;
   return out;
 }
 
-Result<std::string> fork_snapshot(engine::Client& c, const std::string& image, const std::string& runner,
+Result<SnapshotState> fork_snapshot(engine::Client& c, const std::string& image, const std::string& runner,
                                   const std::string& workspace, const std::map<std::string, std::string>& labels) {
   auto id = inert_container(c, image, labels);
   if (!id) return id.fail_with("creating a container of snapshot " + image);
@@ -157,20 +184,27 @@ Result<std::string> fork_snapshot(engine::Client& c, const std::string& image, c
   if (!a) return a.fail_with("reading snapshot " + image);
   auto entries = engine::read_tar(a->tar);
   if (!entries) return entries.fail_with("reading snapshot " + image);
-  std::string ws, db;
+  std::string ws;
+  SnapshotState held;
   bool found = false;
   for (auto& e : *entries) {
     const std::string rel = below_top(e.path);
     if (rel == kWorkspaceTar) ws = std::move(e.content), found = true;
-    else if (rel == kDbBody) db = std::move(e.content);
+    else if (rel == kDbBody) held.db_init_body = std::move(e.content);
+    else if (rel == kServerState) held.server_state = std::move(e.content);
+    else if (rel == kInitialFiles) {
+      auto files = decode_initial_files(e.content);
+      if (!files) return files.fail_with("reading snapshot " + image);
+      held.initial_files = std::move(*files);
+    }
   }
   if (!found) return fail(Errc::kProtocol, "snapshot " + image + " holds no workspace");
   auto inner = engine::read_tar(ws);
   if (!inner) return inner.fail_with("reading snapshot " + image + "'s workspace");
-  if (inner->empty()) return db;  // setup left the workspace empty: nothing to write
+  if (inner->empty()) return held;  // setup left the workspace empty: nothing to write
   if (auto st = engine::put_archive(c, runner, workspace, std::move(ws)); !st)
     return st.fail_with("writing the snapshot's workspace");
-  return db;
+  return held;
 }
 
 }  // namespace forge::trial

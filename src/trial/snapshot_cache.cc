@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "engine/images.h"
+#include "stack/labels.h"
 
 namespace forge::trial {
 
@@ -32,7 +33,21 @@ void SnapshotCache::Lease::refuse() {
   hold_.unlock();
 }
 
-SnapshotCache::Lease SnapshotCache::acquire(engine::Client& c, const std::string& key) {
+Result<std::optional<ForkState>> find_kept_snapshot(engine::Client& c, const std::string& content_key) {
+  auto is = engine::list_images(c, {{"label", {std::string(stack::kLabelSnapshotKey) + "=" + content_key}}});
+  if (!is) return is.fail_with("looking for a kept snapshot");
+  const engine::ImageInfo* newest = nullptr;
+  for (const auto& i : *is)
+    if (i.labels.count(stack::kLabelSnapshotWorkspace) && (!newest || std::pair(i.created.size(), i.created) > std::pair(newest->created.size(), newest->created))) newest = &i;
+  if (!newest) return std::optional<ForkState>();
+  ForkState f;
+  f.image_id = newest->id;
+  f.workspace_sha256 = newest->labels.at(stack::kLabelSnapshotWorkspace);
+  f.kept = true;
+  return std::optional<ForkState>(std::move(f));
+}
+
+SnapshotCache::Lease SnapshotCache::acquire(engine::Client& c, const std::string& key, const std::string& content_key) {
   Entry* e = nullptr;
   {
     std::lock_guard lock(mu_);
@@ -41,6 +56,7 @@ SnapshotCache::Lease SnapshotCache::acquire(engine::Client& c, const std::string
       slot = std::make_unique<Entry>();
       slot->client = &c;
       slot->index = entries_.size();
+      slot->content_key = content_key;
     }
     e = slot.get();
   }
@@ -48,6 +64,10 @@ SnapshotCache::Lease SnapshotCache::acquire(engine::Client& c, const std::string
   l.e_ = e;
   std::unique_lock hold(e->taking);
   std::lock_guard lock(e->mu);
+  if (!e->looked && !e->content_key.empty() && !e->state && !e->refused) {
+    e->looked = true;  // once: a lookup that fails leaves the run taking its own (kept) snapshot
+    if (auto kept = find_kept_snapshot(c, e->content_key); kept && *kept) e->state = std::move(**kept);
+  }
   if (e->state) {
     l.fork_ = e->state;
   } else if (!e->refused) {
@@ -62,7 +82,7 @@ std::vector<std::string> SnapshotCache::remove_all() {
   std::lock_guard lock(mu_);
   for (auto& [key, e] : entries_) {
     std::lock_guard el(e->mu);
-    if (!e->state) continue;
+    if (!e->state || !e->content_key.empty()) continue;  // a kept snapshot outlives the run
     if (auto st = engine::remove_image(*e->client, e->state->image_id, true); !st && st.error().code != Errc::kNotFound)
       errors.push_back(st.error().what());
     e->state.reset();

@@ -4,6 +4,7 @@
 // past kMaxSnapshotBytes, the daemon's refusal) leaves every later trial running setup itself.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "core/log.h"
+#include "core/result.h"
 #include "engine/client.h"
 
 namespace forge::trial {
@@ -19,6 +21,16 @@ namespace forge::trial {
 struct ForkState {
   std::string image_id, workspace_sha256;
   std::map<std::string, std::string> initial_files;  // the task's files as setup copied them (env.yaml)
+  std::string server_state;  // a Python tool server's set-up state, seeded into each fork's ("" none)
+  bool kept = false;         // a snapshot an earlier run kept (--keep-snapshots): initial_files is in its image
+};
+
+// --keep-snapshots: a run's snapshots outlive it, each labelled with its content key, and a run
+// forks from a kept snapshot of the same key instead of running setup (docs/sweeps.md "Forks").
+struct SnapshotKeeping {
+  bool keep = false;
+  // SHA-256 over every file of a task directory (the sweep's task content hash).
+  std::function<Result<std::string>(const std::string& task_dir)> task_hash;
 };
 
 class SnapshotCache {
@@ -29,6 +41,8 @@ class SnapshotCache {
     bool refused = false;
     engine::Client* client = nullptr;
     std::size_t index = 0;  // its image's tag
+    std::string content_key;  // kept past the run under this key ("" : removed at its end)
+    bool looked = false;      // a kept snapshot of content_key was looked for
   };
 
  public:
@@ -40,6 +54,7 @@ class SnapshotCache {
     const ForkState* fork() const { return fork_ ? &*fork_ : nullptr; }
     bool taking() const { return hold_.owns_lock(); }
     const std::string& tag() const { return tag_; }
+    const std::string& content_key() const { return e_ ? e_->content_key : empty_; }
     void publish(ForkState s);
     void refuse();
 
@@ -49,26 +64,35 @@ class SnapshotCache {
     std::unique_lock<std::mutex> hold_;
     std::optional<ForkState> fork_;
     std::string tag_;
+    static inline const std::string empty_;
   };
 
-  explicit SnapshotCache(std::string run_id) : run_id_(std::move(run_id)) {}
+  explicit SnapshotCache(std::string run_id, SnapshotKeeping keeping = {})
+      : run_id_(std::move(run_id)), keeping_(std::move(keeping)) {}
   SnapshotCache(const SnapshotCache&) = delete;
   SnapshotCache& operator=(const SnapshotCache&) = delete;
 
   const std::string& run_id() const { return run_id_; }
+  const SnapshotKeeping& keeping() const { return keeping_; }
   // Waits while another trial takes the key's snapshot. Each engine (`c`) has snapshots of its own:
-  // an image lives on the daemon that committed it.
-  Lease acquire(engine::Client& c, const std::string& key);
-  // Every snapshot image removed (the run's end); the errors, named.
+  // an image lives on the daemon that committed it. `content_key` (keeping only; "" otherwise):
+  // the first to ask forks from a kept image of that key when `c` has one, else takes a snapshot
+  // that is kept under it.
+  Lease acquire(engine::Client& c, const std::string& key, const std::string& content_key = "");
+  // Every snapshot image removed (the run's end) but kept ones; the errors, named.
   std::vector<std::string> remove_all();
 
  private:
   std::string run_id_;
+  SnapshotKeeping keeping_;
   std::mutex mu_;
   std::map<std::string, std::unique_ptr<Entry>> entries_;
 };
 
 // "forgectl-snapshot" tags: lower-case letters, digits, '.', '-' and '_' of `run_id`, at most 100.
 std::string snapshot_tag(const std::string& run_id, std::size_t n);
+
+// The newest kept snapshot image of `content_key` on `c`, as a ForkState (kept); nullopt when none.
+Result<std::optional<ForkState>> find_kept_snapshot(engine::Client& c, const std::string& content_key);
 
 }  // namespace forge::trial

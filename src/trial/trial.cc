@@ -59,6 +59,7 @@ Step TrialRun::begin() {
   if (!s && !task_.harbor) prepare_grader_ahead();
   if (!s) s = setup();
   if (!s) s = open_tools();
+  snapshot_lease_ = {};  // a turn not taken by now (a failure) passes to the next trial
   if (!s) prepare_grader_ahead();  // once: a grader started above is not made again
   return s;
 }

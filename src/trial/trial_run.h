@@ -97,8 +97,10 @@ class TrialRun {
   Step setup_services();  // mock-web's pages and rag's index, forked or not
   // snapshot.h: set up once, fork many.
   bool forks() const;
+  std::string snapshot_content_key();  // --keep-snapshots: what setup reads, hashed; "" when not kept
   Step fork_setup(const ForkState& f);
-  void take_setup_snapshot(SnapshotCache::Lease& lease);
+  // Right after setup (a Python server's task: once its server is seeded): `server_state` its state.
+  void take_setup_snapshot(const std::string& server_state = "");
 
   // phase_tools.cc
   Step open_tools();
@@ -192,6 +194,10 @@ class TrialRun {
   GoldenReplayers replayers_;
   std::unique_ptr<grading::StateStore> store_;
   std::string server_initial_state_;  // a Python server's state before the agent ran
+  // This trial's turn at its task's snapshot, from setup until its tools are open (a Python
+  // server's state is snapshotted once seeded); then released, handing an untaken turn on.
+  SnapshotCache::Lease snapshot_lease_;
+  std::string fork_server_state_;  // a fork's: the snapshot's Python server state, seeded for the agent
   std::unique_ptr<SandboxWatch> watch_;
   std::int64_t started_unix_ = 0;
   std::vector<std::string> frozen_;  // containers paused until the trial's turn

@@ -94,3 +94,97 @@ TEST_CASE("fork: --no-fork and setup_fork: false run setup in every trial") {
     }
   }
 }
+
+namespace {
+
+// The "BOOT-<ns>" mark of the server's state as the trial's env.yaml shows it.
+std::string boot_mark(const std::string& run_dir, const results::TrialRecord& t) {
+  const std::string env = slurp(fs::path(run_dir) / t.trial_dir / "env.yaml");
+  auto at = env.find("BOOT-");
+  if (at == std::string::npos) return "";
+  auto end = env.find_first_not_of("0123456789", at + 5);
+  return env.substr(at, end == std::string::npos ? std::string::npos : end - at);
+}
+
+}  // namespace
+
+TEST_CASE("fork: a Python tool server's set-up state is in the snapshot; every fork's server starts from it, no agent's change carried") {
+  TempDir dir;
+  const std::string task = write_python_fork_task(fs::path(dir.path()) / "py_fork");
+  const std::string out = dir.path() + "/run";
+  auto r = forgectl_run({"run", task, "--agent", "oracle", "--trials", "3", "--concurrency", "1", "--out", out});
+  REQUIRE_MESSAGE(r.code == 0, r.text());
+  auto trials = trials_of(out);
+  REQUIRE(trials.size() == 3);
+  std::size_t taken = 0, forked = 0;
+  std::set<std::string> boots, hashes;
+  for (const auto& t : trials) {
+    CAPTURE(t.trial_index);
+    CHECK(t.outcome == results::Outcome::kGraded);
+    CHECK(t.score == doctest::Approx(1.0));  // notes == [by-agent]: no earlier trial's note in its server
+    taken += t.snapshot_source == "taken";
+    forked += t.snapshot_source == "forked";
+    hashes.insert(t.workspace_sha256);
+    boots.insert(boot_mark(out, t));
+  }
+  CHECK(taken == 1);  // setup ran once: one set-up workspace (setup.txt's timestamp) for all three
+  CHECK(forked == 2);
+  CHECK(hashes.size() == 1);
+  // Each trial's server started in its own container at its own time: one mark for all three
+  // means every fork's server was seeded with the snapshot trial's set-up state.
+  REQUIRE(boots.size() == 1);
+  CHECK(boots.begin()->size() > 10);
+  CHECK(snapshot_images(json::get_string(json_file(out + "/run.json"), "run_id")) == 0);
+  CHECK_MESSAGE(r.out.find("leak audit: nothing") != std::string::npos, r.out);
+}
+
+TEST_CASE("fork: --keep-snapshots keeps a task's snapshot for the next run, which runs no setup; a changed setup script runs it again") {
+  TempDir dir;
+  const fs::path task_dir = fs::path(dir.path()) / "kept_probe";
+  const std::string task = write_fork_task(task_dir, 1, "", false);
+  auto run = [&](const std::string& name) {
+    auto r = forgectl_run({"run", task, "--agent", "oracle", "--trials", "2", "--concurrency", "1", "--keep-snapshots",
+                           "--out", dir.path() + "/" + name});
+    REQUIRE_MESSAGE(r.code == 0, r.text());
+    CHECK_MESSAGE(r.out.find("leak audit: nothing") != std::string::npos, r.out);  // a kept snapshot is no leak
+    return trials_of(dir.path() + "/" + name);
+  };
+  auto sources = [](const std::vector<results::TrialRecord>& ts) {
+    std::multiset<std::string> out;
+    for (const auto& t : ts) {
+      CHECK(t.score == doctest::Approx(1.0));
+      out.insert(t.snapshot_source);
+    }
+    return out;
+  };
+  auto first = run("a");
+  CHECK(sources(first) == std::multiset<std::string>{"forked", "taken"});
+  const std::string image = first[0].snapshot_image;
+  REQUIRE(image.starts_with("sha256:"));
+  // Kept past the run, and not a dead owner's orphan.
+  auto orphans = forgectl_run({"down", "--orphans"});
+  CHECK(engine::inspect_image(*docker_env().client, image).has_value());
+
+  auto second = run("b");
+  CHECK(sources(second) == std::multiset<std::string>{"kept", "kept"});  // setup ran in no trial
+  for (const auto& t : second) {
+    CHECK(t.snapshot_image == image);
+    CHECK(t.workspace_sha256 == first[0].workspace_sha256);
+    CHECK(setup_seconds(t) < 1.0);
+  }
+
+  std::ofstream(task_dir / "setup.sh", std::ios::app) << "echo changed >> setup.txt\n";
+  auto third = run("c");
+  CHECK(sources(third) == std::multiset<std::string>{"forked", "taken"});  // a new content key: setup ran once
+  std::set<std::string> images;
+  for (const auto& t : third) images.insert(t.snapshot_image);
+  REQUIRE(images.size() == 1);
+  CHECK(*images.begin() != image);
+
+  auto down = forgectl_run({"down", "--snapshots"});
+  REQUIRE_MESSAGE(down.code == 0, down.text());
+  CHECK(down.out.find("removed kept snapshot image " + image) != std::string::npos);
+  CHECK(down.out.find("removed kept snapshot image " + *images.begin()) != std::string::npos);
+  CHECK_FALSE(engine::inspect_image(*docker_env().client, image).has_value());
+  CHECK_FALSE(engine::inspect_image(*docker_env().client, *images.begin()).has_value());
+}

@@ -106,5 +106,42 @@ TEST_CASE("forks: a task whose setup may change a service's state a snapshot doe
   manifest::McpServerConfig py;
   py.script = "server.py";
   t.environment.tools.mcp_server = py;
-  CHECK(fork_unsafe_because(t) == "its Python tool server's state is not in a snapshot");
+  CHECK(fork_unsafe_because(t).empty());  // its state is captured and seeded into each fork's server
+}
+
+TEST_CASE("kept snapshots: the first to ask forks from a kept image of its content key; a keyed snapshot outlives the run") {
+  auto fake = std::make_shared<forge::test::FakeTransport>();
+  engine::Client c{fake};
+  SnapshotCache cache("run2", SnapshotKeeping{true, nullptr});
+  fake->on(engine::Method::kGet, "/images/json",
+           200,
+           R"([{"Id":"sha256:old","Created":1,"Labels":{"io.forgectl.snapshot-key":"k1","io.forgectl.snapshot-workspace":"w0"}},)"
+           R"({"Id":"sha256:new","Created":2,"Labels":{"io.forgectl.snapshot-key":"k1","io.forgectl.snapshot-workspace":"w1"}}])");
+  auto l = cache.acquire(c, "task", "k1");
+  REQUIRE(l.fork() != nullptr);  // no trial of this run runs setup
+  CHECK(l.fork()->kept);
+  CHECK(l.fork()->image_id == "sha256:new");  // the newest of its key
+  CHECK(l.fork()->workspace_sha256 == "w1");
+  CHECK(fake->requests[0].target.find("io.forgectl.snapshot-key%3Dk1") != std::string::npos);
+
+  auto none = std::make_shared<forge::test::FakeTransport>();
+  none->on(engine::Method::kGet, "/images/json", 200, "[]");
+  engine::Client c2{none};
+  auto fresh = cache.acquire(c2, "changed", "k2");  // another key: nothing kept, so it takes (and keeps) one
+  REQUIRE(fresh.taking());
+  CHECK(fresh.content_key() == "k2");
+  fresh.publish(ForkState{"sha256:k2", "w2", {}});
+  const auto before = fake->requests.size() + none->requests.size();
+  CHECK(cache.remove_all().empty());
+  CHECK(fake->requests.size() + none->requests.size() == before);  // neither is removed at the run's end
+}
+
+TEST_CASE("snapshot initial files: any bytes round-trip; a malformed list is an error") {
+  std::map<std::string, std::string> files{{"a b/c.txt", "line\nnext \x01\xff"}, {"empty", ""}};
+  auto back = decode_initial_files(encode_initial_files(files));
+  REQUIRE(back.has_value());
+  CHECK(*back == files);
+  CHECK(decode_initial_files("").value().empty());
+  CHECK_FALSE(decode_initial_files("not-base64!\n").has_value());
+  CHECK_FALSE(decode_initial_files("YQ==\n").has_value());  // a path without content
 }
