@@ -278,6 +278,8 @@ Result<Setup> make_setup(RunArgs& a, const Command& cmd, const HostSettings& hos
       return fail(Errc::kInvalid, "--max-up-rate '" + a.max_up_rate + "': give stacks per second, above 0 and at most 1000 "
                                   "(2, 0.5)");
   }
+  if (a.keep_snapshots && a.no_fork)
+    return fail(Errc::kInvalid, "--keep-snapshots with --no-fork: a run that forks nothing has no snapshot to keep");
   if (a.trials < 0 || a.concurrency < 0) return fail(Errc::kInvalid, "--trials and --concurrency must be positive");
   for (auto [flag, v] : {std::pair{"--max-ups", a.limits.ups}, {"--max-downs", a.limits.downs}, {"--warm-pool", a.limits.warm_pool}})
     if (v < -1) return fail(Errc::kInvalid, std::string(flag) + " " + std::to_string(v) + ": give auto, 0 or a positive number");

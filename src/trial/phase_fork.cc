@@ -2,6 +2,7 @@
 // setup_script takes a snapshot of what setup left, before any agent process runs; every later
 // one starts from it, its starting workspace hashed and compared with the snapshot's.
 #include <filesystem>
+#include <vector>
 
 #include "core/confined_dir.h"
 #include "core/json.h"
@@ -9,6 +10,7 @@
 #include "core/sha256.h"
 #include "engine/images.h"
 #include "engine/system.h"
+#include "manifest/python_server.h"
 #include "stack/labels.h"
 #include "tools/python_server.h"
 #include "trial/snapshot.h"
@@ -28,7 +30,7 @@ bool TrialRun::forks() const {
 
 // --keep-snapshots: the SHA-256 of everything the set-up state follows from — the task's files, its
 // setup_script (which may sit outside the task directory in a project), a Python server's tree,
-// the runner image's id and the engine's version (a kept image lives on one daemon). "" (the snapshot is
+// the ids of the images that run or hold the state and the engine's version (a kept image lives on one daemon). "" (the snapshot is
 // not kept, as without the flag) when keeping is off or a part cannot be read.
 std::string TrialRun::snapshot_content_key() {
   const auto& keeping = env_.snapshots->keeping();
@@ -56,9 +58,16 @@ std::string TrialRun::snapshot_content_key() {
     if (!tar) return warn(tar.error());
     put(sha256_hex(*tar));
   }
-  auto image = engine::inspect_image(docker_, up_->plan.runner.image);
-  if (!image) return warn(image.error());
-  put(image->id);
+  // The images whose code reads or holds the set-up state: the runner's, each service's (json-db's
+  // namespace comes from one), the Python server's.
+  std::vector<std::string> images{up_->plan.runner.image};
+  for (const auto& svc : up_->plan.services) images.push_back(svc.image);
+  if (python_server()) images.push_back(manifest::kPythonImage);
+  for (const auto& name : images) {
+    auto image = engine::inspect_image(docker_, name);
+    if (!image) return warn(image.error());
+    put(image->id);
+  }
   auto engine = engine::version(docker_);
   if (!engine) return warn(engine.error());
   put(engine->version + " " + engine->api_version + " " + engine->os + "/" + engine->arch);

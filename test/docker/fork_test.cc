@@ -74,7 +74,7 @@ TEST_CASE("fork: 8 trials of a 5 s setup run it once; every fork starts byte-ide
   CHECK_MESSAGE(shown.out.find("8 of the 8 trial(s) of this snapshot started identical") != std::string::npos, shown.out);
 }
 
-TEST_CASE("fork: --no-fork and setup_fork: false run setup in every trial") {
+TEST_CASE("fork: --no-fork and setup_fork: false run setup in every trial; --no-fork refuses --keep-snapshots") {
   TempDir dir;
   const std::string opted = write_fork_task(fs::path(dir.path()) / "tasks" / "opted_out", 1, "  setup_fork: false\n");
   const std::string plain = write_fork_task(fs::path(dir.path()) / "plain" / "plain", 1);
@@ -93,6 +93,12 @@ TEST_CASE("fork: --no-fork and setup_fork: false run setup in every trial") {
       CHECK(setup_seconds(t) >= 1.0);
     }
   }
+  // Keeping the snapshots of a run that forks nothing is a contradiction, named before any trial.
+  auto both = forgectl_run(
+      {"run", plain, "--agent", "oracle", "--no-fork", "--keep-snapshots", "--out", dir.path() + "/c"});
+  CHECK(both.code == 2);
+  CHECK_MESSAGE(both.err.find("--keep-snapshots with --no-fork") != std::string::npos, both.err);
+  CHECK_FALSE(fs::exists(dir.path() + "/c/trials.jsonl"));
 }
 
 namespace {
