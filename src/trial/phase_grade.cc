@@ -220,12 +220,16 @@ Result<std::optional<VerifierNetwork>> TrialRun::up_grade_network() const {
   return up_grader_network(docker_, spec, verifier_network_options());
 }
 
-// The grader made ahead, once ready, timed as ahead_grader; nullopt when there is none (a fresh
+// The grader made ahead, once ready, timed as ahead_grader (the grade phase's wait for it as
+// ahead_grader_wait); nullopt when there is none (a fresh
 // one is made then). The caller removes it.
 std::optional<AheadGrader> TrialRun::take_grader_ahead() {
+  const auto asked = Clock::now();
   auto taken = grader_ahead_.take();
   if (!taken) return std::nullopt;
   r_.phases["ahead_grader"] = taken->took;
+  // The part of the grade phase spent waiting for it: its making not done when the agent was.
+  r_.phases["ahead_grader_wait"] = elapsed_since(asked);
   if (taken->grader) return std::move(*taken->grader);
   note("WARNING", "grading", "no grader made ahead: " + taken->grader.error().what());
   return std::nullopt;
