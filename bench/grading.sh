@@ -5,8 +5,8 @@
 # tasks written here: checks-loans (library-loans graded by a checks.py alone) and harbor-marker (a Harbor
 # task FROM forgectl/runner:local, its verifier in a grader container), with the previous binary
 # ($FORGECTL_BEFORE, default /work/main/build/src/cli/forgectl) and this tree's ($FORGECTL_AFTER, default
-# build/src/cli/forgectl), alternating. Prints the grade phase's p50 [p25-p75] per task and binary from
-# trials.jsonl's phases_s.grade (and ahead_grader's p50 when graders were made ahead), the load average
+# build/src/cli/forgectl), alternating. Prints the grade phase's p50 [p25-p75] and p95 per task and binary
+# from trials.jsonl's phases_s.grade (and ahead_grader's p50 when graders were made ahead), the load average
 # before and after, and the issue's targets (library-loans <= 300 ms, script-tests <= 500 ms, after).
 # -k TASK (repeatable) runs only those of the four tasks.
 # Each binary needs its forgectl-exec beside it.
@@ -95,13 +95,14 @@ python3 - "$trials" "${rows[@]}" <<'PY'
 import json, statistics, sys
 trials = int(sys.argv[1])
 targets = {"library-loans": 300, "script-tests": 500}
-print(f"grade phase, {trials} oracle trials per run (ms): p50 [p25-p75], passed")
+print(f"grade phase, {trials} oracle trials per run (ms): p50 [p25-p75] p95, passed")
 res = {}
 for row in sys.argv[2:]:
     task, way, out = row.split(" ", 2)
     recs = [json.loads(l) for l in open(out + "/trials.jsonl") if l.strip()]
     g = sorted(r["phases_s"]["grade"] * 1000 for r in recs if "grade" in r.get("phases_s", {}))
     q = statistics.quantiles(g, n=4) if len(g) > 1 else [g[0]] * 3
+    p95 = statistics.quantiles(g, n=20, method="inclusive")[18] if len(g) > 1 else g[0]
     passed = sum(r["binary_pass"] for r in recs)
     sources = {}
     for r in recs:
@@ -111,7 +112,7 @@ for row in sys.argv[2:]:
     extra = " golden: " + ", ".join(f"{k} {v}" for k, v in sorted(sources.items())) if sources else ""
     ahead = [r["phases_s"]["ahead_grader"] * 1000 for r in recs if "ahead_grader" in r.get("phases_s", {})]
     if ahead: extra += f" ahead_grader p50 {statistics.median(ahead):.0f} ms ({len(ahead)} trials)"
-    print(f"  {task:14s} {way:6s} {q[1]:8.0f} [{q[0]:.0f}-{q[2]:.0f}]  {passed}/{len(recs)}{extra}")
+    print(f"  {task:14s} {way:6s} {q[1]:8.0f} [{q[0]:.0f}-{q[2]:.0f}] {p95:.0f}  {passed}/{len(recs)}{extra}")
 for task, t in targets.items():
     if (task, "after") in res:
         a, b = res[(task, "after")], res.get((task, "before"))

@@ -275,6 +275,7 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
   // The helper volume, made and filled when new; verified through the first runner (below).
   if (auto hv = ensure_helper_volume(c, o.host, plan->runner.image); !hv) return hv.fail_with(what);
   if (auto st = b.check_interrupt(); !st) return st.fail_with(what);
+  if (o.on_planned) o.on_planned(labels, *plan);
 
   // Networks, in parallel, then the host firewall for each bridge.
   std::map<std::string, std::string> net_names;

@@ -42,6 +42,11 @@ struct UpOptions {
   // The runner's OCI runtime (--runtime, orchestrator.runtime) over the manifest's `runtime:`;
   // empty: the manifest's, else the daemon's default (stack/runtime.h).
   std::string runtime;
+  // Called once the stack's labels and plan are final (its images present, the helper volume
+  // ready), before its networks and containers exist, on up's thread: a caller starts there what
+  // needs only those (a trial's grader made ahead) beside the rest of up. It must not block.
+  // Whatever it makes carries the stack's labels, so a failed up's teardown removes it too.
+  std::function<void(const StackLabels&, const policy::StackPlan&)> on_planned;
 };
 
 struct UpResult {

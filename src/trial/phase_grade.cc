@@ -170,21 +170,33 @@ GraderSpec TrialRun::grader_spec() const {
 
 // The trial's grader made while its agent runs (or while it waits for its turn), so the grade
 // phase pays only for copying the evidence in and running: a fresh container for this trial
-// alone, holding nothing of any agent's (grader_ahead.h).
+// alone, holding nothing of any agent's (grader_ahead.h). Started from up (start_grader_ahead
+// as soon as the stack's labels are known); here for a trial whose up did not (a Harbor task).
 void TrialRun::prepare_grader_ahead() {
   if (local_ || !up_ || grader_ahead_.started()) return;
   if (task_.harbor) return prepare_harbor_ahead();
+  start_grader_ahead(up_->labels, up_->plan.runner.image, workspace());
+}
+
+// A test-script or checks.py grader from what it needs: the stack's labels (teardown finds it by
+// them), the runner's image and workspace path. Not a Harbor verifier: it reads setup's env.
+void TrialRun::start_grader_ahead(const stack::StackLabels& labels, const std::string& image,
+                                  const std::string& workspace) {
   const auto& cc = task_.grading.custom_checks;
-  if (!cc.present) return;
+  if (local_ || task_.harbor || !cc.present || grader_ahead_.started()) return;
   if (cc.python()) {
-    grader_ahead_.start([this, labels = up_->labels]() -> Result<AheadGrader> {
+    grader_ahead_.start([this, labels]() -> Result<AheadGrader> {
       auto id = prepare_python_checks(docker_, task_, labels);
       if (!id) return id.fail_with("preparing the checks ahead");
       return AheadGrader{*id, std::nullopt};
     });
     return;
   }
-  grader_ahead_.start([this, spec = grader_spec()]() mutable -> Result<AheadGrader> {
+  GraderSpec spec{labels, "", workspace, image};  // no runner: nothing of the agent's goes in ahead
+  spec.host = env_.host;
+  spec.workspace_limit = workspace_limit();
+  spec.cancel = env_.interrupted;
+  grader_ahead_.start([this, spec = std::move(spec)]() mutable -> Result<AheadGrader> {
     auto net = up_grade_network();
     if (!net) return net.fail();
     AheadGrader g{"", std::move(*net)};
@@ -208,12 +220,16 @@ Result<std::optional<VerifierNetwork>> TrialRun::up_grade_network() const {
   return up_grader_network(docker_, spec, verifier_network_options());
 }
 
-// The grader made ahead, once ready, timed as ahead_grader; nullopt when there is none (a fresh
+// The grader made ahead, once ready, timed as ahead_grader (the grade phase's wait for it as
+// ahead_grader_wait); nullopt when there is none (a fresh
 // one is made then). The caller removes it.
 std::optional<AheadGrader> TrialRun::take_grader_ahead() {
+  const auto asked = Clock::now();
   auto taken = grader_ahead_.take();
   if (!taken) return std::nullopt;
   r_.phases["ahead_grader"] = taken->took;
+  // The part of the grade phase spent waiting for it: its making not done when the agent was.
+  r_.phases["ahead_grader_wait"] = elapsed_since(asked);
   if (taken->grader) return std::move(*taken->grader);
   note("WARNING", "grading", "no grader made ahead: " + taken->grader.error().what());
   return std::nullopt;

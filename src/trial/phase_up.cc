@@ -33,7 +33,12 @@ Step TrialRun::up() {
   // json-db's control token: in json-db's own environment and in this process, nowhere else.
   auto token = new_control_token();
   if (!token) return classify(token.error(), InfraKind::kHost);
-  auto u = bring_up(task_, env_, std::move(*token));
+  // A test-script or checks.py grader needs only the stack's labels and image: made from the
+  // moment they are known, beside the rest of up, so an agent that ends quickly waits for less.
+  auto u =
+      bring_up(task_, env_, std::move(*token), [this](const stack::StackLabels& labels, const policy::StackPlan& plan) {
+        start_grader_ahead(labels, plan.runner.image, plan.runner.workdir);
+      });
   if (!u) return classify(u.error(), InfraKind::kDaemon);
   adopt(std::move(*u));
   return std::nullopt;

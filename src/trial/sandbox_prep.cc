@@ -11,8 +11,10 @@ std::chrono::seconds trial_lease(const TrialEnv& env) {
   return std::chrono::duration_cast<std::chrono::seconds>(env.run->episode_timeout) + std::chrono::hours(1);
 }
 
-Result<PreparedSandbox> bring_up(const manifest::TaskConfig& task, const TrialEnv& env, std::string control_token) {
+Result<PreparedSandbox> bring_up(const manifest::TaskConfig& task, const TrialEnv& env, std::string control_token,
+                                 std::function<void(const stack::StackLabels&, const policy::StackPlan&)> on_planned) {
   stack::UpOptions o;
+  o.on_planned = std::move(on_planned);
   o.host = env.host;
   o.engine_info = env.engine_info;
   o.build_slots = env.admission ? &env.admission->build : nullptr;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 
 #include "manifest/task_config.h"
@@ -24,7 +25,9 @@ std::chrono::seconds trial_lease(const TrialEnv& env);
 
 // up_stack for one trial of `task` with the sweep's options (attached to the run, its lease, no
 // network when none is needed, json-db's control token in json-db's environment only). The
-// caller holds whatever admission slot it needs.
-Result<PreparedSandbox> bring_up(const manifest::TaskConfig& task, const TrialEnv& env, std::string control_token);
+// caller holds whatever admission slot it needs. `on_planned`: stack::UpOptions::on_planned.
+Result<PreparedSandbox> bring_up(
+    const manifest::TaskConfig& task, const TrialEnv& env, std::string control_token,
+    std::function<void(const stack::StackLabels&, const policy::StackPlan&)> on_planned = {});
 
 }  // namespace forge::trial

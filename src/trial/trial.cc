@@ -53,14 +53,13 @@ TrialResult TrialRun::run(std::unique_ptr<FirstTurn> first) {
 Step TrialRun::begin() {
   r_.started_at = iso_now();
   started_unix_ = static_cast<std::int64_t>(std::time(nullptr));
+  // A test-script or checks.py grader is started from within up (start_grader_ahead), as soon as
+  // the stack's labels are known; a Harbor verifier reads what setup resolves (its env): after.
   Step s = up();
-  // A test-script or checks.py grader needs only the stack's labels and image: made while setup
-  // and the tools run too. A Harbor verifier reads what setup resolves (its env): made after.
-  if (!s && !task_.harbor) prepare_grader_ahead();
   if (!s) s = setup();
   if (!s) s = open_tools();
   snapshot_lease_ = {};  // a turn not taken by now (a failure) passes to the next trial
-  if (!s) prepare_grader_ahead();  // once: a grader started above is not made again
+  if (!s) prepare_grader_ahead();  // once: a grader started in up is not made again
   return s;
 }
 

@@ -137,6 +137,7 @@ class TrialRun {
   Result<grading::JudgeReply> judge(const std::string& model_ref, const std::string& system, const std::string& user);
   GraderSpec grader_spec() const;
   void prepare_grader_ahead();
+  void start_grader_ahead(const stack::StackLabels& labels, const std::string& image, const std::string& workspace);
   std::optional<AheadGrader> take_grader_ahead();
   void discard_grader_ahead();
 
