@@ -353,10 +353,11 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
     return id;
   });
   // The sidecar: created on the task network, its config put in, the edge attached, started, ready.
-  if (plan->proxy) {
+  // Beside the services that are no client of it (upstreams); the others start once it is ready.
+  auto proxy_up = [&]() -> Status {
     auto& p = *plan->proxy;
     auto id = b.create_verified(p, labels, net_names);
-    if (!id) return id.fail_with(what);
+    if (!id) return id.fail();
     {
       std::lock_guard lock(res_mu);
       res.containers[p.key] = *id;
@@ -365,11 +366,11 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
       plan->resolver->netns_container = *id;
       resolver_made = std::async(std::launch::async, [&] { return b.create_verified(*plan->resolver, labels, net_names); });
     }
-    if (auto st = put_squid_conf(c, *id, plan->squid_conf); !st) return st.fail_with(what);
+    if (auto st = put_squid_conf(c, *id, plan->squid_conf); !st) return st.fail();
     for (std::size_t i = 1; i < p.networks.size(); ++i)
       if (auto st = engine::connect_network(c, net_names.at(p.networks[i].network_key), *id, p.networks[i].aliases); !st)
-        return st.fail_with(what);
-    if (auto st = engine::start_container(c, *id); !st) return st.fail_with(what);
+        return st.fail();
+    if (auto st = engine::start_container(c, *id); !st) return st.fail();
     if (resolver_shares)  // its namespace exists now; squid starting up needs no daemon call
       resolver_up = std::async(std::launch::async, [&]() -> Result<std::string> {
         auto rid = resolver_made.get();
@@ -377,9 +378,15 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
         if (auto st = engine::start_container(c, *rid); !st) return st.fail_with("resolver");
         return rid;
       });
-    if (auto st = wait_proxy_ready(c, *id, Deadline::in(Millis(30000)), o.interrupted); !st) return st.fail_with(what);
+    if (auto st = wait_proxy_ready(c, *id, Deadline::in(Millis(30000)), o.interrupted); !st) return st.fail();
     b.step("egress proxy ready (" + p.image + ")");
-  }
+    return {};
+  };
+  std::shared_future<Status> proxy_ready;
+  if (plan->proxy) proxy_ready = std::async(std::launch::async, proxy_up).share();
+  auto proxy_client = [&](const policy::ContainerPlan& s) {
+    return proxy_ready.valid() && !(s.networks.size() == 1 && s.networks.front().network_key == "upstream");
+  };
 
   // Services: each starts once what it depends on has started (or is healthy, when asked).
   struct Gate {
@@ -407,6 +414,7 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
         auto run = [&]() -> Status {
           for (const auto& [dep, cond] : s.depends_on)
             if (auto st = wait_for(dep, cond); !st) return st;
+          if (proxy_client(s) && !proxy_ready.get()) return fail(Errc::kCancelled, "the egress proxy failed");
           if (auto st = b.check_interrupt(); !st) return st;
           auto id = b.create_verified(s, labels, net_names);
           if (!id) return id.fail();
@@ -434,6 +442,8 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
       },
       plan->services.size());
   auto runner_id = runner_ready.get();
+  if (proxy_ready.valid())
+    if (const auto& st = proxy_ready.get(); !st) return st.fail_with(what + ": the egress proxy");
   for (const auto& st : outcomes)
     if (!st && st.error().code != Errc::kCancelled) return st.fail_with(what);
   for (const auto& st : outcomes)
