@@ -207,6 +207,21 @@ void plan_proxy(StackPlan& plan, const manifest::EnvironmentManifest& m, const s
   }
 }
 
+// A limited_internet stack whose runner never moves: the resolver runs in the proxy's network
+// namespace, which has the two networks it needs (the task network, the edge), so up makes one
+// network sandbox (veths, addresses, Docker's DNS rules) less. The proxy takes the resolver's
+// address and name on the task network; the resolver stays a container of its own (its user, its
+// hardening, its log, its signals). Not for a stack whose runner moves: the proxy then leaves the
+// task network between phases and the resolver must not.
+void share_proxy_netns(StackPlan& plan) {
+  auto& task = plan.proxy->networks.front();
+  const auto& own = plan.resolver->networks.front();
+  task.ipv4 = own.ipv4;
+  task.aliases.insert(task.aliases.end(), own.aliases.begin(), own.aliases.end());
+  plan.resolver->networks.clear();
+  plan.resolver->netns_of = kProxyKey;
+}
+
 }  // namespace
 
 int allowlist_index(const StackPlan& plan, const std::vector<std::string>& allowlist) {
@@ -327,8 +342,8 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
       plan.resolver->cmd->insert(plan.resolver->cmd->end(), {"--mode", "none"});
     }
   }
-  const std::vector<std::string> dns =
-      closed ? std::vector<std::string>{plan.resolver->networks.front().ipv4} : std::vector<std::string>{};
+  if (closed) plan.resolver_address = plan.resolver->networks.front().ipv4;
+  const std::vector<std::string> dns = closed ? std::vector<std::string>{plan.resolver_address} : std::vector<std::string>{};
   std::vector<std::string> no_proxy = names;
   no_proxy.push_back(kRunnerKey);
   std::vector<std::string> penv = agent_proxied ? proxy_env(no_proxy) : std::vector<std::string>{};
@@ -418,6 +433,7 @@ Result<StackPlan> plan_stack(const manifest::LoadedEnvironment& env, const PlanO
   r.dns = dns;
 
   if (limited) plan_proxy(plan, m, opts.proxy_image, agent_proxied);
+  if (plan.resolver && plan.proxy && !changes) share_proxy_netns(plan);
   return plan;
 }
 

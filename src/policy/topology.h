@@ -61,6 +61,9 @@ struct ContainerPlan {
   std::optional<manifest::ComposeHealthcheck> healthcheck;
   Hardening hardening;
   std::vector<Attachment> networks;  // the first is joined at create, the rest before start
+  // The key of the container whose network namespace this one joins instead of networks of its own
+  // (the resolver in the proxy's: one network sandbox less to make); its id is set by up.
+  std::string netns_of, netns_container;
   std::vector<std::string> volumes;  // anonymous volumes (Config.Volumes); mounts are in `hardening`
   std::vector<std::string> dns_options;
   // Docker's upstream resolvers (HostConfig.Dns): the trial's resolver on a closed network, so a
@@ -76,6 +79,9 @@ struct StackPlan {
   std::vector<ContainerPlan> services;  // in file order
   std::optional<ContainerPlan> proxy;
   std::optional<ContainerPlan> resolver;  // a closed, networked stack's (kResolverKey)
+  // The resolver's address on the task network (every container's HostConfig.Dns): its own, or,
+  // when it shares the proxy's network namespace, the proxy's there.
+  std::string resolver_address;
   ContainerPlan runner;
   std::string squid_conf;  // with a proxy: the config to put at /etc/squid/squid.conf
   // The runner's networks change between phases (manifest::runner_changes_network): it starts on

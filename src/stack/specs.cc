@@ -77,6 +77,8 @@ engine::ContainerSpec container_spec(const policy::ContainerPlan& c, const Stack
     s.network = network_names.at(c.networks.front().network_key);
     s.aliases = c.networks.front().aliases;
     s.ipv4_address = c.networks.front().ipv4;
+  } else if (!c.netns_container.empty()) {
+    s.host.network_mode = "container:" + c.netns_container;
   } else {
     s.host.network_mode = "none";  // never the daemon's default bridge: a stack without networks has none
   }

@@ -129,9 +129,11 @@ class Builder {
       volume_options[m.name] = v->options;
     }
     auto missing = policy::hardening_mismatches(p.hardening, applied_hardening(*info, volume_options));
-    // A container planned without a network must have none (not the daemon's default bridge).
-    if (p.networks.empty() && info->host.network_mode != "none")
-      missing.push_back("NetworkMode none (the daemon reports '" + info->host.network_mode + "')");
+    // A container planned without a network must have none (not the daemon's default bridge), or
+    // the one container's it was planned to share.
+    const std::string mode = p.netns_container.empty() ? "none" : "container:" + p.netns_container;
+    if (p.networks.empty() && info->host.network_mode != mode)
+      missing.push_back("NetworkMode " + mode + " (the daemon reports '" + info->host.network_mode + "')");
     if (!missing.empty())
       return fail(Errc::kUnsupported, "the runtime did not apply the hardening of " + std::string(policy::role_name(p.role)) +
                                           " '" + p.key + "' (" + join(missing, "; ") + "); refusing the stack");
@@ -301,15 +303,19 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
 
   // The resolver, beside the proxy, the services and the runner: every container of a closed stack
   // asks it for the names Docker's embedded DNS does not know; it runs before up returns.
+  // One in the proxy's network namespace is created once the proxy exists and started once it runs.
+  // (Declared in this order so the start, which waits for the create, is joined first on a failure.)
+  std::future<Result<std::string>> resolver_made;
   std::future<Result<std::string>> resolver_up;
-  if (plan->resolver)
+  const bool resolver_shares = plan->resolver && !plan->resolver->netns_of.empty();
+  if (plan->resolver && !resolver_shares)
     resolver_up = std::async(std::launch::async, [&] { return b.create_and_start(*plan->resolver, labels, net_names); });
   auto resolver_started = [&]() -> Status {
     if (!resolver_up.valid()) return {};
     auto id = resolver_up.get();
     if (!id) return id.fail();
     res.containers[policy::kResolverKey] = *id;
-    b.step("resolver started (" + plan->resolver->networks.front().ipv4 + ")");
+    b.step("resolver started (" + plan->resolver_address + (resolver_shares ? ", in the proxy's network namespace)" : ")"));
     return {};
   };
 
@@ -348,22 +354,40 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
     return id;
   });
   // The sidecar: created on the task network, its config put in, the edge attached, started, ready.
-  if (plan->proxy) {
+  // Beside the services that are no client of it (upstreams); the others start once it is ready.
+  auto proxy_up = [&]() -> Status {
     auto& p = *plan->proxy;
     auto id = b.create_verified(p, labels, net_names);
-    if (!id) return id.fail_with(what);
+    if (!id) return id.fail();
     {
       std::lock_guard lock(res_mu);
       res.containers[p.key] = *id;
     }
-    if (auto st = put_squid_conf(c, *id, plan->squid_conf); !st) return st.fail_with(what);
+    if (resolver_shares) {
+      plan->resolver->netns_container = *id;
+      resolver_made = std::async(std::launch::async, [&] { return b.create_verified(*plan->resolver, labels, net_names); });
+    }
+    if (auto st = put_squid_conf(c, *id, plan->squid_conf); !st) return st.fail();
     for (std::size_t i = 1; i < p.networks.size(); ++i)
       if (auto st = engine::connect_network(c, net_names.at(p.networks[i].network_key), *id, p.networks[i].aliases); !st)
-        return st.fail_with(what);
-    if (auto st = engine::start_container(c, *id); !st) return st.fail_with(what);
-    if (auto st = wait_proxy_ready(c, *id, Deadline::in(Millis(30000)), o.interrupted); !st) return st.fail_with(what);
+        return st.fail();
+    if (auto st = engine::start_container(c, *id); !st) return st.fail();
+    if (resolver_shares)  // its namespace exists now; squid starting up needs no daemon call
+      resolver_up = std::async(std::launch::async, [&]() -> Result<std::string> {
+        auto rid = resolver_made.get();
+        if (!rid) return rid.fail();
+        if (auto st = engine::start_container(c, *rid); !st) return st.fail_with("resolver");
+        return rid;
+      });
+    if (auto st = wait_proxy_ready(c, *id, Deadline::in(Millis(30000)), o.interrupted); !st) return st.fail();
     b.step("egress proxy ready (" + p.image + ")");
-  }
+    return {};
+  };
+  std::shared_future<Status> proxy_ready;
+  if (plan->proxy) proxy_ready = std::async(std::launch::async, proxy_up).share();
+  auto proxy_client = [&](const policy::ContainerPlan& s) {
+    return proxy_ready.valid() && !(s.networks.size() == 1 && s.networks.front().network_key == "upstream");
+  };
 
   // Services: each starts once what it depends on has started (or is healthy, when asked).
   struct Gate {
@@ -391,6 +415,7 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
         auto run = [&]() -> Status {
           for (const auto& [dep, cond] : s.depends_on)
             if (auto st = wait_for(dep, cond); !st) return st;
+          if (proxy_client(s) && !proxy_ready.get()) return fail(Errc::kCancelled, "the egress proxy failed");
           if (auto st = b.check_interrupt(); !st) return st;
           auto id = b.create_verified(s, labels, net_names);
           if (!id) return id.fail();
@@ -418,6 +443,8 @@ Result<UpResult> up_stack(engine::Client& c, const manifest::LoadedEnvironment& 
       },
       plan->services.size());
   auto runner_id = runner_ready.get();
+  if (proxy_ready.valid())
+    if (const auto& st = proxy_ready.get(); !st) return st.fail_with(what + ": the egress proxy");
   for (const auto& st : outcomes)
     if (!st && st.error().code != Errc::kCancelled) return st.fail_with(what);
   for (const auto& st : outcomes)

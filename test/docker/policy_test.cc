@@ -157,7 +157,7 @@ TEST_CASE("no_internet: siblings by name, nothing beyond the task network, not e
 
   // An outside name is refused at once by the trial's resolver, and the query carrying it never
   // leaves the trial: captured on every interface of the host, it went to the resolver only.
-  const std::string resolver = s.result.plan.resolver->networks.front().ipv4;
+  const std::string resolver = s.result.plan.resolver_address;
   const std::string label = "fgleak" + random_hex(6);
   DnsCapture capture(label);
   std::string looked = sh(runner, "( time nslookup " + label + ".example.com ) 2>&1");
@@ -242,7 +242,20 @@ TEST_CASE("limited_internet: CONNECT to an allowlisted host tunnels, everything 
   DnsCapture capture(label);
   CHECK(sh(runner, "nslookup " + label + ".wild.example.test 2>&1").find("REFUSED") != std::string::npos);
   std::this_thread::sleep_for(Millis(300));
-  CHECK(capture.destinations() == std::set<std::string>{s.result.plan.resolver->networks.front().ipv4});
+  CHECK(capture.destinations() == std::set<std::string>{s.result.plan.resolver_address});
+
+  // The resolver answered from the proxy's network namespace, as a container of its own: its
+  // user, its read-only root, no network sandbox of its own; the proxy holds its address.
+  auto* c = docker_env().client;
+  auto resolver = engine::inspect_container(*c, s.id("egress-dns"));
+  REQUIRE(resolver.has_value());
+  CHECK(resolver->host.network_mode == "container:" + s.id("egress-proxy"));
+  CHECK(resolver->networks.empty());
+  CHECK(resolver->user == "65534:65534");
+  CHECK(resolver->host.readonly_rootfs);
+  auto proxy = engine::inspect_container(*c, s.id("egress-proxy"));
+  REQUIRE(proxy.has_value());
+  CHECK(proxy->networks.at(s.result.plan.networks.front().name).ip_address == s.result.plan.resolver_address);
 }
 
 TEST_CASE("limited_internet: a task's upstream is reached only through the proxy, only by an allowlisted name, and "

@@ -78,7 +78,7 @@ TEST_CASE("limited_internet: a proxy on internal and edge, proxy variables in bo
   CHECK_FALSE(p.networks[1].internal);
   REQUIRE(p.proxy.has_value());
   CHECK(p.proxy->networks.size() == 2);
-  CHECK(p.proxy->networks[0].aliases == std::vector<std::string>{"egress-proxy"});
+  CHECK(p.proxy->networks[0].aliases == std::vector<std::string>{"egress-proxy", "egress-dns"});  // the resolver in its namespace
   CHECK(p.proxy->hardening.user == "13:13");
   CHECK(p.proxy->hardening.readonly_rootfs);
   CHECK(p.proxy->dns_options.empty());  // squid resolves through the embedded DNS itself
@@ -333,11 +333,18 @@ TEST_CASE("closed networks: the trial's resolver at the task subnet's last addre
   CHECK(no.services[0].dns == std::vector<std::string>{"10.231.0.14"});
 
   // limited_internet: the allowlist's exact names, a wildcard entry's domain but none of its
-  // subdomains; on the edge too, to look them up.
+  // subdomains; in the proxy's network namespace, which is on the edge too, to look them up. The
+  // proxy holds the resolver's address and name on the task network.
   auto lim = plan(env_with(NetworkPolicy::kLimitedInternet));
   REQUIRE(lim.resolver.has_value());
-  REQUIRE(lim.resolver->networks.size() == 2);
-  CHECK(lim.resolver->networks[1].network_key == "edge");
+  CHECK(lim.resolver->networks.empty());
+  CHECK(lim.resolver->netns_of == "egress-proxy");
+  CHECK(lim.resolver_address == "10.231.0.14");
+  REQUIRE(lim.proxy->networks.size() == 2);
+  CHECK(lim.proxy->networks[0].network_key == "internal");
+  CHECK(lim.proxy->networks[0].ipv4 == "10.231.0.14");
+  CHECK(lim.proxy->networks[0].aliases == std::vector<std::string>{"egress-proxy", "egress-dns"});
+  CHECK(lim.proxy->networks[1].network_key == "edge");
   CHECK(lim.resolver->cmd == std::vector<std::string>{"forgectl", "serve", "dns", "--port", "53", "--allow",
                                                       "pypi.org", "--allow", "api.example.com"});
   CHECK(lim.runner.dns == std::vector<std::string>{"10.231.0.14"});
