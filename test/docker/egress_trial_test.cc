@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <string>
 
+#include "support/package_index.h"
 #include "support/scripted_trial.h"
 
 using namespace forge;
@@ -31,15 +32,7 @@ manifest::TaskConfig write_task(const TempDir& dir) {
             "user_simulator:\n  mode: scripted\n  scripted_flow:\n    - {default: \"Thanks. ###STOP###\"}\n"
             "grading: grading.yaml\n");
   dir.write("grading.yaml", "egress:\n  forbid_paths: [\"/solution/*\"]\n");
-  dir.write("compose.yaml",
-            "services:\n"
-            "  package-index:\n"
-            "    image: forgectl/runner:local\n"
-            "    x-forgectl: {upstream: true}\n"
-            "    networks:\n      default:\n        aliases: [pkgs.example.test]\n"
-            "    command:\n      - sh\n      - -c\n"
-            "      - mkdir -p /tmp/w/simple /tmp/w/solution && echo acme-cli > /tmp/w/simple/index.html &&"
-            " echo 2.3.1 > /tmp/w/solution/answer.txt && exec httpd -f -p 80 -h /tmp/w\n");
+  dir.write("compose.yaml", package_index_compose(" /tmp/w/solution", " && echo 2.3.1 > /tmp/w/solution/answer.txt"));
   auto t = manifest::load_task(dir.path() + "/task.yaml");
   REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
   return std::move(*t);

@@ -14,6 +14,7 @@
 #include "support/containers.h"
 #include "support/harbor_rig.h"
 #include "support/manifest_helpers.h"
+#include "support/package_index.h"
 #include "support/scripted_trial.h"
 #include "trial/preflight.h"
 
@@ -267,14 +268,7 @@ manifest::TaskConfig write_limited_task(const TempDir& d, const std::string& pol
           "  compose_file: compose.yaml\n");
   d.write("setup.sh", setup);
   d.write("grading.yaml", "egress:\n  forbid_paths: [\"/solution/*\"]\n");
-  d.write("compose.yaml",
-          "services:\n"
-          "  package-index:\n"
-          "    image: forgectl/runner:local\n"
-          "    x-forgectl: {upstream: true}\n"
-          "    networks:\n      default:\n        aliases: [pkgs.example.test]\n"
-          "    command:\n      - sh\n      - -c\n"
-          "      - mkdir -p /tmp/w/simple && echo acme-cli > /tmp/w/simple/index.html && exec httpd -f -p 80 -h /tmp/w\n");
+  d.write("compose.yaml", package_index_compose());
   auto t = manifest::load_task(d.path() + "/task.yaml");
   REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().what()));
   return std::move(*t);
