@@ -5,8 +5,8 @@
 # upstream reached through the egress proxy):
 #   - stack setup: `forgectl up --json`'s took_ms (then `down`), ROUNDS times each;
 #   - a proxied request: 20 plain-HTTP GETs through the egress proxy from the runner, timed inside it;
-#   - a whole trial: `forgectl run --agent oracle --trials ROUNDS --concurrency 2`, phases_s.up (or ahead_up) and the
-#     sum of the trial's phases (the ledger is read at down).
+#   - a whole trial: `forgectl run --agent oracle --trials 2 --concurrency 2`, ROUNDS/2 sweeps per binary,
+#     alternating; phases_s.up (or ahead_up) and the sum of the trial's phases (the ledger is read at down).
 # Prints p50 per binary and the ratio after/before; the issue's target is <= 1.1x.
 # Each binary needs its forgectl-exec beside it (or in ../helper/).
 set -euo pipefail
@@ -63,16 +63,20 @@ for ((i = 0; i < rounds; i++)); do
     echo "$way $(up_once "$bin")" >>"$WORK/up.txt"
   done
 done
-for way in before after; do
-  bin=$BEFORE
-  [[ $way == after ]] && bin=$AFTER
-  FORGECTL_EXEC_HELPER=$(helper_of "$bin") "$bin" run "$TASK" --agent oracle --trials "$rounds" --concurrency 2 \
-    --out "$WORK/run-$way" --progress plain >"$WORK/run-$way.log" 2>&1 ||
-    { echo "bench/egress.sh: $way run failed:" >&2; tail -20 "$WORK/run-$way.log" >&2; exit 1; }
+# The sweeps alternate too, two trials at a time, so a drift in the machine's load falls on both.
+for ((i = 0; i < (rounds + 1) / 2; i++)); do
+  for way in before after; do
+    bin=$BEFORE
+    [[ $way == after ]] && bin=$AFTER
+    out="$WORK/run-$way-$i"
+    FORGECTL_EXEC_HELPER=$(helper_of "$bin") "$bin" run "$TASK" --agent oracle --trials 2 --concurrency 2 \
+      --out "$out" --progress plain >"$out.log" 2>&1 ||
+      { echo "bench/egress.sh: $way run failed:" >&2; tail -20 "$out.log" >&2; exit 1; }
+  done
 done
 echo "load average (1, 5, 15 min): $load_before before, $(cut -d' ' -f1-3 /proc/loadavg) after"
 python3 - "$WORK" "$rounds" <<'PY'
-import json, statistics, sys
+import glob, json, statistics, sys
 work, rounds = sys.argv[1], int(sys.argv[2])
 up = {"before": [], "after": []}
 get = {"before": [], "after": []}
@@ -83,7 +87,7 @@ def wall(r):  # the trial's recorded phases, summed (started_at/finished_at have
     return sum(v for k, v in r["phases_s"].items() if not k.startswith("claim_")) * 1000
 trial = {}
 for way in ("before", "after"):
-    recs = [json.loads(l) for l in open(f"{work}/run-{way}/trials.jsonl") if l.strip()]
+    recs = [json.loads(l) for f in sorted(glob.glob(f"{work}/run-{way}-*/trials.jsonl")) for l in open(f) if l.strip()]
     # A trial the warm pool brought up ahead has its up as ahead_up.
     ups = [r["phases_s"].get("up", r["phases_s"].get("ahead_up", 0)) * 1000 for r in recs]
     trial[way] = (ups, [wall(r) for r in recs], sum(r["binary_pass"] for r in recs), len(recs))
