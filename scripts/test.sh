@@ -31,7 +31,16 @@ for line in open(sys.argv[1]):
     suites.append((t["name"], t.get("duration", 0)))
     if t["name"].startswith("docker"):
         cases += [(float(m.group(1)), m.group(2)) for m in re.finditer(r"^(\d+\.\d+) s: (.*)$", out, re.M)]
-print(f"tests: {passed} passed, {failed} failed")
+print(f"tests: {passed} passed, {failed} failed", flush=True)
+# meson prints only a failing suite's last 100 lines, where a long shard's failure may not be:
+# repeat every failed case's doctest block (at most 10, 40 lines each) so CI's log names it.
+shown = 0
+for line in open(sys.argv[1]):
+    t = json.loads(line)
+    for block in re.split(r"^=+$", t.get("stdout", ""), flags=re.M):
+        if shown < 10 and re.search(r"\bERROR: |FATAL ERROR|CRASHED", block):
+            shown += 1
+            print(f"--- failed in {t['name']}:", *block.strip().splitlines()[:40], sep="\n", file=sys.stderr)
 if sys.argv[2]:
     with open(sys.argv[2], "a") as f:
         for name, secs in suites:

@@ -95,9 +95,9 @@ Status seed_workspace(engine::Client& c, const std::string& container, const std
   return {};
 }
 
-WorkspaceOwner workspace_owner(const UpResult& up) {
+std::optional<WorkspaceOwner> workspace_owner(const UpResult& up) {
   WorkspaceOwner o;
-  if (!policy::parse_user_ids(up.plan.runner.hardening.user, o.uid, o.gid)) o = {};
+  if (!policy::parse_user_ids(up.plan.runner.hardening.user, o.uid, o.gid)) return std::nullopt;
   return o;
 }
 

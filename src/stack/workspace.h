@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,11 +16,12 @@ namespace forge::stack {
 struct UpResult;
 
 // The uid and gid files put into the workspace should belong to (TarEntry uid/gid), so the agent
-// can change them: the runner's numeric user, else root (an image's own user by name is unknown).
+// can change them: the runner's numeric user; nullopt when it is a name or the image's own user,
+// which only the running runner can tell (the trial asks it: trial::runner_ids).
 struct WorkspaceOwner {
   unsigned uid = 0, gid = 0;
 };
-WorkspaceOwner workspace_owner(const UpResult& up);
+std::optional<WorkspaceOwner> workspace_owner(const UpResult& up);
 
 // An image's workdir: its owner and mode (for the workspace tmpfs's root) and its content.
 struct WorkdirSeed {

@@ -42,8 +42,9 @@ Step TrialRun::setup() {
   } else if (!task_.initial_state.tables.empty() && !python_server()) {
     return Fault::setup("the task has json_db fixtures but its stack has no json-db service");
   }
-  auto owner = stack::workspace_owner(*up_);
-  auto files = copy_initial_files(docker_, runner_, workspace(), task_, {owner.uid, owner.gid});
+  auto owner = workspace_owner();
+  if (!owner) return classify_running(owner.error(), InfraKind::kSandbox);
+  auto files = copy_initial_files(docker_, runner_, workspace(), task_, {owner->uid, owner->gid});
   if (!files) return classify_running(files.error(), InfraKind::kDaemon);
   r_.initial_files = std::move(*files);
   if (task_.harbor)
@@ -55,6 +56,17 @@ Step TrialRun::setup() {
   if (auto f = enter_agent_network()) return f;
   if (task_.harbor && task_.harbor->environment.healthcheck) return harbor_healthcheck(*task_.harbor->environment.healthcheck);
   return std::nullopt;
+}
+
+// Who the workspace's files and the setup script belong to: the runner's user, as numbers. A name,
+// or no user (the image's own), is asked of the running runner once (`id`), as the agent's tools
+// run: never root by default, which would leave the agent files it cannot change.
+Result<AgentIds> TrialRun::workspace_owner() {
+  if (workspace_owner_) return *workspace_owner_;
+  if (auto known = stack::workspace_owner(*up_)) return *(workspace_owner_ = AgentIds{known->uid, known->gid});
+  auto ids = runner_ids(docker_, runner_, up_->plan.runner.hardening.user);
+  if (!ids) return ids.fail_with("finding the uid that owns the workspace");
+  return *(workspace_owner_ = *ids);
 }
 
 Step TrialRun::setup_services() {
@@ -77,9 +89,10 @@ Step TrialRun::run_setup_script() {
   auto d = ConfinedDir::open(dir.string());
   auto script = d ? d->read(rel, kMaxSetupScriptBytes) : Result<std::string>(d.fail());
   if (!script) return Fault::setup(script.error().with_context(what).what());
-  auto owner = stack::workspace_owner(*up_);
+  auto owner = workspace_owner();
+  if (!owner) return classify_running(owner.error(), InfraKind::kSandbox);
   auto st = trial::run_setup_script(docker_, runner_, std::move(*script), what, "before the agent", workspace(),
-                                    owner.uid, owner.gid, env_.interrupted, kSetupScriptTimeout, up_->plan.setup_env);
+                                    owner->uid, owner->gid, env_.interrupted, kSetupScriptTimeout, up_->plan.setup_env);
   if (!st) return harbor_env_fault(st.error());
   return std::nullopt;
 }

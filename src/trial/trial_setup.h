@@ -26,7 +26,7 @@ struct InitialFile {
 // as the file tools map paths (tools::workspace_relative), `from` read from the task directory.
 Result<std::vector<InitialFile>> read_initial_files(const manifest::TaskConfig& task, const std::string& workspace);
 
-// Who the copied files belong to: the workspace's owner (stack::workspace_owner), the agent's uid.
+// Who the copied files belong to: the workspace's owner (TrialRun::workspace_owner), the agent's uid.
 struct FileOwner {
   unsigned uid = 0, gid = 0;
 };

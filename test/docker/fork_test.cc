@@ -194,3 +194,44 @@ TEST_CASE("fork: --keep-snapshots keeps a task's snapshot for the next run, whic
   CHECK_FALSE(engine::inspect_image(*docker_env().client, image).has_value());
   CHECK_FALSE(engine::inspect_image(*docker_env().client, *images.begin()).has_value());
 }
+
+// A runner image of the task's own whose USER is a name: setup and the initial files belong to
+// that user's uid, asked of the runner, never root. Before, a name fell back to root: the agent
+// could not change what setup made. Forked or not, the same owner.
+TEST_CASE("fork: a runner image whose USER is a name owns what setup made; the agent can change it in every trial") {
+  engine::TarWriter ctx;
+  REQUIRE(ctx.add_file("Dockerfile", "FROM " + docker_env().runner_image + "\nUSER agent\n").has_value());
+  engine::BuildSpec spec;
+  auto tar = ctx.finish();
+  REQUIRE(tar.has_value());
+  spec.context_tar = std::move(*tar);
+  spec.tags = {"forgectl-test/named-user:" + docker_env().run_value};
+  spec.labels = test_labels();
+  auto built = engine::build_image(*docker_env().client, spec);
+  REQUIRE_MESSAGE(built.has_value(), (built ? "" : built.error().what()));
+  struct Untag {
+    std::string name;
+    ~Untag() { (void)engine::remove_image(*docker_env().client, name); }
+  } untag{spec.tags[0]};
+  TempDir dir;
+  const fs::path task = fs::path(dir.path()) / "named_user";
+  // The honest oracle appends to setup's file; a root-owned one would refuse it.
+  write_fork_task(task, 0, "  runner: {image: \"" + untag.name + "\"}\n", false,
+                  "; echo agent >> setup.txt && echo appended >> status.txt");
+  std::ofstream(task / "grading.yaml") << "combine: {method: weighted, pass_threshold: 0.99}\n"
+                                          "state_checks:\n  jsonpaths:\n"
+                                          "    - {path_glob: \"/env/fs/agent-visible/status.txt\", contains_ci: \"appended\"}\n";
+  const std::string out = dir.path() + "/run";
+  auto r = forgectl_run({"run", task.string(), "--agent", "oracle", "--trials", "2", "--concurrency", "1", "--out", out});
+  CHECK_MESSAGE(r.code == 0, r.text());
+  auto trials = trials_of(out);
+  REQUIRE(trials.size() == 2);
+  std::set<std::string> sources;
+  for (const auto& t : trials) {
+    CAPTURE(t.snapshot_source);
+    sources.insert(t.snapshot_source);
+    CHECK(t.outcome == results::Outcome::kGraded);
+    CHECK(t.score == doctest::Approx(1.0));
+  }
+  CHECK(sources == std::set<std::string>{"taken", "forked"});
+}

@@ -348,7 +348,8 @@ TEST_CASE("disk watches: only writable layers the driver does not cap; the works
   up.plan = plan_of(runner_only());
   up.containers = {{"runner", "r1"}};
   CHECK(stack::disk_watches(up).empty());  // forgectl's runner: a read-only root
-  CHECK(stack::workspace_owner(up).uid == 1000);
+  REQUIRE(stack::workspace_owner(up));
+  CHECK(stack::workspace_owner(up)->uid == 1000);
   auto env = runner_only();
   env.manifest.runner.image = "task/image:1";
   up.plan = plan_of(env);
@@ -357,7 +358,7 @@ TEST_CASE("disk watches: only writable layers the driver does not cap; the works
   CHECK(w[0].key == "runner");
   CHECK(w[0].container == "r1");
   CHECK(w[0].limit == 2048LL << 20);
-  CHECK(stack::workspace_owner(up).uid == 0);  // the image's own user: unknown here
+  CHECK(!stack::workspace_owner(up));  // the image's own user: only the running runner can tell
   (void)policy::fit_to_storage(up.plan.runner.hardening, true);
   CHECK(stack::disk_watches(up).empty());  // StorageOpt enforces it
 }
