@@ -27,9 +27,9 @@ void print_removed(Context& ctx, int* rc, const std::string& name, const stack::
 
 // --orphans: the orphaned stacks, then what their dead owners left on this host.
 void down_orphans(Context& ctx, int* rc, engine::Client& c) {
-  // Two seconds' watch for a create the daemon finishes for a just-killed owner (down --orphans
-  // right after a SIGKILL is its common use).
-  auto rep = stack::reap_orphans(c, ctx.host, Millis(2000));
+  // Three seconds' look for a create the daemon finishes for a just-killed owner (down --orphans
+  // right after a SIGKILL is its common use; a loaded daemon takes seconds over a network).
+  auto rep = stack::reap_orphans(c, ctx.host, Millis(3000));
   for (const auto& s : rep.stacks) print_removed(ctx, rc, s.name, s.removed, stack::orphan_reason_text(s.why));
   for (const auto& name : rep.unowned)
     ctx.err << "forgectl: kept " << name << ": " << stack::orphan_reason_text(stack::OrphanReason::kUnowned)

@@ -1,6 +1,7 @@
 // Orphan reaping.
 #include "stack/orphans.h"
 
+#include <algorithm>
 #include <ctime>
 #include <set>
 #include <thread>
@@ -46,21 +47,29 @@ void reap_snapshots(engine::Client& c, ReapReport& rep) {
   }
 }
 
-// Watches the reaped stacks for `settle`; one a container appears in is removed again.
+// Looks again for `settle`: a stack the daemon was still making for a dead owner (it finishes a
+// request whose client died: a container, or a network the first listing did not show) is an
+// orphan too, removed as it appears.
 void remove_late_creates(engine::Client& c, ReapReport& rep, Millis settle) {
-  std::set<std::string> names;
-  for (const auto& s : rep.stacks) names.insert(s.name);
-  if (names.empty()) return;
   constexpr Millis kLook{250};
   for (auto until = Deadline::in(settle); !until.expired();) {
     std::this_thread::sleep_for(kLook);
-    auto cs = engine::list_containers(c, {{"label", {kLabelStack}}});
-    if (!cs) return rep.errors.push_back(cs.error().with_context("listing the reaped stacks' containers").what());
-    std::set<std::string> again;
-    for (const auto& ct : *cs)
-      if (auto s = ct.labels.find(kLabelStack); s != ct.labels.end() && names.count(s->second)) again.insert(s->second);
-    for (const auto& name : again)
-      for (const auto& e : remove_stack(c, name).errors) rep.errors.push_back(name + ": " + e);
+    auto stacks = list_stacks(c);
+    if (!stacks) return rep.errors.push_back(stacks.error().with_context("listing stacks again").what());
+    const std::time_t now = std::time(nullptr);
+    for (const auto& [name, objs] : *stacks) {
+      auto why = orphan_reason(objs, now);
+      if (!is_orphan(why)) continue;
+      auto removed = remove_stack(c, name);
+      auto seen = std::find_if(rep.stacks.begin(), rep.stacks.end(), [&](const ReapedStack& s) { return s.name == name; });
+      if (seen == rep.stacks.end()) {
+        rep.stacks.push_back({name, why, std::move(removed)});
+      } else {
+        auto& r = seen->removed;
+        r.containers += removed.containers, r.volumes += removed.volumes, r.networks += removed.networks;
+        for (const auto& e : removed.errors) r.errors.push_back(e);
+      }
+    }
   }
 }
 

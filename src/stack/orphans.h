@@ -30,9 +30,9 @@ struct ReapReport {
 // Removes every orphaned stack on the daemon (orphan_reason), drops the subnet reservations of
 // owners that are gone (host.state_dir) and, where the daemon is local and the host firewall on,
 // the host rules whose bridge is gone. Unowned stacks are reported, never removed. `settle`: how
-// long to keep watching the removed stacks for a container the daemon was still creating for
-// their dead owner (it finishes a request whose client died); zero leaves such a late one to the
-// next reaper.
+// long to keep looking for what the daemon was still creating for a dead owner (it finishes a
+// request whose client died: a container in a removed stack, or a stack's network the first
+// listing missed); zero leaves such a late one to the next reaper.
 ReapReport reap_orphans(engine::Client& c, const HostSettings& host, Millis settle = Millis(0));
 
 // `down --snapshots`: every snapshot image kept past its run (run --keep-snapshots,
