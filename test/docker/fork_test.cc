@@ -175,8 +175,7 @@ TEST_CASE("fork: --keep-snapshots keeps a task's snapshot for the next run, whic
   CHECK(sources(second) == std::multiset<std::string>{"kept", "kept"});  // setup ran in no trial
   for (const auto& t : second) {
     CHECK(t.snapshot_image == image);
-    CHECK(t.workspace_sha256 == first[0].workspace_sha256);
-    CHECK(setup_seconds(t) < 1.0);
+    CHECK(t.workspace_sha256 == first[0].workspace_sha256);  // setup.txt's timestamp: the first run's
   }
 
   std::ofstream(task_dir / "setup.sh", std::ios::app) << "echo changed >> setup.txt\n";
