@@ -21,6 +21,7 @@
 #include "manifest/harbor/harbor_task.h"
 #include "policy/squid_conf.h"
 #include "policy/subnets.h"
+#include "stack/container_create.h"
 #include "stack/helper_volume.h"
 #include "stack/host_firewall.h"
 #include "stack/inventory.h"
@@ -101,43 +102,9 @@ class Builder {
                                      " is not on the daemon; " + hint);
   }
 
-  // Creates the container, reads its hardening back and refuses it if anything is missing.
-  // A daemon that refuses StorageOpt size (xfs without pquota) gets the create again without it;
-  // the cap is then the trial layer's watch (disk_watches).
   Result<std::string> create_verified(policy::ContainerPlan& p, const StackLabels& labels,
                                       const std::map<std::string, std::string>& net_names) {
-    auto created = engine::create_container(c_, container_spec(p, labels, net_names));
-    if (!created && p.hardening.storage_opt) {
-      std::string msg = to_lower(created.error().message);
-      if (msg.find("storage-opt") != std::string::npos || msg.find("storageopt") != std::string::npos ||
-          msg.find("quota") != std::string::npos) {
-        step(std::string(policy::role_name(p.role)) + " '" + p.key +
-             "': the daemon refused StorageOpt size; the disk cap is watched instead");
-        p.hardening.storage_opt = false;
-        created = engine::create_container(c_, container_spec(p, labels, net_names));
-      }
-    }
-    if (!created) return created.fail_with(std::string(policy::role_name(p.role)) + " '" + p.key + "'");
-    auto info = engine::inspect_container(c_, created->id);
-    if (!info) return info.fail();
-    // What a tmpfs-backed volume really is: the volume's own options, not the request's echo.
-    std::map<std::string, std::map<std::string, std::string>> volume_options;
-    for (const auto& m : info->mounts) {
-      if (m.type != "volume" || m.name.empty()) continue;
-      auto v = engine::inspect_volume(c_, m.name);
-      if (!v) return v.fail_with(std::string(policy::role_name(p.role)) + " '" + p.key + "'");
-      volume_options[m.name] = v->options;
-    }
-    auto missing = policy::hardening_mismatches(p.hardening, applied_hardening(*info, volume_options));
-    // A container planned without a network must have none (not the daemon's default bridge), or
-    // the one container's it was planned to share.
-    const std::string mode = p.netns_container.empty() ? "none" : "container:" + p.netns_container;
-    if (p.networks.empty() && info->host.network_mode != mode)
-      missing.push_back("NetworkMode " + mode + " (the daemon reports '" + info->host.network_mode + "')");
-    if (!missing.empty())
-      return fail(Errc::kUnsupported, "the runtime did not apply the hardening of " + std::string(policy::role_name(p.role)) +
-                                          " '" + p.key + "' (" + join(missing, "; ") + "); refusing the stack");
-    return created->id;
+    return stack::create_verified(c_, p, labels, net_names, [this](std::string_view l) { step(std::string(l)); });
   }
 
   // create_verified, then the plan's other networks joined, then started.

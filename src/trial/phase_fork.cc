@@ -1,6 +1,7 @@
 // The setup phase forked (snapshot.h, docs/sweeps.md "Forks"): the first trial of a task with a
 // setup_script takes a snapshot of what setup left, before any agent process runs; every later
 // one starts from it, its starting workspace hashed and compared with the snapshot's.
+#include <algorithm>
 #include <filesystem>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "manifest/python_server.h"
 #include "stack/labels.h"
 #include "tools/python_server.h"
+#include "trial/service_capture.h"
 #include "trial/snapshot.h"
 #include "trial/trial_run.h"
 #include "trial/trial_setup.h"
@@ -44,7 +46,7 @@ std::string TrialRun::snapshot_content_key() {
     note("WARN", "trial", "set-up snapshot not kept: " + e.what());
     return std::string();
   };
-  put("forgectl snapshot 1");
+  put("forgectl snapshot 2");  // 2: the compose services' images and volumes are held too
   auto task = keeping.task_hash(task_.dir);
   if (!task) return warn(task.error());
   put(*task);
@@ -59,7 +61,7 @@ std::string TrialRun::snapshot_content_key() {
     put(sha256_hex(*tar));
   }
   // The images whose code reads or holds the set-up state: the runner's, each service's (json-db's
-  // namespace comes from one), the Python server's.
+  // namespace comes from one; another's set-up image is committed from it), the Python server's.
   std::vector<std::string> images{up_->plan.runner.image};
   for (const auto& svc : up_->plan.services) images.push_back(svc.image);
   if (python_server()) images.push_back(manifest::kPythonImage);
@@ -74,12 +76,29 @@ std::string TrialRun::snapshot_content_key() {
   return h.hex_digest();
 }
 
-// The fork: the workspace and json-db's namespace as setup left them in the snapshot's trial; the
-// services' own per-trial state (mock-web's pages, rag's index) as in any trial; then the agent's
-// network, as after a setup.
+// The compose services setup may have changed, swapped for containers of their set-up images with
+// their volumes seeded (stack::swap_services), before json-db, the tools or any agent process use
+// the stack. A snapshot that lacks one of the task's services is refused (infra, sandbox).
+Step TrialRun::fork_services(std::vector<stack::ServiceSwap> services) {
+  for (const auto& key : captured_services(task_))
+    if (std::none_of(services.begin(), services.end(), [&](const auto& s) { return s.key == key; }))
+      return Fault::infra(InfraKind::kSandbox, "the snapshot holds no set-up state of service '" + key +
+                                                   "'; give the task setup_fork: false");
+  if (services.empty()) return std::nullopt;
+  stack::SwapOptions o;
+  o.interrupted = env_.interrupted;
+  if (auto st = stack::swap_services(docker_, *up_, std::move(services), o); !st)
+    return classify_running(st.error().with_context("forking the set-up services"), InfraKind::kSandbox);
+  return std::nullopt;
+}
+
+// The fork: the workspace, json-db's namespace and the task's compose services as setup left them
+// in the snapshot's trial; forgectl's services' per-trial state (mock-web's pages, rag's index) as
+// in any trial; then the agent's network, as after a setup.
 Step TrialRun::fork_setup(const ForkState& f) {
   auto held = fork_snapshot(docker_, f.image_id, runner_, workspace(), up_->labels.for_object("snapshot"));
   if (!held) return classify_running(held.error().with_context("forking the set-up state"), InfraKind::kDaemon);
+  if (auto s = fork_services(held->services)) return s;
   const std::string& db_body = held->db_init_body;
   fork_server_state_ = held->server_state;  // seeded into this trial's server once it starts (seed_server)
   if (auto it = up_->containers.find("json-db"); it != up_->containers.end()) {
@@ -132,12 +151,25 @@ void TrialRun::take_setup_snapshot(const std::string& server_state) {
     w.begin_object().key("tables").raw_value(*state).field("unstable_fields", task_.initial_state.unstable_fields).end_object();
     s.db_init_body = w.take();
   }
+  if (auto keys = captured_services(task_); !keys.empty()) {
+    auto services = capture_services(docker_, *up_, keys, {s.repo, s.tag, s.labels, kMaxSnapshotBytes});
+    if (!services) {
+      note("WARN", "trial", "setup not forked: " + services.error().what());
+      return lease.refuse();
+    }
+    s.services = std::move(*services);
+  }
+  std::vector<std::string> service_images;
+  for (const auto& svc : s.services) service_images.push_back(svc.image);
   auto snap = take_snapshot(docker_, s);
   if (!snap) {
+    for (const auto& image : service_images) (void)engine::remove_image(docker_, image, true);
     note("WARN", "trial", "setup not forked: " + snap.error().what());
     return lease.refuse();
   }
-  lease.publish(ForkState{snap->image_id, snap->workspace_sha256, r_.initial_files, server_state});
+  ForkState state{snap->image_id, snap->workspace_sha256, r_.initial_files, server_state};
+  state.service_images = std::move(service_images);
+  lease.publish(std::move(state));
   r_.snapshot_source = "taken";
   r_.snapshot_image = snap->image_id;
   r_.workspace_sha256 = snap->workspace_sha256;

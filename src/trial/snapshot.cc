@@ -19,6 +19,12 @@ constexpr const char* kWorkspaceTar = "workspace.tar";
 constexpr const char* kDbBody = "db.json";
 constexpr const char* kServerState = "server.json";
 constexpr const char* kInitialFiles = "files.txt";
+constexpr const char* kServices = "services.txt";
+
+// A service's volume's tar inside the snapshot: "volume-<service index>-<volume index>.tar".
+std::string volume_file(std::size_t service, std::size_t volume) {
+  return "volume-" + std::to_string(service) + "-" + std::to_string(volume) + ".tar";
+}
 
 // "workspace/a/b" → "a/b"; "workspace/" and "workspace" → "".
 std::string below_top(const std::string& path) {
@@ -40,8 +46,8 @@ const char* type_name(engine::EntryType t) {
 
 // Streamed under a budget: a workspace past kMaxSnapshotBytes stops the read (kExceeded), never
 // held whole. Hard links come back as copies of their targets' content.
-Result<std::vector<engine::TarEntry>> read_workspace(engine::Client& c, const std::string& runner,
-                                                     const std::string& workspace) {
+Result<std::vector<engine::TarEntry>> read_tree(engine::Client& c, const std::string& container,
+                                                const std::string& path, std::size_t budget, const std::string& what) {
   std::vector<engine::TarEntry> out;
   std::map<std::string, std::size_t> by_path;
   auto keep = [&](const engine::TarHeader& h, std::string data) {
@@ -61,11 +67,16 @@ Result<std::vector<engine::TarEntry>> read_workspace(engine::Client& c, const st
     keep(h, std::move(data));
     return {};
   };
-  auto st = engine::read_archive(c, runner, workspace, [&](const engine::TarSource& source) {
-    return engine::read_tar_stream(source, want, got, {kMaxSnapshotBytes, 0, "the set-up workspace"});
+  auto st = engine::read_archive(c, container, path, [&](const engine::TarSource& source) {
+    return engine::read_tar_stream(source, want, got, {budget, 0, what});
   });
-  if (!st) return st.fail_with("reading the workspace");
+  if (!st) return st.fail_with("reading " + what);
   return out;
+}
+
+Result<std::vector<engine::TarEntry>> read_workspace(engine::Client& c, const std::string& runner,
+                                                     const std::string& workspace) {
+  return read_tree(c, runner, workspace, kMaxSnapshotBytes, "the set-up workspace");
 }
 
 // The workspace's entries re-rooted at the workspace itself, owners and modes kept.
@@ -74,7 +85,7 @@ Result<std::string> relative_tar(const std::vector<engine::TarEntry>& entries) {
   for (auto e : entries) {
     e.path = below_top(e.path);
     if (e.path.empty()) continue;
-    if (auto st = w.add_entry(e); !st) return st.fail_with("packing the workspace");
+    if (auto st = w.add_entry(e); !st) return st.fail_with("packing " + e.path);
   }
   return w.finish();
 }
@@ -95,10 +106,71 @@ Result<std::string> inert_container(engine::Client& c, const std::string& image,
 
 }  // namespace
 
+Result<TreeTar> read_tree_tar(engine::Client& c, const std::string& container, const std::string& path,
+                              std::size_t budget, const std::string& what) {
+  auto entries = read_tree(c, container, path, budget, what);
+  if (!entries) return entries.fail();
+  TreeTar out;
+  for (const auto& e : *entries) out.bytes += e.content.size();
+  auto tar = relative_tar(*entries);
+  if (!tar) return tar.fail();
+  out.tar = std::move(*tar);
+  return out;
+}
+
+std::string encode_services(const std::vector<stack::ServiceSwap>& services) {
+  std::string out;
+  for (const auto& s : services) {
+    out += base64_encode(s.key) + ' ' + base64_encode(s.image);
+    for (const auto& v : s.volumes) out += ' ' + base64_encode(v.target);
+    out += '\n';
+  }
+  return out;
+}
+
+Result<std::vector<stack::ServiceSwap>> decode_services(std::string_view text) {
+  std::vector<stack::ServiceSwap> out;
+  for (std::string_view line : split_lines(text)) {
+    std::vector<std::string> decoded;
+    while (!line.empty()) {
+      const auto sp = line.find(' ');
+      auto d = base64_decode(line.substr(0, sp));
+      line = sp == std::string_view::npos ? std::string_view() : line.substr(sp + 1);
+      if (!d || d->empty()) return fail(Errc::kProtocol, "a malformed line in its list of services");
+      decoded.push_back(std::move(*d));
+    }
+    if (decoded.size() < 2) return fail(Errc::kProtocol, "a malformed line in its list of services");
+    stack::ServiceSwap s{decoded[0], decoded[1], {}};
+    for (std::size_t i = 2; i < decoded.size(); ++i) s.volumes.push_back({decoded[i], ""});
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+bool forgectl_service(const std::string& name) { return name == "json-db" || name == "mock-web" || name == "rag"; }
+
+std::vector<std::string> captured_services(const manifest::TaskConfig& task) {
+  std::vector<std::string> out;
+  for (const auto& svc : task.environment.compose.services)
+    if (!forgectl_service(svc.name)) out.push_back(svc.name);
+  return out;
+}
+
 std::string fork_unsafe_because(const manifest::TaskConfig& task) {
   for (const auto& svc : task.environment.compose.services)
-    if (svc.name != "json-db" && svc.name != "mock-web" && svc.name != "rag")
-      return "service '" + svc.name + "''s state is not in a snapshot";
+    if (!forgectl_service(svc.name) && !svc.tmpfs.empty())
+      return "service '" + svc.name + "' keeps state in tmpfs " + svc.tmpfs.begin()->first +
+             ", which a snapshot cannot hold";
+  return {};
+}
+
+std::string uncapturable_mount(const std::string& service, const std::vector<engine::MountPoint>& mounts) {
+  for (const auto& m : mounts) {
+    if (m.type == "volume") continue;
+    if (m.type == "bind" && !m.rw) continue;  // read-only: setup changed nothing there
+    return "service '" + service + "' has a " + (m.rw ? "writable " : "") + m.type + " mount at " + m.destination +
+           ", which a snapshot cannot hold";
+  }
   return {};
 }
 
@@ -159,6 +231,11 @@ Result<SnapshotImage> take_snapshot(engine::Client& c, const SnapshotSource& s) 
   if (auto st = outer.add_file(dir + "/" + kServerState, s.server_state, 0600); !st) return st.fail();
   if (auto st = outer.add_file(dir + "/" + kInitialFiles, encode_initial_files(s.initial_files), 0600); !st)
     return st.fail();
+  if (auto st = outer.add_file(dir + "/" + kServices, encode_services(s.services), 0600); !st) return st.fail();
+  for (std::size_t i = 0; i < s.services.size(); ++i)
+    for (std::size_t j = 0; j < s.services[i].volumes.size(); ++j)
+      if (auto st = outer.add_file(dir + "/" + volume_file(i, j), s.services[i].volumes[j].tar, 0600); !st)
+        return st.fail();
   auto bytes = outer.finish();
   if (!bytes) return bytes.fail();
 
@@ -187,6 +264,7 @@ Result<SnapshotState> fork_snapshot(engine::Client& c, const std::string& image,
   std::string ws;
   SnapshotState held;
   bool found = false;
+  std::map<std::string, std::string> volumes;  // file name → tar
   for (auto& e : *entries) {
     const std::string rel = below_top(e.path);
     if (rel == kWorkspaceTar) ws = std::move(e.content), found = true;
@@ -196,8 +274,22 @@ Result<SnapshotState> fork_snapshot(engine::Client& c, const std::string& image,
       auto files = decode_initial_files(e.content);
       if (!files) return files.fail_with("reading snapshot " + image);
       held.initial_files = std::move(*files);
+    } else if (rel == kServices) {
+      auto services = decode_services(e.content);
+      if (!services) return services.fail_with("reading snapshot " + image);
+      held.services = std::move(*services);
+    } else if (rel.starts_with("volume-")) {
+      volumes[rel] = std::move(e.content);
     }
   }
+  for (std::size_t i = 0; i < held.services.size(); ++i)
+    for (std::size_t j = 0; j < held.services[i].volumes.size(); ++j) {
+      auto it = volumes.find(volume_file(i, j));
+      if (it == volumes.end())
+        return fail(Errc::kProtocol, "snapshot " + image + " lacks service '" + held.services[i].key + "''s volume " +
+                                         held.services[i].volumes[j].target);
+      held.services[i].volumes[j].tar = std::move(it->second);
+    }
   if (!found) return fail(Errc::kProtocol, "snapshot " + image + " holds no workspace");
   auto inner = engine::read_tar(ws);
   if (!inner) return inner.fail_with("reading snapshot " + image + "'s workspace");

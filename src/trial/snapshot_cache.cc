@@ -83,8 +83,11 @@ std::vector<std::string> SnapshotCache::remove_all() {
   for (auto& [key, e] : entries_) {
     std::lock_guard el(e->mu);
     if (!e->state || !e->content_key.empty()) continue;  // a kept snapshot outlives the run
-    if (auto st = engine::remove_image(*e->client, e->state->image_id, true); !st && st.error().code != Errc::kNotFound)
-      errors.push_back(st.error().what());
+    std::vector<std::string> images{e->state->image_id};
+    images.insert(images.end(), e->state->service_images.begin(), e->state->service_images.end());
+    for (const auto& image : images)
+      if (auto st = engine::remove_image(*e->client, image, true); !st && st.error().code != Errc::kNotFound)
+        errors.push_back(st.error().what());
     e->state.reset();
     e->refused = true;
   }

@@ -23,6 +23,9 @@ struct ForkState {
   std::map<std::string, std::string> initial_files;  // the task's files as setup copied them (env.yaml)
   std::string server_state;  // a Python tool server's set-up state, seeded into each fork's ("" none)
   bool kept = false;         // a snapshot an earlier run kept (--keep-snapshots): initial_files is in its image
+  // The compose services' set-up images this run committed beside it (removed with it; a kept
+  // snapshot lists its own inside).
+  std::vector<std::string> service_images;
 };
 
 // --keep-snapshots: a run's snapshots outlive it, each labelled with its content key, and a run

@@ -15,6 +15,7 @@
 #include "grading/grader.h"
 #include "policy/egress_log.h"
 #include "results/screenshots.h"
+#include "stack/service_swap.h"
 #include "stack/up.h"
 #include "tools/browser_session.h"
 #include "tools/stack_tools.h"
@@ -100,6 +101,7 @@ class TrialRun {
   bool forks() const;
   std::string snapshot_content_key();  // --keep-snapshots: what setup reads, hashed; "" when not kept
   Step fork_setup(const ForkState& f);
+  Step fork_services(std::vector<stack::ServiceSwap> services);
   // Right after setup (a Python server's task: once its server is seeded): `server_state` its state.
   void take_setup_snapshot(const std::string& server_state = "");
 

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "support/fake_transport.h"
+#include "trial/service_capture.h"
 #include "trial/snapshot.h"
 #include "trial/snapshot_cache.h"
 
@@ -83,14 +84,19 @@ TEST_CASE("snapshot cache: one trial takes, the others wait and fork; a failed t
   CHECK_FALSE(after.taking());
   CHECK(after.fork() == nullptr);
 
-  fake->on(engine::Method::kDelete, "/images/sha256:aa", 200, "[]");
+  ForkState with_services{"sha256:bb", "ee", {}};
+  with_services.service_images = {"sha256:svc"};
+  { auto l = cache.acquire(c, "services"); REQUIRE(l.taking()); l.publish(with_services); }
+  fake->on(engine::Method::kDelete, "/images/sha256:", 200, "[]");
   CHECK(cache.remove_all().empty());
-  REQUIRE(fake->requests.size() == 1);
-  CHECK(fake->requests[0].target.find("/images/sha256:aa?force=1") != std::string::npos);
+  REQUIRE(fake->requests.size() == 3);  // the snapshot, and beside it its service's set-up image
+  CHECK(fake->sent("/images/sha256:aa?force=1").size() == 1);
+  CHECK(fake->sent("/images/sha256:bb?force=1").size() == 1);
+  CHECK(fake->sent("/images/sha256:svc?force=1").size() == 1);
   CHECK(cache.acquire(c, "task").fork() == nullptr);  // removed: no later trial forks from it
 }
 
-TEST_CASE("forks: a task whose setup may change a service's state a snapshot does not hold is never forked") {
+TEST_CASE("forks: a task whose setup may change state a snapshot cannot hold (a service's tmpfs) is never forked") {
   manifest::TaskConfig t;
   for (const char* own : {"json-db", "mock-web", "rag"}) {
     manifest::ComposeService s;
@@ -101,8 +107,12 @@ TEST_CASE("forks: a task whose setup may change a service's state a snapshot doe
   manifest::ComposeService db;
   db.name = "postgres";
   t.environment.compose.services.push_back(db);
-  CHECK(fork_unsafe_because(t) == "service 'postgres''s state is not in a snapshot");
+  CHECK(fork_unsafe_because(t).empty());  // its filesystem and volumes are captured
+  CHECK(captured_services(t) == std::vector<std::string>{"postgres"});
+  t.environment.compose.services.back().tmpfs["/run/pg"] = "";
+  CHECK(fork_unsafe_because(t) == "service 'postgres' keeps state in tmpfs /run/pg, which a snapshot cannot hold");
   t.environment.compose.services.pop_back();
+  CHECK(captured_services(t).empty());
   manifest::McpServerConfig py;
   py.script = "server.py";
   t.environment.tools.mcp_server = py;
@@ -144,4 +154,51 @@ TEST_CASE("snapshot initial files: any bytes round-trip; a malformed list is an 
   CHECK(decode_initial_files("").value().empty());
   CHECK_FALSE(decode_initial_files("not-base64!\n").has_value());
   CHECK_FALSE(decode_initial_files("YQ==\n").has_value());  // a path without content
+}
+
+TEST_CASE("service capture: volumes and read-only binds can be captured; a writable bind or a tmpfs cannot") {
+  using engine::MountPoint;
+  CHECK(uncapturable_mount("db", {}).empty());
+  CHECK(uncapturable_mount("db", {MountPoint{"volume", "abc", "", "/data", "local", true},
+                                  MountPoint{"bind", "", "/etc/x", "/etc/x", "", false}})
+            .empty());
+  CHECK(uncapturable_mount("db", {MountPoint{"bind", "", "/srv", "/srv", "", true}}) ==
+        "service 'db' has a writable bind mount at /srv, which a snapshot cannot hold");
+  CHECK(uncapturable_mount("db", {MountPoint{"tmpfs", "", "", "/cache", "", true}}) ==
+        "service 'db' has a writable tmpfs mount at /cache, which a snapshot cannot hold");
+}
+
+TEST_CASE("service capture: the list of services round-trips; a malformed one is an error") {
+  std::vector<stack::ServiceSwap> in{{"db", "sha256:1", {{"/data", "tar1"}, {"/var/lib/x y", "tar2"}}},
+                                     {"cache", "sha256:2", {}}};
+  auto back = decode_services(encode_services(in));
+  REQUIRE(back.has_value());
+  REQUIRE(back->size() == 2);
+  CHECK((*back)[0].key == "db");
+  CHECK((*back)[0].image == "sha256:1");
+  REQUIRE((*back)[0].volumes.size() == 2);
+  CHECK((*back)[0].volumes[1].target == "/var/lib/x y");
+  CHECK((*back)[0].volumes[1].tar.empty());  // the tars are stored beside the list
+  CHECK((*back)[1].volumes.empty());
+  CHECK(decode_services("").value().empty());
+  CHECK_FALSE(decode_services("ZGI=\n").has_value());  // a service without an image
+  CHECK_FALSE(decode_services("ZGI= !!\n").has_value());
+}
+
+TEST_CASE("service swap: a service comes after the swapped ones it depends on; a tag is cut to 128") {
+  policy::StackPlan plan;
+  policy::ContainerPlan app, db, cache;
+  app.key = "app";
+  app.depends_on = {{"db", manifest::DependCondition::kHealthy}, {"json-db", manifest::DependCondition::kStarted}};
+  db.key = "db";
+  db.depends_on = {{"cache", manifest::DependCondition::kStarted}};
+  cache.key = "cache";
+  plan.services = {app, db, cache};
+  auto order = stack::in_dependency_order(plan, {{"app", "i1", {}}, {"db", "i2", {}}, {"cache", "i3", {}}});
+  REQUIRE(order.size() == 3);
+  CHECK(order[0].key == "cache");
+  CHECK(order[1].key == "db");
+  CHECK(order[2].key == "app");
+  CHECK(service_image_tag("run-1", "db") == "run-1-db");
+  CHECK(service_image_tag(std::string(120, 'r'), "database").size() == 128);
 }
