@@ -98,13 +98,4 @@ Result<std::vector<stack::ServiceSwap>> capture_services(engine::Client& c, cons
   return out;
 }
 
-Result<stack::ServiceSwap> capture_paused(engine::Client& c, const std::string& key, const std::string& id,
-                                          const ServiceCapture& o, std::size_t& left) {
-  auto s = capture_one(c, key, id, o, left);
-  auto healthy = healthy_again(c, key, id);
-  if (s && !healthy) (void)engine::remove_image(c, s->image, true);
-  if (!healthy) return healthy.fail();
-  return s;
-}
-
 }  // namespace forge::trial
