@@ -269,10 +269,14 @@ Result<std::vector<ContainerSummary>> list_containers(Client& c, const Filters& 
   if (!doc) return doc.fail_with("listing containers");
   std::vector<ContainerSummary> out;
   if (doc->IsArray())
-    for (const auto& v : doc->GetArray())
+    for (const auto& v : doc->GetArray()) {
       out.push_back({json::get_string(v, "Id"), json::get_strings(v, "Names"), json::get_string(v, "Image"),
                      json::get_string(v, "State"), json::get_string(v, "Status"), json::get_int(v, "Created"),
-                     json::get_string_map(v, "Labels")});
+                     json::get_string_map(v, "Labels"), {}});
+      if (auto* ns = json::get_object(v, "NetworkSettings"))
+        if (auto* nets = json::get_object(*ns, "Networks"))
+          for (const auto& m : nets->GetObject()) out.back().networks.emplace_back(m.name.GetString());
+    }
   return out;
 }
 

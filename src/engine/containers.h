@@ -165,6 +165,7 @@ struct ContainerSummary {
   std::string status;  // "Up 3 minutes (healthy)"
   std::int64_t created = 0;
   std::map<std::string, std::string> labels;
+  std::vector<std::string> networks;  // the networks it is attached to ("none" for NetworkMode none)
 };
 // All containers (running or not) matching `filters`.
 Result<std::vector<ContainerSummary>> list_containers(Client& c, const Filters& filters = {});

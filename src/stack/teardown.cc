@@ -1,6 +1,7 @@
 // Stack teardown by label.
 #include "stack/teardown.h"
 
+#include <algorithm>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -13,6 +14,20 @@
 #include "stack/labels.h"
 
 namespace forge::stack {
+
+std::vector<std::vector<std::string>> removal_groups(const std::vector<engine::ContainerSummary>& containers) {
+  std::vector<std::vector<std::string>> groups(1);
+  for (const auto& s : containers) {
+    const bool networked =
+        std::any_of(s.networks.begin(), s.networks.end(), [](const std::string& n) { return n != "none" && n != "host"; });
+    if (networked)
+      groups.front().push_back(s.id);
+    else
+      groups.push_back({s.id});
+  }
+  if (groups.front().empty()) groups.erase(groups.begin());
+  return groups;
+}
 
 TeardownReport remove_stack(engine::Client& c, const std::string& stack) {
   TeardownReport rep;
@@ -32,11 +47,17 @@ TeardownReport remove_stack(engine::Client& c, const std::string& stack) {
     }
     std::erase_if(*containers, [&](const engine::ContainerSummary& s) { return removed.count(s.id) > 0; });
     for (const auto& s : *containers) removed.insert(s.id);
-    parallel_for(containers->size(), [&](std::size_t i) {
-      auto st = engine::remove_container(c, (*containers)[i].id);
-      if (!st) return note(st.error().what());
-      std::lock_guard lock(mu);
-      ++rep.containers;
+    const auto groups = removal_groups(*containers);
+    parallel_for(groups.size(), [&](std::size_t g) {
+      for (const auto& id : groups[g]) {
+        auto st = engine::remove_container(c, id);
+        if (!st) {
+          note(st.error().what());
+          continue;
+        }
+        std::lock_guard lock(mu);
+        ++rep.containers;
+      }
     });
     return true;
   };

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/client.h"
+#include "engine/containers.h"
 
 namespace forge::stack {
 
@@ -17,5 +18,12 @@ struct TeardownReport {
 };
 
 TeardownReport remove_stack(engine::Client& c, const std::string& stack);
+
+// The order remove_stack removes containers in: one group of every container on a network, one
+// after another, and each container on none a group of its own, the groups side by side. Two
+// containers leaving one network at once can deadlock Docker 20.10's libnetwork (Debian 12's
+// docker.io 20.10.24: moby#42545, fixed upstream after it) — the daemon then answers no start,
+// stop or network call until restarted.
+std::vector<std::vector<std::string>> removal_groups(const std::vector<engine::ContainerSummary>& containers);
 
 }  // namespace forge::stack

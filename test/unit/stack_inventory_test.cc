@@ -8,6 +8,7 @@
 #include "stack/inventory.h"
 #include "stack/labels.h"
 #include "stack/specs.h"
+#include "stack/teardown.h"
 #include "support/fake_transport.h"
 #include "trial/python_container.h"
 
@@ -118,6 +119,30 @@ TEST_CASE("inventory: list_stacks folds containers, networks and volumes of one 
   CHECK(orphan_reason(s, kNow) == OrphanReason::kOwnerGone);  // the volume names the owner
   REQUIRE(fake->sent("/volumes").size() == 1);
   CHECK(fake->sent("/volumes")[0].target.find("io.forgectl.stack") != std::string::npos);
+}
+
+// Docker 20.10's libnetwork deadlocks when two containers leave one network at once (teardown.h).
+TEST_CASE("teardown: containers on a network are removed one after another; those on none side by side") {
+  auto fake = std::make_shared<FakeTransport>();
+  fake->on(engine::Method::kGet, "/containers/json", 200,
+           R"([{"Id":"runner","NetworkSettings":{"Networks":{"fg-t-internal":{},"fg-t-edge":{}}}},)"
+           R"({"Id":"grader","NetworkSettings":{"Networks":{"none":{}}}},)"
+           R"({"Id":"db","NetworkSettings":{"Networks":{"fg-t-internal":{}}}},)"
+           R"({"Id":"dns","NetworkSettings":{"Networks":{}}},)"
+           R"({"Id":"probe"}])");
+  engine::Client c(fake);
+  auto cs = engine::list_containers(c);
+  REQUIRE(cs.has_value());
+  REQUIRE(cs->size() == 5);
+  CHECK((*cs)[0].networks == std::vector<std::string>{"fg-t-internal", "fg-t-edge"});
+  CHECK((*cs)[1].networks == std::vector<std::string>{"none"});
+  auto groups = removal_groups(*cs);
+  REQUIRE(groups.size() == 4);
+  CHECK(groups[0] == std::vector<std::string>{"runner", "db"});  // one at a time
+  CHECK(groups[1] == std::vector<std::string>{"grader"});
+  CHECK(groups[2] == std::vector<std::string>{"dns"});  // shares another's namespace: no endpoint
+  CHECK(groups[3] == std::vector<std::string>{"probe"});
+  CHECK(removal_groups({}).empty());
 }
 
 TEST_CASE("labels: every container and volume of a trial names the owner, mode, run and lease") {
