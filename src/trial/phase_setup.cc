@@ -59,14 +59,21 @@ Step TrialRun::setup() {
 }
 
 // Who the workspace's files and the setup script belong to: the runner's user, as numbers. A name,
-// or no user (the image's own), is asked of the running runner once (`id`), as the agent's tools
-// run: never root by default, which would leave the agent files it cannot change.
+// or no user (the image's own), is asked of the running runner (runner_user_ids): never root by
+// default, which would leave the agent files it cannot change.
 Result<AgentIds> TrialRun::workspace_owner() {
-  if (workspace_owner_) return *workspace_owner_;
-  if (auto known = stack::workspace_owner(*up_)) return *(workspace_owner_ = AgentIds{known->uid, known->gid});
-  auto ids = runner_ids(docker_, runner_, up_->plan.runner.hardening.user);
+  if (auto known = stack::workspace_owner(*up_)) return AgentIds{known->uid, known->gid};
+  auto ids = runner_user_ids();
   if (!ids) return ids.fail_with("finding the uid that owns the workspace");
-  return *(workspace_owner_ = *ids);
+  return ids;
+}
+
+// The uid and gid the runner's processes run as (`id` in it, as its own user), asked once.
+Result<AgentIds> TrialRun::runner_user_ids() {
+  if (runner_user_ids_) return *runner_user_ids_;
+  auto ids = runner_ids(docker_, runner_);
+  if (!ids) return ids.fail();
+  return *(runner_user_ids_ = *ids);
 }
 
 Step TrialRun::setup_services() {
@@ -114,7 +121,7 @@ Step TrialRun::setup_harbor() {
   auto resolved = resolve_harbor_env(*task_.harbor, env_.run->env_passthrough, env_.host.env);
   if (!resolved) return Fault::setup(resolved.error().what());
   harbor_env_ = std::move(*resolved);
-  auto ids = runner_ids(docker_, runner_);
+  auto ids = runner_user_ids();
   if (!ids) return classify_running(ids.error(), InfraKind::kSandbox);
   agent_ids_ = *ids;
   if (auto st = put_harbor_logs(docker_, runner_, ids->uid, ids->gid); !st)

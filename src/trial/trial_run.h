@@ -96,7 +96,8 @@ class TrialRun {
   Step harbor_healthcheck(const manifest::HealthcheckConfig& hc, const std::string& who = "");
   Step harbor_env_fault(const Error& e);
   Step setup_services();
-  Result<AgentIds> workspace_owner();  // the runner's user as uid:gid, asked of the runner when a name  // mock-web's pages and rag's index, forked or not
+  Result<AgentIds> workspace_owner();  // the runner's user as uid:gid, asked of the runner when a name
+  Result<AgentIds> runner_user_ids();  // what `id` says in the runner, once  // mock-web's pages and rag's index, forked or not
   // snapshot.h: set up once, fork many.
   bool forks() const;
   std::string snapshot_content_key();  // --keep-snapshots: what setup reads, hashed; "" when not kept
@@ -216,7 +217,7 @@ class TrialRun {
   std::size_t step_index_ = 0;
   std::string step_user_;                   // the step's agent user when not [agent]'s; "": the runner's
   ProxyState proxy_state_;                  // the egress proxy's config as the phases last switched it
-  std::optional<AgentIds> workspace_owner_;  // the runner's user as numbers, once known
+  std::optional<AgentIds> runner_user_ids_;  // the runner's user as numbers, once asked
   std::optional<AgentIds> solution_owner_;  // who owns /solution's content, once the oracle got it
   // The agent's screenshots, written to the trial's directory as taken (TrialEnv::record_dir);
   // made at the first one.
